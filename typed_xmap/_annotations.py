@@ -1,0 +1,129 @@
+"""``NamedArray[f32, "batch in_features", "n 3"]``: annotation classes that beartype can check.
+
+Each distinct annotation is one cached class whose metaclass ``__instancecheck__`` matches a value's
+dtype, named shape and positional dims. Inside a ``@tx.typed`` call every match binds names to sizes
+in a per-call memo, so one name has one size across all parameters and the return value.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any
+
+from ._dtypes import DTYPES, KINDS, DTypeSpec
+from ._errors import NamedShapeSyntaxError
+from ._named_array import NamedArray
+from ._named_shape import Mismatch, match_shape_spec, merge_bindings
+from ._shape_spec import ShapeSpec, parse_shape_spec
+
+__all__ = ["NamedArrayHint", "call_state", "named_array_hint"]
+
+
+class _CallState(threading.local):
+    """Per-thread state of the ``@tx.typed`` call being checked."""
+
+    memo: dict[str, int] | None = None
+    """Sizes bound so far in this call; ``None`` outside a ``@tx.typed`` call."""
+    failure: tuple[Any, Any, Mismatch] | None = None
+    """The last failed match: (hint, value, why)."""
+
+
+call_state = _CallState()
+
+
+class _HintMeta(type):
+    """Metaclass of annotation classes: ``isinstance(x, NamedArray[f32, "a b"])`` checks the shape."""
+
+    dtype_spec: DTypeSpec
+    shape_spec: ShapeSpec
+    match_cache: dict[Any, dict[str, int] | Mismatch]
+
+    def __instancecheck__(cls, value: Any) -> bool:
+        if not isinstance(value, NamedArray):
+            return False
+        data = value.data
+        key = (value.axes, data.shape, data.dtype)
+        found = cls.match_cache.get(key)
+        if found is None:
+            found = cls.match_cache[key] = _match(cls, value)
+            if len(cls.match_cache) > _MATCH_CACHE_SIZE:
+                cls.match_cache.clear()
+        if type(found) is Mismatch:
+            call_state.failure = (cls, value, found)
+            return False
+        memo = call_state.memo
+        if memo is not None and found:
+            new = merge_bindings(cls.shape_spec, found, memo)
+            if type(new) is Mismatch:
+                call_state.failure = (cls, value, new)
+                return False
+            memo.update(new)
+        return True
+
+
+_MATCH_CACHE_SIZE = 4096
+
+
+def _match(hint: _HintMeta, value: NamedArray) -> dict[str, int] | Mismatch:
+    """Match dtype and shape, binding against nothing: a pure function of the value's type."""
+    dtype = value.data.dtype
+    if not hint.dtype_spec.accepts(getattr(dtype, "name", str(dtype))):
+        return Mismatch(f"its dtype is {dtype}, expected {hint.dtype_spec.name}")
+    shape = value.data.shape
+    cut = len(shape) - len(value.axes)
+    return match_shape_spec(hint.shape_spec, dict(zip(value.axes, shape[cut:])), shape[:cut], {})
+
+
+class NamedArrayHint(metaclass=_HintMeta):
+    """Base of the classes ``NamedArray[...]`` returns; never instantiated."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{cls.__name__} is an annotation, not a constructor. Fix: build values with tx.named(array, axes)"
+        )
+
+
+def _dtype_spec(dtype: Any) -> DTypeSpec:
+    if isinstance(dtype, DTypeSpec):
+        return dtype
+    name = getattr(dtype, "__name__", None) or str(dtype)
+    found = DTYPES.get(name) or KINDS.get(name)
+    if found is None:
+        try:
+            import numpy as np
+
+            found = DTYPES.get(np.dtype(dtype).name)
+        except TypeError:
+            found = None
+    if found is None:
+        raise NamedShapeSyntaxError(
+            f"NamedArray[{dtype!r}, ...]: the first argument must be a dtype such as tx.f32 or a kind "
+            f"such as tx.Float; known: {', '.join(list(DTYPES) + list(KINDS))}"
+        )
+    return found
+
+
+def named_array_hint(params: Any) -> type:
+    """``NamedArray[dtype, "axes"]`` or ``NamedArray[dtype, "axes", "positional dims"]``."""
+    if not isinstance(params, tuple) or len(params) not in (2, 3):
+        raise NamedShapeSyntaxError(
+            f"NamedArray[...] takes a dtype and one or two spec strings, as in "
+            f"NamedArray[f32, \"batch features\"] or NamedArray[f32, \"batch\", \"n 3\"]; got {params!r}"
+        )
+    return _hint_class(_dtype_spec(params[0]), *params[1:])
+
+
+@lru_cache(maxsize=None)
+def _hint_class(dtype_spec: DTypeSpec, named: str, positional: str | None = None) -> type:
+    spec = parse_shape_spec(named, positional)
+    args = f"{dtype_spec.name}, {spec.named_text()!r}"
+    if positional is not None:
+        args += f", {spec.positional_text()!r}"
+    name = f"NamedArray[{args}]"
+    cls = _HintMeta(name, (NamedArrayHint,), {"dtype_spec": dtype_spec, "shape_spec": spec, "match_cache": {}})
+    # As jaxtyping does: a plain class name that prints well, no metaclass __repr__ (beartype needs
+    # repr(X | None) to be consistent with repr(X)).
+    cls.__qualname__ = name
+    cls.__module__ = "builtins"
+    return cls

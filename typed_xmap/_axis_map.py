@@ -1,0 +1,109 @@
+"""xmap's spec leaves: ``['batch', 'feat', ...]``, ``['i', None]`` and ``{0: 'batch'}``.
+
+A leaf maps positional dims of an array to axis names. A list puts names at the leading dims (``None``
+skips a dim); without a trailing ``...`` it also asserts the array's exact rank. A dict maps dims to
+names and asserts nothing. Used by ``tx.named``/``tx.positional``, ``xmap``'s ``in_axes``/``out_axes`` and
+the mypy plugin.
+
+Pure Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Hashable
+
+from ._errors import NamedShapeError
+
+__all__ = ["AxisMap", "is_axis_map_leaf", "parse_axis_map"]
+
+
+@dataclass(frozen=True, slots=True)
+class AxisMap:
+    """Named axes at positional dims, ascending by dim; ``rank`` is the exact rank a list asserts."""
+
+    dims: tuple[tuple[int, str], ...]
+    rank: int | None
+    text: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for _, name in self.dims)
+
+    @property
+    def min_rank(self) -> int:
+        """The fewest dims an array mapped by this leaf can have."""
+        return self.dims[-1][0] + 1 if self.dims else 0
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def is_axis_map_leaf(obj: Any) -> bool:
+    """True for the objects xmap treats as one spec leaf (not a pytree of specs)."""
+    if isinstance(obj, dict):
+        return all(not isinstance(v, (dict, list, tuple)) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return all(v is None or v is Ellipsis or not isinstance(v, (dict, list, tuple)) for v in obj)
+    return False
+
+
+def _spec_text(leaf: Any) -> str:
+    if isinstance(leaf, (list, tuple)):
+        return "[" + ", ".join("..." if v is Ellipsis else repr(v) for v in leaf) + "]"
+    return repr(leaf)
+
+
+def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
+    """Validate an xmap spec leaf; ``where`` names it in errors (``"in_axes[0]"``)."""
+    text = _spec_text(leaf)
+    dims: dict[int, str] = {}
+    rank: int | None
+    if isinstance(leaf, dict):
+        for dim, name in leaf.items():
+            if not isinstance(dim, int) or isinstance(dim, bool):
+                raise NamedShapeError(
+                    f"{where} = {text}: dict specs map positional dims (ints) to names, but key {dim!r} is "
+                    f"not an int. Fix: write {{0: 'batch'}}, or a list ['batch', ...]"
+                )
+            if dim < 0:
+                raise NamedShapeError(
+                    f"{where} = {text}: negative dim {dim} for axis {name!r}; xmap specs count dims from "
+                    f"the front. Fix: use a non-negative position"
+                )
+            dims[dim] = name
+        rank = None
+    elif isinstance(leaf, (list, tuple)):
+        entries = list(leaf)
+        rank = len(entries)
+        if entries and entries[-1] is Ellipsis:
+            entries.pop()
+            rank = None
+        for dim, name in enumerate(entries):
+            if name is Ellipsis:
+                raise NamedShapeError(
+                    f"{where} = {text}: '...' may only end a list spec. Fix: move it to the end"
+                )
+            if name is not None:
+                dims[dim] = name
+    else:
+        raise NamedShapeError(
+            f"{where} = {text}: a spec is a list of axis names (optionally ending in ...), like "
+            f"['batch', ...], or a dict from positional dims to names, like {{0: 'batch'}}; got "
+            f"{type(leaf).__name__}. Fix: for a whole argument without named axes, use {{}}"
+        )
+    seen: dict[str, int] = {}
+    for dim, name in dims.items():
+        if not isinstance(name, str):
+            if not isinstance(name, Hashable) or isinstance(name, int):
+                raise NamedShapeError(
+                    f"{where} = {text}: axis names must be strings, got {name!r} at dim {dim}. "
+                    f"Fix: name the axis with a string"
+                )
+        if name in seen:
+            raise NamedShapeError(
+                f"{where} = {text}: axis {name!r} is named twice (dims {seen[name]} and {dim}); "
+                f"names must be unique within one spec. Fix: give each dim its own name"
+            )
+        seen[name] = dim
+    return AxisMap(tuple(sorted(dims.items())), rank, text)

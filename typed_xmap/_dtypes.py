@@ -1,0 +1,54 @@
+"""The dtypes and dtype kinds of ``NamedArray[...]`` annotations: ``f32``, ``i64``, ``Float``, ...
+
+Each is a small marker that matches dtype names, so this module stays free of jax and numpy and the
+mypy plugin can share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DTypeSpec", "DTYPES", "KINDS",
+    "f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u32", "bool_", "c64",
+    "Float", "Int", "Num", "Shaped",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DTypeSpec:
+    """Accepts values whose dtype name is in ``names``; ``name`` is how annotations print it."""
+
+    name: str
+    names: frozenset[str]
+
+    def accepts(self, dtype_name: str) -> bool:
+        return not self.names or dtype_name in self.names
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _exact(name: str) -> DTypeSpec:
+    return DTypeSpec(name, frozenset({name}))
+
+
+f16, bf16, f32, f64 = (_exact(n) for n in ("float16", "bfloat16", "float32", "float64"))
+i8, i16, i32, i64 = (_exact(n) for n in ("int8", "int16", "int32", "int64"))
+u8, u32 = _exact("uint8"), _exact("uint32")
+bool_ = _exact("bool")
+c64 = _exact("complex64")
+
+_FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+_INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+_COMPLEX = frozenset({"complex64", "complex128"})
+
+Float = DTypeSpec("Float", _FLOATS)
+Int = DTypeSpec("Int", _INTS)
+Num = DTypeSpec("Num", _FLOATS | _INTS | _COMPLEX)
+Shaped = DTypeSpec("Shaped", frozenset())
+
+DTYPES = {d.name: d for d in (f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, bool_, c64)}
+"""Exact dtypes by dtype name."""
+KINDS = {d.name: d for d in (Float, Int, Num, Shaped)}
+"""Dtype kinds by name."""

@@ -1,0 +1,247 @@
+"""The brace einsum spec of the original xmap: ``'n{b,k},{k,m}->n{b,m}'``.
+
+Letters outside braces are positional dims (as in ``numpy.einsum``); names inside ``{...}`` are named
+axes (order inside braces does not matter). A name mentioned by one operand and not by the output is
+summed over; a name mentioned by several operands and not by the output is contracted; named axes the
+spec never mentions are carried through to the result (broadcast by name).
+
+Pure Python, shared by ``typed_xmap.numpy`` and the mypy plugin.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ._errors import NamedShapeError, NamedShapeSyntaxError
+from ._named_shape import Size, union_named_shapes
+from ._shape_spec import syntax_error
+
+__all__ = ["EinsumOperand", "EinsumSpec", "EinsumResult", "parse_einsum", "einsum_result", "positional_einsum"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class EinsumOperand:
+    """One side of the spec: positional letters and the named axes in braces."""
+
+    letters: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EinsumSpec:
+    inputs: tuple[EinsumOperand, ...]
+    output: EinsumOperand
+    text: str
+
+    @property
+    def mentioned(self) -> frozenset[str]:
+        return frozenset(n for op in self.inputs for n in op.names)
+
+    def summed(self, index: int) -> tuple[str, ...]:
+        """Names only operand ``index`` mentions and the output does not: summed before contracting."""
+        others = {n for i, op in enumerate(self.inputs) if i != index for n in op.names}
+        out = set(self.output.names)
+        return tuple(n for n in self.inputs[index].names if n not in out and n not in others)
+
+    @property
+    def contracted(self) -> tuple[str, ...]:
+        """Names several operands mention and the output does not."""
+        out = set(self.output.names)
+        counts: dict[str, int] = {}
+        for op in self.inputs:
+            for n in op.names:
+                counts[n] = counts.get(n, 0) + 1
+        return tuple(n for n, c in counts.items() if c > 1 and n not in out)
+
+
+def _parse_operand(spec: str, start: int, text: str) -> EinsumOperand:
+    letters: list[str] = []
+    names: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "{":
+            close = text.find("}", i)
+            if close < 0:
+                raise syntax_error(spec, start + i, start + len(text), "unterminated named-axis brace",
+                                   "close every '{' with '}'")
+            if names:
+                raise syntax_error(spec, start + i, start + close + 1, "a second brace group in one operand",
+                                   "list all of an operand's named axes in one {...}")
+            inner_start = start + i + 1
+            for match in re.finditer(r"[^,\s]+", text[i + 1:close]):
+                name = match.group()
+                pos = inner_start + match.start()
+                if not _NAME.match(name):
+                    raise syntax_error(spec, pos, pos + len(name), f"{name!r} is not an axis name",
+                                       "named axes in braces are identifiers separated by commas")
+                if name in names:
+                    raise syntax_error(spec, pos, pos + len(name), f"axis {name!r} appears twice in one operand",
+                                       "list each named axis once per operand")
+                names.append(name)
+            i = close + 1
+        elif ch in string.ascii_letters:
+            if ch in letters:
+                raise syntax_error(spec, start + i, start + i + 1,
+                                   f"positional letter {ch!r} appears twice in one operand",
+                                   "repeated (diagonal) positional letters are not supported")
+            letters.append(ch)
+            i += 1
+        elif ch.isspace():
+            i += 1
+        else:
+            raise syntax_error(spec, start + i, start + i + 1, f"unexpected character {ch!r}",
+                               "operands are positional letters plus one {name,...} group")
+    return EinsumOperand("".join(letters), tuple(names))
+
+
+def parse_einsum(spec: str) -> EinsumSpec:
+    """Parse a brace einsum spec; errors underline the bad part."""
+    if not isinstance(spec, str):
+        raise NamedShapeSyntaxError(f"an einsum spec must be a string, got {spec!r}")
+    if spec.count("->") != 1:
+        raise syntax_error(spec, 0, len(spec), "the spec needs exactly one '->'",
+                           "write inputs->output, e.g. '{in},{in,out}->{out}'")
+    lhs, rhs = spec.split("->")
+    inputs = []
+    # Commas also separate names inside braces: split operands only at depth 0.
+    parts: list[tuple[int, str]] = []
+    depth, begin = 0, 0
+    for i, ch in enumerate(lhs):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append((begin, lhs[begin:i]))
+            begin = i + 1
+    parts.append((begin, lhs[begin:]))
+    for offset, text in parts:
+        inputs.append(_parse_operand(spec, offset, text))
+    output = _parse_operand(spec, len(lhs) + 2, rhs)
+    mentioned = {n for op in inputs for n in op.names}
+    letters = {c for op in inputs for c in op.letters}
+    stray_names = [n for n in output.names if n not in mentioned]
+    if stray_names:
+        raise NamedShapeError(
+            f"einsum {spec!r}: the output names axes {', '.join(repr(n) for n in stray_names)} that no "
+            f"operand mentions. Fix: mention them in an operand's braces, or drop them from the output"
+        )
+    stray_letters = [c for c in output.letters if c not in letters]
+    if stray_letters:
+        raise NamedShapeError(
+            f"einsum {spec!r}: the output uses positional letters {', '.join(repr(c) for c in stray_letters)} "
+            f"that no operand has. Fix: use letters of the inputs"
+        )
+    return EinsumSpec(tuple(inputs), output, spec)
+
+
+@dataclass(frozen=True, slots=True)
+class EinsumResult:
+    """The result's named and positional shape, and what happened to each named axis."""
+
+    named_shape: dict[str, Size]
+    positional_shape: tuple[Size, ...]
+    contracted: tuple[str, ...]
+    summed: tuple[str, ...]
+    carried: tuple[str, ...]
+
+
+def _labels(count: int, labels: Sequence[str] | None) -> list[str]:
+    return list(labels) if labels else [f"operand {i}" for i in range(count)]
+
+
+def einsum_result(
+    spec: EinsumSpec,
+    named_shapes: Sequence[Mapping[str, Size]],
+    positional_shapes: Sequence[Sequence[Size]],
+    *,
+    operands: Sequence[str] | None = None,
+) -> EinsumResult:
+    """Check operands against ``spec`` and compute the result's shape."""
+    labels = _labels(len(named_shapes), operands)
+    where = f"einsum {spec.text!r}"
+    if len(named_shapes) != len(spec.inputs):
+        raise NamedShapeError(
+            f"{where} has {len(spec.inputs)} operand specs but was given {len(named_shapes)} operands. "
+            f"Fix: give one comma-separated spec per operand"
+        )
+    mentioned = spec.mentioned
+    for index, (op, shape, pos) in enumerate(zip(spec.inputs, named_shapes, positional_shapes)):
+        missing = [n for n in op.names if n not in shape]
+        if missing:
+            raise NamedShapeError(
+                f"{where}: {labels[index]} has named axes "
+                f"{' '.join(shape)!r} and lacks {', '.join(repr(n) for n in missing)}, which its braces list. "
+                f"Fix: pass a value with those axes, or drop them from its braces"
+            )
+        unlisted = [n for n in shape if n in mentioned and n not in op.names]
+        if unlisted:
+            raise NamedShapeError(
+                f"{where}: {labels[index]} carries axis {', '.join(repr(n) for n in unlisted)}, which the spec "
+                f"mentions for other operands but not in {labels[index]}'s braces. Fix: list it in its braces"
+            )
+        if len(pos) != len(op.letters):
+            raise NamedShapeError(
+                f"{where}: {labels[index]} has {len(pos)} positional dims {tuple(pos)} but its spec "
+                f"{op.letters!r} has {len(op.letters)} letters. Fix: one letter per positional dim"
+            )
+    named = union_named_shapes(named_shapes, operation=where, operands=labels)
+    letter_sizes: dict[str, Size] = {}
+    letter_owner: dict[str, int] = {}
+    for index, (op, pos) in enumerate(zip(spec.inputs, positional_shapes)):
+        for letter, size in zip(op.letters, pos):
+            known = letter_sizes.get(letter)
+            if known is None:
+                letter_sizes[letter] = size
+                letter_owner[letter] = index
+            elif size is not None and size != known:
+                raise NamedShapeError(
+                    f"{where}: positional letter {letter!r} has size {known} in {labels[letter_owner[letter]]} "
+                    f"but size {size} in {labels[index]}. Fix: make the dims agree"
+                )
+    out_names = spec.output.names
+    carried = tuple(n for n in named if n not in mentioned)
+    result_named = {n: named[n] for n in out_names}
+    result_named.update((n, named[n]) for n in carried)
+    summed = tuple(n for i in range(len(spec.inputs)) for n in spec.summed(i))
+    return EinsumResult(
+        result_named,
+        tuple(letter_sizes[c] for c in spec.output.letters),
+        spec.contracted,
+        summed,
+        carried,
+    )
+
+
+def positional_einsum(
+    spec: EinsumSpec, axis_orders: Sequence[Sequence[str]], result: EinsumResult
+) -> tuple[str, tuple[str, ...]]:
+    """Translate to a plain ``numpy.einsum`` subscript string.
+
+    Each operand's data is laid out as its positional dims followed by its named axes in
+    ``axis_orders[i]``. Returns the subscripts and the result's named-axis order (its data is laid out
+    as the output letters followed by those axes).
+    """
+    used = {c for op in spec.inputs for c in op.letters}
+    free = iter(c for c in string.ascii_letters if c not in used)
+    letter_of: dict[str, str] = {}
+    for order in axis_orders:
+        for name in order:
+            if name not in letter_of:
+                try:
+                    letter_of[name] = next(free)
+                except StopIteration:
+                    raise NamedShapeError(
+                        f"einsum {spec.text!r}: too many distinct axes for one einsum (at most 52 "
+                        f"positional letters and names together)"
+                    ) from None
+    terms = [op.letters + "".join(letter_of[n] for n in order) for op, order in zip(spec.inputs, axis_orders)]
+    out_order = tuple(result.named_shape)
+    out = spec.output.letters + "".join(letter_of[n] for n in out_order)
+    return ",".join(terms) + "->" + out, out_order

@@ -1,0 +1,28 @@
+"""The exceptions typed_xmap raises.
+
+Pure Python: the runtime checker, ``xmap`` and the mypy plugin all share these classes.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NamedShapeError", "NamedShapeSyntaxError", "AxisResourceConflict"]
+
+
+class NamedShapeError(TypeError, ValueError):
+    """A value's named shape does not fit: a missing axis, a size clash, a wrong return shape.
+
+    It subclasses both ``TypeError`` and ``ValueError`` (as numpy's ``AxisError`` does), because the
+    original ``xmap`` raised one or the other for these conditions and code catching either keeps working.
+    """
+
+
+class NamedShapeSyntaxError(NamedShapeError):
+    """A named-shape or einsum spec string does not parse; the message points at the bad token."""
+
+
+class AxisResourceConflict(NamedShapeError):
+    """Two named axes assigned to the same mesh axis meet in one value."""
+
+
+for _error in (NamedShapeError, NamedShapeSyntaxError, AxisResourceConflict):
+    _error.__module__ = "typed_xmap"  # tracebacks print typed_xmap.NamedShapeError, the public name

@@ -1,0 +1,272 @@
+"""``NamedArray``: a jax array whose trailing dims are named axes, broadcasting by name.
+
+Layout: ``data.shape == positional dims + named dims``, the named dims in ``axes`` order. Named dims
+sit last so that ``jax.vmap`` (which maps dim 0 by default) maps a positional dim and puts its new dim
+in front, where it becomes a positional dim of the result.
+
+Inside ``xmap`` a named axis can also be *mapped*: held by an enclosing ``vmap(axis_name=...)`` level
+instead of a dim of ``data``. ``mapped`` lists those ``(name, size)`` pairs; they count in
+``named_shape`` like the others, and ``jax.lax`` collectives reach them by name.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.tree_util import GetAttrKey, register_pytree_with_keys
+
+from ._errors import NamedShapeError
+from ._named_shape import broadcast_positional, union_named_shapes
+from ._shape_spec import format_named_shape
+
+__all__ = ["NamedArray", "align", "apply_elementwise", "wrap"]
+
+
+class NamedArray:
+    """A jax array with named axes (order-free) and positional dims.
+
+    Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
+    ``NamedArray[f32, "batch features"]`` is the annotation form, checked by ``@tx.typed``.
+    """
+
+    __slots__ = ("data", "axes", "mapped")
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+    data: jax.Array
+    axes: tuple[str, ...]
+    mapped: tuple[tuple[str, int], ...]
+
+    def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None:
+        axes = tuple(axes)
+        mapped = tuple((str(n), int(s)) for n, s in mapped)
+        both = [n for n, _ in mapped if n in axes]
+        if both:
+            raise NamedShapeError(f"axis {both[0]!r} cannot be both a dim of the data and mapped")
+        ndim = getattr(data, "ndim", None)
+        if isinstance(ndim, int) and ndim < len(axes):
+            raise NamedShapeError(
+                f"a NamedArray with named axes {axes} needs at least {len(axes)} dims, but its data has "
+                f"shape {tuple(data.shape)}. This happens when jax.vmap maps a named axis: vmap maps "
+                f"positional dims only. Fix: map a positional dim, or use tx.xmap to map a named axis"
+            )
+        if len(set(axes)) != len(axes):
+            raise NamedShapeError(f"a NamedArray cannot name two dims the same: {axes}")
+        self.data = data
+        self.axes = axes
+        self.mapped = mapped
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        from ._annotations import named_array_hint
+
+        return named_array_hint(params)
+
+    # -- shape ------------------------------------------------------------------------------------
+    @property
+    def named_shape(self) -> dict[str, int]:
+        """Axis name -> size, for the axes in ``data`` and the mapped ones."""
+        shape = self.data.shape
+        named = dict(zip(self.axes, shape[len(shape) - len(self.axes):]))
+        if self.mapped:
+            named.update(self.mapped)
+        return named
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The positional dims (named axes excluded)."""
+        shape = self.data.shape
+        return tuple(shape[: len(shape) - len(self.axes)])
+
+    @property
+    def ndim(self) -> int:
+        """The number of positional dims."""
+        return self.data.ndim - len(self.axes)
+
+    @property
+    def dtype(self) -> Any:
+        return self.data.dtype
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.data.shape, dtype=np.int64))
+
+    def astype(self, dtype: Any) -> NamedArray:
+        return wrap(self.data.astype(dtype), self.axes, self.mapped)
+
+    def __repr__(self) -> str:
+        dtype = getattr(self.data, "dtype", "?")
+        named = ", ".join(f"{n}={s}" for n, s in self.named_shape.items())
+        positional = ",".join(str(s) for s in self.shape)
+        inner = f"{named}; {positional}" if self.shape else named
+        mapped = f", mapped: {' '.join(n for n, _ in self.mapped)}" if self.mapped else ""
+        return f"NamedArray({dtype}[{inner}]{mapped})"
+
+    # -- conversions that would lose the names ------------------------------------------------------
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"cannot convert {self!r} to a positional array implicitly: the order of its named axes is "
+            f"not part of its value. Fix: tx.positional(x, {list(self.axes) + [...]!r})"
+        )
+
+    def __bool__(self) -> bool:
+        if self.axes:
+            raise NamedShapeError(
+                f"the truth value of {self!r} is ambiguous: it has named axes. "
+                f"Fix: reduce them first, e.g. tnp.all(x, {self.axes!r})"
+            )
+        return bool(self.data)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise TypeError(f"cannot iterate over {self!r}. Fix: tx.positional(x, ...) first")
+
+    def __matmul__(self, other: Any) -> Any:
+        raise TypeError(
+            "`@` is ambiguous for NamedArrays: say which axes to contract. "
+            "Fix: tnp.einsum('{in},{in,out}->{out}', x, w) or tnp.dot(x, w, axis='in')"
+        )
+
+    __rmatmul__ = __matmul__
+
+
+Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]
+
+
+def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
+    return (x.data,), (x.axes, x.mapped)
+
+
+def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[GetAttrKey, Any]], Aux]:
+    return ((GetAttrKey("data"), x.data),), (x.axes, x.mapped)
+
+
+def _unflatten(aux: Aux, children: Sequence[Any]) -> NamedArray:
+    data = children[0]
+    ndim = getattr(data, "ndim", None)
+    if isinstance(ndim, int) and ndim < len(aux[0]):
+        NamedArray(data, *aux)  # raises the explanatory error
+    return wrap(data, *aux)
+
+
+register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
+
+
+def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
+    """Build a NamedArray from data already laid out as positional dims + ``axes`` (no checks)."""
+    x = object.__new__(NamedArray)
+    x.data = data
+    x.axes = tuple(axes)
+    x.mapped = mapped
+    return x
+
+
+def align(
+    values: Sequence[Any], *, operation: str, operands: Sequence[str] | None = None
+) -> tuple[list[Any], tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """Lay operands out for NumPy broadcasting by name.
+
+    Every NamedArray becomes ``[1]*pad + positional + [size or 1 per result axis]``; other values
+    (arrays, scalars) are positional-only and broadcast as usual. Returns the laid-out data, the
+    result's axes in data (the union, first-seen order) and its mapped axes. An axis that one operand
+    holds in its data and another has mapped is indexed at this map element (``lax.axis_index``).
+    """
+    named = [v for v in values if isinstance(v, NamedArray)]
+    labels = None
+    if operands is not None:
+        labels = [label for v, label in zip(values, operands) if isinstance(v, NamedArray)]
+    union = union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels)
+    mapped_names = {n for v in named for n, _ in v.mapped}
+    result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names)
+    result_axes = tuple(n for n in union if n not in mapped_names)
+    if mapped_names:
+        named = [_index_mapped(v, mapped_names) for v in named]
+        values = [named.pop(0) if isinstance(v, NamedArray) else v for v in values]
+    positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
+    broadcast_positional(positional, operation=operation, operands=operands)
+    rank = max((len(p) for p in positional), default=0)
+    laid_out = []
+    for value, pos in zip(values, positional):
+        if not isinstance(value, NamedArray):
+            data = value
+            if result_axes and np.ndim(value):
+                data = jnp.reshape(value, tuple(pos) + (1,) * len(result_axes))
+            laid_out.append(data)
+            continue
+        if value.axes == result_axes and len(pos) == rank:
+            laid_out.append(value.data)
+            continue
+        own = [a for a in result_axes if a in value.axes]
+        p = len(pos)
+        perm = list(range(p)) + [p + value.axes.index(a) for a in own]
+        data = value.data if perm == list(range(len(perm))) else jnp.transpose(value.data, perm)
+        sizes = value.named_shape
+        target = (1,) * (rank - p) + tuple(pos) + tuple(sizes.get(a, 1) for a in result_axes)
+        laid_out.append(jnp.reshape(data, target))
+    return laid_out, result_axes, result_mapped
+
+
+def _index_mapped(value: NamedArray, mapped_names: set[str]) -> NamedArray:
+    """Turn dims of ``value`` that are mapped elsewhere into this map element's slice."""
+    to_index = [a for a in value.axes if a in mapped_names]
+    if not to_index:
+        return value
+    data, axes, mapped = value.data, list(value.axes), list(value.mapped)
+    sizes = value.named_shape
+    for name in to_index:
+        dim = value.ndim + axes.index(name)
+        data = jnp.take(data, jax.lax.axis_index(name), axis=dim)
+        axes.remove(name)
+        mapped.append((name, sizes[name]))
+    return wrap(data, axes, tuple(mapped))
+
+
+def apply_elementwise(
+    fn: Callable[..., Any], values: Sequence[Any], *, operation: str, operands: Sequence[str] | None = None
+) -> Any:
+    """Apply a NumPy-broadcasting function to values that broadcast by name."""
+    if not any(isinstance(v, NamedArray) for v in values):
+        return fn(*values)
+    laid_out, axes, mapped = align(values, operation=operation, operands=operands)
+    return wrap(fn(*laid_out), axes, mapped)
+
+
+_BINARY = {
+    "add": (operator.add, "+"), "sub": (operator.sub, "-"), "mul": (operator.mul, "*"),
+    "truediv": (operator.truediv, "/"), "floordiv": (operator.floordiv, "//"), "mod": (operator.mod, "%"),
+    "pow": (operator.pow, "**"), "and": (operator.and_, "&"), "or": (operator.or_, "|"),
+    "xor": (operator.xor, "^"), "lshift": (operator.lshift, "<<"), "rshift": (operator.rshift, ">>"),
+}
+_COMPARE = {
+    "lt": (operator.lt, "<"), "le": (operator.le, "<="), "gt": (operator.gt, ">"),
+    "ge": (operator.ge, ">="), "eq": (operator.eq, "=="), "ne": (operator.ne, "!="),
+}
+_LABELS = ("the left operand", "the right operand")
+
+
+def _binary(fn: Callable[[Any, Any], Any], symbol: str, reflected: bool) -> Callable[[Any, Any], Any]:
+    def method(self: NamedArray, other: Any) -> Any:
+        if reflected:
+            return apply_elementwise(fn, (other, self), operation=f"`x {symbol} y`", operands=_LABELS)
+        return apply_elementwise(fn, (self, other), operation=f"`x {symbol} y`", operands=_LABELS)
+
+    return method
+
+
+for _name, (_fn, _symbol) in _BINARY.items():
+    setattr(NamedArray, f"__{_name}__", _binary(_fn, _symbol, reflected=False))
+    setattr(NamedArray, f"__r{_name}__", _binary(_fn, _symbol, reflected=True))
+for _name, (_fn, _symbol) in _COMPARE.items():
+    setattr(NamedArray, f"__{_name}__", _binary(_fn, _symbol, reflected=False))
+
+
+def _unary(fn: Callable[[Any], Any]) -> Callable[[NamedArray], NamedArray]:
+    def method(self: NamedArray) -> NamedArray:
+        return wrap(fn(self.data), self.axes, self.mapped)
+
+    return method
+
+
+for _name, _fn in {"neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert}.items():
+    setattr(NamedArray, f"__{_name}__", _unary(_fn))

@@ -1,0 +1,231 @@
+"""Named shapes and their algebra: broadcast by name (union), reduce by name, match an annotation.
+
+A named shape is a mapping ``axis name -> size``; order never matters. A size of ``None`` means
+"unknown" (the mypy plugin meets those): it agrees with every size and never raises.
+
+Pure Python, shared by the runtime checker, ``typed_xmap.numpy``, ``xmap`` and the mypy plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from ._errors import NamedShapeError
+from ._shape_spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
+
+__all__ = [
+    "Mismatch",
+    "broadcast_positional",
+    "match_shape_spec",
+    "merge_bindings",
+    "reduce_named_shape",
+    "union_named_shapes",
+]
+
+Size = int | None
+NamedShape = Mapping[str, Size]
+
+
+def _describe(shape: NamedShape) -> str:
+    return repr(" ".join(n if s is None else f"{n}={s}" for n, s in shape.items()))
+
+
+def union_named_shapes(
+    shapes: Sequence[NamedShape], *, operation: str, operands: Sequence[str] | None = None
+) -> dict[str, Size]:
+    """Broadcast by name: the union of the named axes; one name must have one size.
+
+    ``operation`` and ``operands`` only word the error (``"x + y"``, ``["x", "y"]``).
+    """
+    labels = operands or [f"operand {i}" for i in range(len(shapes))]
+    result: dict[str, Size] = {}
+    first_seen: dict[str, int] = {}
+    for index, shape in enumerate(shapes):
+        for name, size in shape.items():
+            if name not in result:
+                result[name] = size
+                first_seen[name] = index
+                continue
+            known = result[name]
+            if known is None:
+                result[name] = size
+                first_seen[name] = index
+            elif size is not None and size != known:
+                other = first_seen[name]
+                raise NamedShapeError(
+                    f"axis {name!r} has size {known} in {labels[other]} ({_describe(shapes[other])}) "
+                    f"but size {size} in {labels[index]} ({_describe(shape)}) in {operation}; "
+                    f"values broadcast by name, so one axis name must have one size. "
+                    f"Fix: rename one of the axes, or slice them to the same size"
+                )
+    return result
+
+
+def reduce_named_shape(
+    shape: NamedShape, names: Iterable[str], *, operation: str, operand: str = "the operand"
+) -> dict[str, Size]:
+    """Remove ``names`` from ``shape``; every name must be present."""
+    names = list(names)
+    missing = [n for n in names if n not in shape]
+    if missing:
+        plural = "axes" if len(missing) > 1 else "axis"
+        listed = ", ".join(repr(n) for n in missing)
+        raise NamedShapeError(
+            f"{operation} reduces over {plural} {listed}, but {operand} has named axes "
+            f"{_describe(shape)}. Fix: reduce over axes the value has, or check the axis name's spelling"
+        )
+    dropped = set(names)
+    return {n: s for n, s in shape.items() if n not in dropped}
+
+
+def broadcast_positional(
+    shapes: Sequence[Sequence[Size]], *, operation: str, operands: Sequence[str] | None = None
+) -> tuple[Size, ...]:
+    """NumPy broadcasting of positional dims (right-aligned; a dim of 1 stretches)."""
+    labels = operands or [f"operand {i}" for i in range(len(shapes))]
+    rank = max((len(s) for s in shapes), default=0)
+    result: list[Size] = []
+    for axis in range(-rank, 0):
+        size: Size = 1
+        owner = 0
+        for index, shape in enumerate(shapes):
+            if len(shape) < -axis:
+                continue
+            dim = shape[axis]
+            if dim == 1:
+                continue
+            if size == 1 or size is None:
+                if size is None and dim is None:
+                    continue
+                size, owner = dim, index
+            elif dim is not None and dim != size:
+                raise NamedShapeError(
+                    f"positional dims do not broadcast in {operation}: {labels[owner]} has shape "
+                    f"{tuple(shapes[owner])} and {labels[index]} has shape {tuple(shape)} "
+                    f"(dim {axis}: {size} vs {dim}). Fix: make the positional shapes broadcastable, "
+                    f"or name the axes so they broadcast by name"
+                )
+        result.append(size)
+    return tuple(result)
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """Why a value does not fit an annotation; ``axis`` names the offending axis or dim, if one."""
+
+    reason: str
+    axis: str | None = None
+
+
+def match_shape_spec(
+    spec: ShapeSpec,
+    named_shape: NamedShape,
+    positional_shape: Sequence[Size],
+    bindings: Mapping[str, int],
+) -> dict[str, int] | Mismatch:
+    """Match a value's shape against an annotation.
+
+    Returns the new bindings (symbol -> size) the match adds to ``bindings``, or a ``Mismatch``.
+    Axis names and positional symbols share one namespace: one name, one size per call.
+    """
+    new: dict[str, int] = {}
+    axes = spec.axes
+    if len(named_shape) != len(axes) or not all(a.name in named_shape for a in axes):
+        return _axes_mismatch(spec, named_shape)
+    for axis in axes:
+        size = named_shape[axis.name]
+        if size is None:
+            continue
+        if axis.size is not None and size != axis.size:
+            return Mismatch(f"axis {axis.name!r} has size {size} but the annotation says {axis.size}", axis.name)
+        bound = bindings.get(axis.name)
+        if bound is None:
+            new[axis.name] = size
+        elif bound != size:
+            return _rebound(f"axis {axis.name!r}", axis.name, size, bound)
+    if spec.positional is not None:
+        problem = _match_positional(spec.positional, tuple(positional_shape), bindings, new)
+        if problem:
+            return problem
+    return new
+
+
+def merge_bindings(spec: ShapeSpec, found: Mapping[str, int], bindings: Mapping[str, int]) -> dict[str, int] | Mismatch:
+    """The bindings ``found`` (a match against no bindings) adds to ``bindings``, or the clash.
+
+    ``match_shape_spec(spec, ..., bindings)`` equals ``merge_bindings(spec, match_shape_spec(spec, ..., {}),
+    bindings)``; the runtime checker caches the inner match per shape and merges per call.
+    """
+    if found.items() <= {**found, **bindings}.items():  # fast path, all in C: no clash
+        return found  # type: ignore[return-value]
+    new: dict[str, int] = {}
+    for name, size in found.items():
+        bound = bindings.get(name)
+        if bound is None:
+            new[name] = size
+        elif bound != size:
+            what = f"axis {name!r}" if name in spec.axis_names else f"positional dim {name!r}"
+            return _rebound(what, name, size, bound)
+    return new
+
+
+def _rebound(what: str, name: str, size: int, bound: int) -> Mismatch:
+    return Mismatch(f"{what} has size {size} but was bound to {bound} earlier in this call", name)
+
+
+def _axes_mismatch(spec: ShapeSpec, named_shape: NamedShape) -> Mismatch:
+    declared = spec.axis_names
+    missing = [a.name for a in spec.axes if a.name not in named_shape]
+    extra = [n for n in named_shape if n not in declared]
+    parts = []
+    if missing:
+        parts.append("lacks " + ", ".join(repr(n) for n in missing))
+    if extra:
+        parts.append("carries undeclared " + ", ".join(repr(n) for n in extra))
+    return Mismatch(
+        f"expected named axes {spec.named_text()!r} but the value has "
+        f"{format_named_shape(_known(named_shape))!r}: it {' and '.join(parts)}",
+        (missing or extra)[0],
+    )
+
+
+def _known(shape: NamedShape) -> dict[str, int]:
+    return {n: (s if s is not None else "?") for n, s in shape.items()}  # type: ignore[misc]
+
+
+def _match_positional(
+    dims: tuple[object, ...], shape: tuple[Size, ...], bindings: Mapping[str, int], new: dict[str, int]
+) -> Mismatch | None:
+    expected = " ".join(str(d) for d in dims)
+    if MANY_DIMS in dims:
+        cut = dims.index(MANY_DIMS)
+        head, tail = dims[:cut], dims[cut + 1:]
+        if len(shape) < len(head) + len(tail):
+            return Mismatch(f"expected positional dims {expected!r} but the value has shape {shape}")
+        offset = len(shape) - len(tail)
+        pairs = list(zip(range(len(head)), head)) + list(zip(range(offset, len(shape)), tail))
+    else:
+        if len(shape) != len(dims):
+            return Mismatch(
+                f"expected {len(dims)} positional dims {expected!r} but the value has "
+                f"{len(shape)}: shape {shape}"
+            )
+        pairs = list(enumerate(dims))
+    for index, dim in pairs:
+        size = shape[index]
+        if dim == ANY_DIM or size is None:
+            continue
+        if isinstance(dim, int):
+            if dim != size:
+                return Mismatch(
+                    f"positional dim {index} has size {size} but the annotation says {dim} "
+                    f"(expected {expected!r}, got shape {shape})"
+                )
+            continue
+        bound = new.get(dim, bindings.get(dim))  # type: ignore[call-overload]
+        if bound is None:
+            new[dim] = size  # type: ignore[index]
+        elif bound != size:
+            return _rebound(f"positional dim {dim!r}", dim, size, bound)  # type: ignore[arg-type]
+    return None

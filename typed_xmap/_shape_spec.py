@@ -1,0 +1,160 @@
+"""The annotation spec language: ``"batch=32 in_features"`` and positional dims ``"n 3"``.
+
+``NamedArray[f32, "batch=32 in_features", "n 3"]`` holds two spec strings. The first lists named axes
+(order-free; ``name`` or ``name=SIZE``). The second lists positional dims, in order: an integer, a
+symbol bound to one size for the whole call, ``_`` for any size, or ``...`` for any number of dims.
+
+Pure Python, shared by the runtime checker and the mypy plugin.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ._errors import NamedShapeSyntaxError
+
+__all__ = [
+    "ANY_DIM",
+    "MANY_DIMS",
+    "AxisSpec",
+    "ShapeSpec",
+    "format_named_shape",
+    "parse_named_axes",
+    "parse_positional",
+    "parse_shape_spec",
+    "syntax_error",
+]
+
+ANY_DIM = "_"
+MANY_DIMS = "..."
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SIZE = re.compile(r"[0-9]+\Z")
+_TOKEN = re.compile(r"\S+")
+
+PositionalDim = int | str
+"""An int (a fixed size), a symbol name, ``ANY_DIM`` or ``MANY_DIMS``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AxisSpec:
+    """One named axis of an annotation: its name and, if declared, its size."""
+
+    name: str
+    size: int | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.size is None else f"{self.name}={self.size}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeSpec:
+    """A parsed annotation: named axes (order-free) and positional dims (``None``: unconstrained)."""
+
+    axes: tuple[AxisSpec, ...]
+    positional: tuple[PositionalDim, ...] | None = None
+
+    @property
+    def axis_names(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.axes)
+
+    def named_text(self) -> str:
+        return " ".join(str(a) for a in self.axes)
+
+    def positional_text(self) -> str | None:
+        if self.positional is None:
+            return None
+        return " ".join(str(d) for d in self.positional)
+
+    def __str__(self) -> str:
+        text = repr(self.named_text())
+        positional = self.positional_text()
+        return text if positional is None else f"{text}, {positional!r}"
+
+
+def syntax_error(spec: str, start: int, end: int, problem: str, fix: str) -> NamedShapeSyntaxError:
+    """An error that quotes ``spec`` and underlines ``spec[start:end]``."""
+    width = max(end - start, 1)
+    caret = " " * start + "^" * width
+    return NamedShapeSyntaxError(
+        f"invalid spec {spec!r}: {problem}\n    {spec}\n    {caret}\nfix: {fix}"
+    )
+
+
+def _tokens(spec: str) -> list[re.Match[str]]:
+    if not isinstance(spec, str):
+        raise NamedShapeSyntaxError(
+            f"a named-shape spec must be a string such as \"batch=32 features\", got {spec!r} "
+            f"of type {type(spec).__name__}"
+        )
+    return list(_TOKEN.finditer(spec.replace(",", " ")))
+
+
+def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
+    """Parse ``"batch=32 in_features"`` into axis specs; commas also separate tokens."""
+    axes: list[AxisSpec] = []
+    seen: dict[str, int] = {}
+    for match in _tokens(spec):
+        token = match.group()
+        name, eq, size_text = token.partition("=")
+        if not _NAME.match(name):
+            raise syntax_error(
+                spec, match.start(), match.start() + len(name) if name else match.end(),
+                f"{name or token!r} is not an axis name",
+                "axis names are Python identifiers, optionally with a size: \"batch=32 in_features\"",
+            )
+        size: int | None = None
+        if eq:
+            if not _SIZE.match(size_text):
+                start = match.start() + len(name) + 1
+                raise syntax_error(
+                    spec, start, match.end(), f"the size of axis {name!r} must be a non-negative integer, "
+                    f"got {size_text!r}", f"write {name}=SIZE with an integer SIZE, or just {name}",
+                )
+            size = int(size_text)
+        if name in seen:
+            raise syntax_error(
+                spec, match.start(), match.end(), f"axis {name!r} is listed twice",
+                f"list each named axis once; named axes are order-free",
+            )
+        seen[name] = match.start()
+        axes.append(AxisSpec(name, size))
+    return tuple(axes)
+
+
+def parse_positional(spec: str) -> tuple[PositionalDim, ...]:
+    """Parse positional dims ``"n 3 _ ..."`` in order."""
+    dims: list[PositionalDim] = []
+    for match in _tokens(spec):
+        token = match.group()
+        if _SIZE.match(token):
+            dims.append(int(token))
+        elif token in (ANY_DIM, MANY_DIMS) or _NAME.match(token):
+            if token == MANY_DIMS and MANY_DIMS in dims:
+                raise syntax_error(
+                    spec, match.start(), match.end(), "'...' appears twice",
+                    "use '...' at most once among the positional dims",
+                )
+            dims.append(token)
+        else:
+            raise syntax_error(
+                spec, match.start(), match.end(), f"{token!r} is not a positional dim",
+                "positional dims are integers, symbols (bound per call), '_' (any size) or '...'",
+            )
+    return tuple(dims)
+
+
+def parse_shape_spec(named: str, positional: str | None = None) -> ShapeSpec:
+    """Parse the two spec strings of a ``NamedArray[...]`` annotation."""
+    return ShapeSpec(
+        parse_named_axes(named), None if positional is None else parse_positional(positional)
+    )
+
+
+def format_named_shape(shape: Mapping[str, int] | Sequence[AxisSpec]) -> str:
+    """``{'batch': 8, 'in': 4}`` -> ``"batch=8 in=4"`` (the user's notation)."""
+    if isinstance(shape, Mapping):
+        return " ".join(f"{name}={size}" for name, size in shape.items())
+    return " ".join(str(a) for a in shape)

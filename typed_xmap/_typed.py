@@ -1,0 +1,163 @@
+"""``@tx.typed``: check a function's ``NamedArray`` parameters and return with beartype, binding sizes.
+
+beartype checks each parameter; our annotation classes bind every axis name and positional symbol to
+one size in a per-call memo, so ``x: NamedArray[f32, "batch in"]`` and ``y: NamedArray[f32, "batch"]``
+must agree on ``batch``. A violation becomes a ``NamedShapeError`` naming the parameter, the axis, the
+sizes and the bindings so far. Under ``jax.jit`` the check runs once, while tracing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import typing
+from typing import Any, Callable, TypeVar
+
+from beartype import beartype
+from beartype.door import is_bearable
+from beartype.roar import BeartypeCallHintParamViolation
+
+from ._annotations import NamedArrayHint, call_state
+from ._errors import NamedShapeError
+from ._shape_spec import format_named_shape
+
+__all__ = ["typed"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callable[..., None]:
+    """A beartype-checked function with ``fn``'s signature and parameter hints, and an empty body."""
+    signature = inspect.signature(fn)
+    parts: list[str] = []
+    defaults: dict[str, Any] = {}
+    saw_keyword_marker = False
+    params = list(signature.parameters.values())
+    for index, param in enumerate(params):
+        text = param.name
+        if param.kind is param.VAR_POSITIONAL:
+            text, saw_keyword_marker = "*" + text, True
+        elif param.kind is param.VAR_KEYWORD:
+            text = "**" + text
+        elif param.kind is param.KEYWORD_ONLY and not saw_keyword_marker:
+            parts.append("*")
+            saw_keyword_marker = True
+        if param.default is not param.empty:
+            defaults[f"_default_{index}"] = param.default
+            text += f"=_default_{index}"
+        parts.append(text)
+        is_last_positional_only = param.kind is param.POSITIONAL_ONLY and (
+            index + 1 == len(params) or params[index + 1].kind is not param.POSITIONAL_ONLY
+        )
+        if is_last_positional_only:
+            parts.append("/")
+    namespace: dict[str, Any] = dict(defaults)
+    exec(f"def {fn.__name__}({', '.join(parts)}): pass", namespace)  # noqa: S102
+    checker = namespace[fn.__name__]
+    checker.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
+    checker.__qualname__ = fn.__qualname__
+    checker.__module__ = fn.__module__
+    return beartype(checker)
+
+
+def _reason(where: str, hint: Any, value: Any, memo: dict[str, int]) -> str:
+    """Why ``value`` failed ``hint``, from the failure the annotation class recorded."""
+    bound = format_named_shape(memo) if memo else "none"
+    failure = call_state.failure
+    if failure is not None and failure[1] is value:
+        hint, _, mismatch = failure
+        why = mismatch.reason
+    else:
+        why = f"it is a {type(value).__name__}, not a NamedArray"
+        if hasattr(value, "shape"):
+            why += " (fix: tx.named(array, axes) names its dims)"
+    name = getattr(hint, "__name__", repr(hint))
+    return f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}"
+
+
+def typed(fn: F) -> F:
+    """Check ``fn``'s ``NamedArray[...]`` parameters and return value on every call."""
+    qualname = getattr(fn, "__qualname__", repr(fn))
+    plan: list[Any] = []  # [hints, parameter checker, return check or None], filled on first need
+    # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
+    caller = sys._getframe(1)
+    local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
+
+    def prepare() -> list[Any]:
+        hints = typing.get_type_hints(fn, localns=local_names, include_extras=True)
+        plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints)]
+        return plan
+
+    try:
+        prepare()
+    except NameError:
+        pass  # a forward reference not defined yet: resolve on the first call
+    state = call_state
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        hints, check_parameters, check_return = plan or prepare()
+        outer = state.memo
+        state.memo = memo = {}
+        try:
+            try:
+                check_parameters(*args, **kwargs)
+            except BeartypeCallHintParamViolation as violation:
+                raise _parameter_error(fn, qualname, hints, args, kwargs, memo) or violation
+            result = fn(*args, **kwargs)
+            if check_return is not None and not check_return(result):
+                raise _return_error(qualname, hints["return"], result, memo)
+            return result
+        finally:
+            state.memo = outer
+
+    return typing.cast(F, wrapper)
+
+
+def _return_check(hints: dict[str, Any]) -> Callable[[Any], bool] | None:
+    """A fast predicate for the return hint: ``isinstance`` for a class, else beartype's."""
+    if "return" not in hints:
+        return None
+    hint = hints["return"]
+    if isinstance(hint, type):
+        return lambda value: isinstance(value, hint)
+    return lambda value: is_bearable(value, hint)
+
+
+def _named_hint(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, NamedArrayHint)
+
+
+def _parameter_error(
+    fn: Callable[..., Any], qualname: str, hints: dict[str, Any], args: Any, kwargs: Any, memo: dict[str, int]
+) -> NamedShapeError | None:
+    """Find the parameter that failed, re-checking in order with a fresh memo."""
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    memo.clear()
+    for name, value in bound.arguments.items():
+        hint = hints.get(name)
+        if hint is None:
+            continue
+        call_state.failure = None
+        before = dict(memo)
+        if is_bearable(value, hint):
+            continue
+        if _named_hint(hint) or call_state.failure is not None:
+            return NamedShapeError(_reason(f"{qualname}() parameter {name!r}", hint, value, before))
+        return None  # not a named-shape problem: beartype's own message is the right one
+    return None
+
+
+def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, int]) -> Exception:
+    call_state.failure = None
+    bindings = dict(memo)
+    is_bearable(result, hint)
+    if call_state.failure is None and not _named_hint(hint):
+        from beartype.door import die_if_unbearable
+
+        try:
+            die_if_unbearable(result, hint)
+        except Exception as error:  # beartype's own violation, for a non-NamedArray return hint
+            return error
+    return NamedShapeError(_reason(f"{qualname}() return value", hint, result, bindings))
