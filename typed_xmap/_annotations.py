@@ -43,7 +43,10 @@ class _HintMeta(type):
         if not isinstance(value, NamedArray):
             return False
         data = value.data
-        key = (value.axes, data.shape, data.dtype)
+        try:
+            key = (value.axes, value.mapped, data.aval)  # jax arrays and tracers: the cheapest key
+        except AttributeError:
+            key = (value.axes, value.mapped, data.shape, data.dtype)
         found = cls.match_cache.get(key)
         if found is None:
             found = cls.match_cache[key] = _match(cls, value)
@@ -53,12 +56,13 @@ class _HintMeta(type):
             call_state.failure = (cls, value, found)
             return False
         memo = call_state.memo
-        if memo is not None and found:
-            new = merge_bindings(cls.shape_spec, found, memo)
-            if type(new) is Mismatch:
-                call_state.failure = (cls, value, new)
-                return False
-            memo.update(new)
+        if memo is not None:
+            # The hot path of merge_bindings: bind each name, stop at the first clash. A clash fails
+            # the whole call, so names bound before it do no harm.
+            for name, size in found.items():
+                if memo.setdefault(name, size) != size:
+                    call_state.failure = (cls, value, merge_bindings(cls.shape_spec, found, memo))
+                    return False
         return True
 
 
@@ -70,9 +74,7 @@ def _match(hint: _HintMeta, value: NamedArray) -> dict[str, int] | Mismatch:
     dtype = value.data.dtype
     if not hint.dtype_spec.accepts(getattr(dtype, "name", str(dtype))):
         return Mismatch(f"its dtype is {dtype}, expected {hint.dtype_spec.name}")
-    shape = value.data.shape
-    cut = len(shape) - len(value.axes)
-    return match_shape_spec(hint.shape_spec, dict(zip(value.axes, shape[cut:])), shape[:cut], {})
+    return match_shape_spec(hint.shape_spec, value.named_shape, value.shape, {})
 
 
 class NamedArrayHint(metaclass=_HintMeta):
@@ -89,7 +91,8 @@ def _dtype_spec(dtype: Any) -> DTypeSpec:
         return dtype
     name = getattr(dtype, "__name__", None) or str(dtype)
     found = DTYPES.get(name) or KINDS.get(name)
-    if found is None:
+    if found is None and dtype not in (int, float, complex, bool):  # ambiguous widths: refuse
+        # numpy and jax.numpy scalar types and dtypes: np.float32, jnp.int8, np.dtype("bool")
         try:
             import numpy as np
 
@@ -117,8 +120,20 @@ def named_array_hint(params: Any) -> type:
 @lru_cache(maxsize=None)
 def _hint_class(dtype_spec: DTypeSpec, named: str, positional: str | None = None) -> type:
     spec = parse_shape_spec(named, positional)
+    key = (dtype_spec, frozenset(spec.axes), spec.positional)
+    cls = _hints_by_meaning.get(key)
+    if cls is None:
+        cls = _hints_by_meaning[key] = _new_hint_class(dtype_spec, spec, positional is not None)
+    return cls
+
+
+_hints_by_meaning: dict[tuple[Any, ...], type] = {}
+"""One class per meaning: "a b", "b  a" and "a,b" annotate the same thing."""
+
+
+def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool) -> type:
     args = f"{dtype_spec.name}, {spec.named_text()!r}"
-    if positional is not None:
+    if has_positional:
         args += f", {spec.positional_text()!r}"
     name = f"NamedArray[{args}]"
     cls = _HintMeta(name, (NamedArrayHint,), {"dtype_spec": dtype_spec, "shape_spec": spec, "match_cache": {}})

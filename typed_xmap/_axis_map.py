@@ -15,7 +15,7 @@ from typing import Any, Hashable
 
 from ._errors import NamedShapeError
 
-__all__ = ["AxisMap", "is_axis_map_leaf", "parse_axis_map"]
+__all__ = ["AxisMap", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,11 @@ def is_axis_map_leaf(obj: Any) -> bool:
     if isinstance(obj, (list, tuple)):
         return all(v is None or v is Ellipsis or not isinstance(v, (dict, list, tuple)) for v in obj)
     return False
+
+
+def format_axis_list(names: Any) -> str:
+    """``['a', 'b']`` -> ``"['a', 'b', ...]"``: the list spec that names these axes first."""
+    return "[" + "".join(f"{n!r}, " for n in names) + "...]"
 
 
 def _spec_text(leaf: Any) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from ._axis_map import AxisMap, parse_axis_map
+from ._axis_map import AxisMap, format_axis_list, parse_axis_map
 from ._errors import NamedShapeError
 from ._named_array import NamedArray, wrap
 
@@ -57,7 +57,7 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
     if unlisted:
         raise NamedShapeError(
             f"{where} = {spec} does not list axis {', '.join(repr(a) for a in unlisted)}, which the value "
-            f"{x!r} carries. Fix: list every named axis, e.g. {_list_text(list(spec.names) + unlisted)}"
+            f"{x!r} carries. Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}"
         )
     lacking = [n for n in spec.names if n not in x.axes]
     if lacking:
@@ -81,10 +81,6 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
     source = [p + x.axes.index(name) for _, name in spec.dims]
     destination = [d for d, _ in spec.dims]
     return jnp.moveaxis(x.data, source, destination) if source != destination else x.data
-
-
-def _list_text(names: list[str]) -> str:
-    return "[" + ", ".join(repr(n) for n in names) + ", ...]"
 
 
 def named(array: Any, axes: Any) -> NamedArray:

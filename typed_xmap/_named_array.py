@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
+from ._axis_map import format_axis_list
 from ._errors import NamedShapeError
 from ._named_shape import broadcast_positional, union_named_shapes
 from ._shape_spec import format_named_shape
@@ -108,7 +109,7 @@ class NamedArray:
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
             f"cannot convert {self!r} to a positional array implicitly: the order of its named axes is "
-            f"not part of its value. Fix: tx.positional(x, {list(self.axes) + [...]!r})"
+            f"not part of its value. Fix: tx.positional(x, {format_axis_list(self.axes)})"
         )
 
     def __bool__(self) -> bool:

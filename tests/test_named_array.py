@@ -1,0 +1,151 @@
+"""NamedArray values: named shape, operators broadcasting by name, pytree behaviour under transforms."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import typed_xmap as tx
+from typed_xmap import NamedShapeError
+
+
+def ones(*named, positional=()):
+    """A NamedArray of ones with named axes given as (name, size) pairs."""
+    shape = tuple(positional) + tuple(s for _, s in named)
+    return tx.named(jnp.ones(shape), {len(positional) + i: n for i, (n, _) in enumerate(named)})
+
+
+def test_named_shape_shape_dtype_repr():
+    x = tx.named(jnp.zeros((8, 3, 4)), {0: "batch", 2: "in_features"})
+    assert x.named_shape == {"batch": 8, "in_features": 4}
+    assert x.shape == (3,) and x.ndim == 1 and x.dtype == jnp.float32
+    assert repr(x) == "NamedArray(float32[batch=8, in_features=4; 3])"
+    assert repr(tx.named(jnp.zeros((8, 4)), ["batch", "in_features"])) == (
+        "NamedArray(float32[batch=8, in_features=4])"
+    )
+
+
+def test_binary_ops_take_the_union_of_named_axes():
+    x = tx.named(jnp.arange(6.0).reshape(2, 3), ["a", "b"])
+    y = tx.named(jnp.arange(3.0 * 4).reshape(4, 3), ["c", "b"])
+    z = x * y
+    assert z.named_shape == {"a": 2, "b": 3, "c": 4}
+    expected = np.einsum("ab,cb->abc", np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(4, 3))
+    np.testing.assert_allclose(tx.positional(z, ["a", "b", "c"]), expected)
+    # order of the named axes never matters
+    np.testing.assert_allclose(tx.positional(y * x, ["a", "b", "c"]), expected)
+
+
+def test_positional_dims_broadcast_numpy_style_next_to_names():
+    x = tx.named(jnp.ones((2, 5)), {1: "a"})  # positional (2,), named a=5
+    y = tx.named(jnp.ones((3, 1, 4)), {2: "b"})  # positional (3, 1), named b=4
+    z = x + y
+    assert z.shape == (3, 2) and z.named_shape == {"a": 5, "b": 4}
+    assert (x + jnp.ones(2)).shape == (2,)
+    assert (2.0 * x).named_shape == {"a": 5}
+
+
+@pytest.mark.parametrize(
+    "op",
+    ["__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__lt__", "__ge__", "__eq__", "__ne__",
+     "__radd__", "__rsub__", "__rmul__", "__rtruediv__"],
+)
+def test_every_operator_matches_numpy(op):
+    a = np.arange(1.0, 7.0).reshape(2, 3)
+    b = np.arange(1.0, 4.0)
+    x, y = tx.named(a, ["i", "j"]), tx.named(b, ["j"])
+    got = tx.positional(getattr(x, op)(y), ["i", "j"])
+    expected = getattr(a, op)(b[None, :])
+    np.testing.assert_allclose(got, expected)
+
+
+def test_unary_ops():
+    x = tx.named(jnp.array([-1.0, 2.0]), ["i"])
+    np.testing.assert_allclose(tx.positional(-x, ["i"]), [1.0, -2.0])
+    np.testing.assert_allclose(tx.positional(abs(x), ["i"]), [1.0, 2.0])
+    b = tx.named(jnp.array([True, False]), ["i"])
+    np.testing.assert_array_equal(tx.positional(~b, ["i"]), [False, True])
+
+
+def test_size_clash_message():
+    x = tx.named(jnp.ones((8, 4)), ["batch", "in_features"])
+    y = tx.named(jnp.ones(6), ["batch"])
+    with pytest.raises(NamedShapeError) as info:
+        x + y
+    assert str(info.value) == (
+        "axis 'batch' has size 8 in the left operand ('batch=8 in_features=4') but size 6 in the right "
+        "operand ('batch=6') in `x + y`; values broadcast by name, so one axis name must have one size. "
+        "Fix: rename one of the axes, or slice them to the same size"
+    )
+    with pytest.raises(TypeError):
+        x - y
+    with pytest.raises(ValueError):
+        y * x
+
+
+def test_ambiguous_conversions_raise():
+    x = tx.named(jnp.ones((2, 3)), ["a", "b"])
+    with pytest.raises(TypeError, match=r"tx.positional\(x, \['a', 'b', \.\.\.\]\)"):
+        np.asarray(x)
+    with pytest.raises(NamedShapeError, match="ambiguous"):
+        bool(x > 0)
+    with pytest.raises(TypeError, match="tnp.einsum"):
+        x @ x
+
+
+def test_works_under_jit_and_is_cached_by_names():
+    traces = []
+
+    @jax.jit
+    def f(x, y):
+        traces.append(1)
+        return x * y + 1.0
+
+    x, y = ones(("a", 2), ("b", 3)), ones(("b", 3))
+    assert f(x, y).named_shape == {"a": 2, "b": 3}
+    f(x, y)
+    assert len(traces) == 1
+    f(tx.named(jnp.ones((3, 2)), ["b", "a"]), y)  # swapped layout: a new trace
+    assert len(traces) == 2
+
+
+def test_grad_through_named_values():
+    x = tx.named(jnp.arange(3.0), ["i"])
+    w = tx.named(jnp.arange(4.0), ["j"])
+
+    def loss(w):
+        return jnp.sum((x * w).data ** 2)
+
+    g = jax.grad(loss)(w)
+    assert isinstance(g, tx.NamedArray) and g.named_shape == {"j": 4}
+    expected = 2 * np.arange(4.0) * np.sum(np.arange(3.0) ** 2)
+    np.testing.assert_allclose(tx.positional(g, ["j"]), expected)
+
+
+def test_vmap_maps_positional_dims():
+    x = tx.named(jnp.arange(2.0 * 5).reshape(2, 5), {1: "a"})  # positional (2,), a=5
+    y = jax.vmap(lambda v: v * 2.0)(x)
+    assert y.shape == (2,) and y.named_shape == {"a": 5}
+    np.testing.assert_allclose(tx.positional(y, {1: "a"}), 2 * np.arange(10.0).reshape(2, 5))
+
+
+def test_vmap_over_a_named_axis_is_a_clear_error():
+    x = tx.named(jnp.ones((4, 3)), ["a", "b"])
+    with pytest.raises(NamedShapeError, match="jax.vmap maps a named axis"):
+        jax.vmap(lambda v: v)(x)
+
+
+def test_mapped_axes_broadcast_with_data_axes_inside_vmap():
+    from typed_xmap._named_array import wrap
+
+    w = tx.named(jnp.arange(3.0), ["feat"])
+    c = tx.named(jnp.arange(4.0) * 10, ["batch"])  # 'batch' as a data dim, indexed per element
+
+    def body(element):
+        x = wrap(element, (), (("batch", 4),))
+        result = x + w + c
+        assert result.named_shape == {"feat": 3, "batch": 4} and result.mapped == (("batch", 4),)
+        return result.data
+
+    out = jax.vmap(body, axis_name="batch")(jnp.arange(4.0))
+    np.testing.assert_allclose(out, 11 * np.arange(4.0)[:, None] + np.arange(3.0)[None, :])

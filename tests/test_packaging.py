@@ -1,0 +1,46 @@
+"""Import boundaries, the public surface and the command line."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import typed_xmap as tx
+
+ROOT = Path(__file__).resolve().parents[1]
+ALGEBRA = ["_shape_spec", "_named_shape", "_einsum_spec", "_axis_map", "_resources", "_dtypes", "_errors"]
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+@pytest.mark.parametrize("module", ["typed_xmap", *(f"typed_xmap.{m}" for m in ALGEBRA)])
+def test_algebra_does_not_import_jax(module):
+    result = _python(f"import {module}, sys; assert 'jax' not in sys.modules, sorted(sys.modules)")
+    assert result.returncode == 0, result.stderr
+
+
+def test_public_names_resolve():
+    for name in tx.__all__:
+        assert getattr(tx, name) is not None, name
+    assert issubclass(tx.NamedShapeError, TypeError) and issubclass(tx.NamedShapeError, ValueError)
+    assert issubclass(tx.AxisResourceConflict, tx.NamedShapeError)
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        tx.nope  # noqa: B018
+
+
+def test_demo_runs():
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    result = subprocess.run(
+        [sys.executable, "-m", "typed_xmap._cli", "demo"], capture_output=True, text=True, cwd=ROOT,
+        timeout=300, env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "8 cpu devices" in result.stdout
+    assert "NamedShapeError" in result.stdout and "demo finished" in result.stdout

@@ -1,0 +1,72 @@
+"""The annotation spec language: parsing, formatting, pinned syntax errors, round trip."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from typed_xmap import NamedShapeError, NamedShapeSyntaxError
+from typed_xmap._shape_spec import AxisSpec, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
+
+
+def test_parses_names_and_sizes():
+    assert parse_named_axes("batch=32 in_features") == (AxisSpec("batch", 32), AxisSpec("in_features"))
+    assert parse_named_axes("") == ()
+    assert parse_named_axes("a, b=2") == (AxisSpec("a"), AxisSpec("b", 2))
+
+
+def test_parses_positional_dims():
+    assert parse_positional("n 3 _ ...") == ("n", 3, "_", "...")
+    assert parse_shape_spec("left", "n 3") == ShapeSpec((AxisSpec("left"),), ("n", 3))
+    assert parse_shape_spec("left").positional is None
+
+
+def test_syntax_error_points_at_bad_size():
+    with pytest.raises(NamedShapeSyntaxError) as info:
+        parse_named_axes("batch=3x in")
+    assert str(info.value) == (
+        "invalid spec 'batch=3x in': the size of axis 'batch' must be a non-negative integer, got '3x'\n"
+        "    batch=3x in\n"
+        "          ^^\n"
+        "fix: write batch=SIZE with an integer SIZE, or just batch"
+    )
+
+
+def test_syntax_error_points_at_bad_name():
+    with pytest.raises(NamedShapeSyntaxError) as info:
+        parse_named_axes("batch 3d")
+    assert str(info.value) == (
+        "invalid spec 'batch 3d': '3d' is not an axis name\n"
+        "    batch 3d\n"
+        "          ^^\n"
+        'fix: axis names are Python identifiers, optionally with a size: "batch=32 in_features"'
+    )
+
+
+def test_syntax_error_on_repeated_axis():
+    with pytest.raises(NamedShapeSyntaxError, match="axis 'a' is listed twice") as info:
+        parse_named_axes("a b a")
+    assert "\n        ^\n" in str(info.value)
+
+
+def test_syntax_errors_are_named_shape_errors_and_both_builtin_kinds():
+    with pytest.raises(NamedShapeError):
+        parse_positional("n 3.5")
+    with pytest.raises(TypeError):
+        parse_positional("... ...")
+    with pytest.raises(ValueError):
+        parse_named_axes("=3")
+
+
+names = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True)
+axis_specs = st.lists(
+    st.tuples(names, st.none() | st.integers(0, 99)), unique_by=lambda t: t[0], max_size=5
+).map(lambda items: tuple(AxisSpec(n, s) for n, s in items))
+positional_dims = st.lists(st.integers(0, 99) | names | st.sampled_from(["_"]), max_size=4).flatmap(
+    lambda dims: st.sampled_from([tuple(dims), tuple(dims) + ("...",)])
+)
+
+
+@given(axis_specs, st.none() | positional_dims)
+def test_parse_format_round_trip(axes, positional):
+    spec = ShapeSpec(axes, positional)
+    assert parse_shape_spec(spec.named_text(), spec.positional_text()) == spec

@@ -1,0 +1,179 @@
+"""NamedArray[...] annotations and @tx.typed: runtime checks with beartype, sizes bound per call."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+from beartype import beartype
+from beartype.roar import BeartypeCallHintParamViolation
+
+import typed_xmap as tx
+from typed_xmap import Float, NamedArray, NamedShapeError, NamedShapeSyntaxError, f32, i32
+
+
+def named(shape, names):
+    return tx.named(jnp.ones(shape), list(names))
+
+
+@tx.typed
+def loss(
+    x: NamedArray[f32, "batch in_features"],
+    w: NamedArray[f32, "in_features out_features"],
+    y: NamedArray[f32, "batch out_features"],
+) -> NamedArray[f32, "batch in_features out_features"]:
+    return x * w - y
+
+
+x = tx.named(jnp.ones((8, 4)), ["batch", "in_features"])
+w = tx.named(jnp.ones((4, 3)), ["in_features", "out_features"])
+y = tx.named(jnp.ones((8, 3)), ["batch", "out_features"])
+
+
+def test_accepts_matching_values_in_any_axis_order():
+    assert loss(x, w, y).named_shape == {"batch": 8, "in_features": 4, "out_features": 3}
+    swapped = tx.named(jnp.ones((3, 8)), ["out_features", "batch"])
+    assert loss(x, w, swapped).named_shape["batch"] == 8
+
+
+def test_size_bound_across_parameters():
+    with pytest.raises(NamedShapeError) as info:
+        loss(x, w, tx.named(jnp.ones((6, 3)), ["batch", "out_features"]))
+    assert str(info.value) == (
+        "loss() parameter 'y' is NamedArray(float32[batch=6, out_features=3]), which does not match "
+        "NamedArray[float32, 'batch out_features']: axis 'batch' has size 6 but was bound to 8 earlier in "
+        "this call. Axis bindings so far in this call: batch=8 in_features=4 out_features=3"
+    )
+
+
+def test_missing_axis_at_a_parameter():
+    with pytest.raises(NamedShapeError) as info:
+        loss(tx.named(jnp.ones(8), ["batch"]), w, y)
+    assert str(info.value) == (
+        "loss() parameter 'x' is NamedArray(float32[batch=8]), which does not match NamedArray[float32, "
+        "'batch in_features']: expected named axes 'batch in_features' but the value has 'batch=8': it lacks "
+        "'in_features'. Axis bindings so far in this call: none"
+    )
+
+
+def test_wrong_return_shape():
+    @tx.typed
+    def squash(x: NamedArray[f32, "batch in_features"]) -> NamedArray[f32, "batch"]:
+        return x
+
+    with pytest.raises(NamedShapeError) as info:
+        squash(x)
+    assert str(info.value) == (
+        "test_wrong_return_shape.<locals>.squash() return value is NamedArray(float32[batch=8, "
+        "in_features=4]), which does not match NamedArray[float32, 'batch']: expected named axes 'batch' but "
+        "the value has 'batch=8 in_features=4': it carries undeclared 'in_features'. Axis bindings so far in "
+        "this call: batch=8 in_features=4"
+    )
+
+
+def test_return_size_bound_to_parameters():
+    @tx.typed
+    def head(x: NamedArray[f32, "batch"]) -> NamedArray[f32, "batch"]:
+        return tx.named(jnp.ones(5), ["batch"])
+
+    with pytest.raises(NamedShapeError, match="axis 'batch' has size 5 but was bound to 8 earlier"):
+        head(tx.named(jnp.ones(8), ["batch"]))
+
+
+def test_wrong_dtype():
+    @tx.typed
+    def count(n: NamedArray[i32, "batch"]) -> None:
+        pass
+
+    with pytest.raises(NamedShapeError) as info:
+        count(tx.named(jnp.ones(3), ["batch"]))
+    assert str(info.value) == (
+        "test_wrong_dtype.<locals>.count() parameter 'n' is NamedArray(float32[batch=3]), which does not "
+        "match NamedArray[int32, 'batch']: its dtype is float32, expected int32. Axis bindings so far in "
+        "this call: none"
+    )
+    count(tx.named(jnp.ones(3, jnp.int32), ["batch"]))
+
+
+def test_a_raw_array_is_named_in_the_error():
+    with pytest.raises(NamedShapeError, match=r"it is a ArrayImpl, not a NamedArray \(fix: tx.named"):
+        loss(jnp.ones((8, 4)), w, y)
+
+
+def test_declared_sizes_kinds_and_positional_symbols():
+    @tx.typed
+    def f(a: NamedArray[Float, "batch=8", "n 3"], b: NamedArray[f32, "", "n"]) -> None:
+        pass
+
+    f(tx.named(jnp.ones((8, 5, 3)), {0: "batch"}), tx.named(jnp.ones(5), {}))
+    with pytest.raises(NamedShapeError, match="axis 'batch' has size 4 but the annotation says 8"):
+        f(tx.named(jnp.ones((4, 5, 3)), {0: "batch"}), tx.named(jnp.ones(5), {}))
+    with pytest.raises(NamedShapeError, match="positional dim 'n' has size 6 but was bound to 5"):
+        f(tx.named(jnp.ones((8, 5, 3)), {0: "batch"}), tx.named(jnp.ones(6), {}))
+
+
+def test_optional_and_keyword_parameters():
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], *, y: NamedArray[f32, "a"] | None = None) -> NamedArray[f32, "a"]:
+        return x if y is None else x + y
+
+    a3, a4 = named((3,), "a"), named((4,), "a")
+    assert f(a3).named_shape == {"a": 3}
+    assert f(a3, y=a3).named_shape == {"a": 3}
+    with pytest.raises(NamedShapeError, match="parameter 'y'"):
+        f(a3, y=a4)
+
+
+def test_calls_are_independent_and_nesting_keeps_outer_bindings():
+    @tx.typed
+    def inner(v: NamedArray[f32, "a"]) -> NamedArray[f32, "a"]:
+        return v
+
+    @tx.typed
+    def outer(u: NamedArray[f32, "a"], v: NamedArray[f32, "a"]) -> NamedArray[f32, "a"]:
+        inner(named((5,), "a"))  # its own call: a=5 there does not clash with a=3 here
+        return u + v
+
+    assert outer(named((3,), "a"), named((3,), "a")).named_shape == {"a": 3}
+    assert outer(named((7,), "a"), named((7,), "a")).named_shape == {"a": 7}
+
+
+def test_checked_once_under_jit():
+    calls = []
+
+    @jax.jit
+    @tx.typed
+    def f(x: NamedArray[f32, "batch in_features"]) -> NamedArray[f32, "batch in_features"]:
+        calls.append(1)
+        return x * 2.0
+
+    assert f(x).named_shape == {"batch": 8, "in_features": 4}
+    f(x)
+    assert len(calls) == 1
+    with pytest.raises(NamedShapeError, match="lacks 'in_features'"):
+        f(named((8, 4), ("batch", "other")))
+
+
+def test_plain_beartype_checks_each_argument():
+    @beartype
+    def f(x: NamedArray[f32, "batch"]) -> NamedArray[f32, "batch"]:
+        return x
+
+    f(named((2,), ["batch"]))
+    with pytest.raises(BeartypeCallHintParamViolation, match=r"NamedArray\[float32, 'batch'\]"):
+        f(named((2,), ["other"]))
+
+
+def test_isinstance_and_annotation_errors():
+    assert isinstance(x, NamedArray[f32, "in_features batch"])
+    assert not isinstance(x, NamedArray[f32, "batch"])
+    assert not isinstance(jnp.ones(3), NamedArray[f32, ""])
+    assert NamedArray[f32, "a b"] is NamedArray[f32, "a  b"]  # cached by parsed meaning
+    with pytest.raises(NamedShapeSyntaxError, match="takes a dtype and one or two spec strings"):
+        NamedArray["batch"]  # noqa: B018
+    with pytest.raises(NamedShapeSyntaxError, match="the first argument must be a dtype"):
+        NamedArray[int, "batch"]  # noqa: B018
+    with pytest.raises(NamedShapeSyntaxError, match="is not an axis name"):
+        NamedArray[f32, "a 1b"]  # noqa: B018
+    with pytest.raises(TypeError, match="is an annotation, not a constructor"):
+        NamedArray[f32, "a"]()
