@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
     from ._convert import named as named
     from ._convert import positional as positional
+    from ._sharding import constrain as constrain
+    from ._sharding import resources_of as resources_of
+    from ._sharding import shard as shard
     from ._static import Float as Float
     from ._static import Int as Int
     from ._static import Num as Num
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from ._static import u8 as u8
     from ._static import u32 as u32
     from ._typed import typed as typed
+    from ._visualize import visualize as visualize
 else:
     from ._dtypes import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
 
@@ -54,6 +58,7 @@ __all__ = [
     "bf16",
     "bool_",
     "c64",
+    "constrain",
     "f16",
     "f32",
     "f64",
@@ -63,9 +68,12 @@ __all__ = [
     "i64",
     "named",
     "positional",
+    "resources_of",
+    "shard",
     "typed",
     "u8",
     "u32",
+    "visualize",
 ]
 
 _LAZY = {
@@ -73,6 +81,10 @@ _LAZY = {
     "named": "._convert",
     "positional": "._convert",
     "typed": "._typed",
+    "shard": "._sharding",
+    "constrain": "._sharding",
+    "resources_of": "._sharding",
+    "visualize": "._visualize",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
 }

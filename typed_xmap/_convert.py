@@ -10,7 +10,7 @@ from ._axis_map import AxisMap, format_axis_list, parse_axis_map
 from ._errors import NamedShapeError
 from ._named_array import NamedArray, wrap
 
-__all__ = ["named", "positional", "to_named", "to_positional"]
+__all__ = ["check_fits", "named", "positional", "to_named", "to_positional"]
 
 
 def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
@@ -19,20 +19,10 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     data = array
     if isinstance(array, NamedArray):
         base_axes, data = array.axes, array.data
-    elif not hasattr(array, "shape"):
+    else:
         data = jnp.asarray(array)
     rank = len(data.shape) - len(base_axes)
-    shape = tuple(data.shape[:rank])
-    if spec.rank is not None and spec.rank != rank:
-        raise NamedShapeError(
-            f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the value has "
-            f"rank {rank} (shape {shape}). Fix: end the list with ... to allow more dims"
-        )
-    if spec.min_rank > rank:
-        raise NamedShapeError(
-            f"{where} = {spec} names dim {spec.min_rank - 1}, so the value needs at least {spec.min_rank} "
-            f"positional dims, but it has rank {rank} (shape {shape}). Fix: name dims the value has"
-        )
+    check_fits(spec, tuple(data.shape[:rank]), where=where)
     clash = [n for n in spec.names if n in base_axes]
     if clash:
         raise NamedShapeError(
@@ -44,6 +34,21 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     if perm != list(range(len(perm))):
         data = jnp.transpose(data, perm)
     return wrap(data, spec.names + base_axes)
+
+
+def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:
+    """Raise unless ``spec`` can name the dims of an array of ``shape``."""
+    rank = len(shape)
+    if spec.rank is not None and spec.rank != rank:
+        raise NamedShapeError(
+            f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the value has "
+            f"rank {rank} (shape {shape}). Fix: end the list with ... to allow more dims"
+        )
+    if spec.min_rank > rank:
+        raise NamedShapeError(
+            f"{where} = {spec} names dim {spec.min_rank - 1}, so the value needs at least {spec.min_rank} "
+            f"positional dims, but it has rank {rank} (shape {shape}). Fix: name dims the value has"
+        )
 
 
 def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:

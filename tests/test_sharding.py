@@ -1,0 +1,111 @@
+"""Sharding by name: tx.shard, tx.constrain, tx.resources_of, tx.visualize."""
+
+import io
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, PartitionSpec as P
+from rich.console import Console
+
+import typed_xmap as tx
+from typed_xmap import AxisResourceConflict, NamedShapeError
+
+
+@pytest.fixture(params=["explicit", "auto"])
+def mesh(request):
+    types = (AxisType.Explicit,) * 2 if request.param == "explicit" else (AxisType.Auto,) * 2
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=types)
+    with jax.set_mesh(mesh):
+        yield mesh
+
+
+def value():
+    return tx.named(jnp.arange(8.0 * 6 * 4).reshape(8, 6, 4), {0: "batch", 2: "feat"})  # positional (6,)
+
+
+def test_shard_places_by_name(mesh):
+    x = tx.shard(value(), {"batch": "x", "feat": "y"})
+    assert x.data.sharding.spec == P(None, "x", "y")
+    assert tx.resources_of(x) == {"batch": "x", "feat": "y"}
+    np.testing.assert_array_equal(tx.positional(x, {0: "batch", 2: "feat"}), np.arange(192.0).reshape(8, 6, 4))
+    both = tx.shard(value(), {"batch": ("x", "y")})
+    assert tx.resources_of(both) == {"batch": ("x", "y")}
+
+
+def test_shard_positional_array_with_axes(mesh):
+    placed = tx.shard(jnp.ones((8, 4)), {"b": "x"}, axes=["b", ...])
+    assert isinstance(placed, jax.Array) and placed.sharding.spec == P("x", None)
+
+
+def test_memory_kind_round_trip(mesh):
+    host = tx.shard(value(), {"batch": "x"}, memory_kind="pinned_host")
+    assert host.data.sharding.memory_kind == "pinned_host"
+    back = tx.shard(host, {"batch": "x"}, memory_kind="device")
+    assert back.data.sharding.memory_kind == "device"
+    np.testing.assert_array_equal(back.data, value().data)
+
+
+def test_constrain_inside_jit(mesh):
+    @jax.jit
+    def f(v):
+        return tx.constrain(v * 2.0, {"feat": "x"})
+
+    out = f(tx.shard(value(), {"batch": "x"}))
+    assert tx.resources_of(out) == {"feat": "x"}
+    np.testing.assert_array_equal(out.data, 2.0 * value().data)
+
+
+@pytest.mark.parametrize(
+    ("resources", "error", "message"),
+    [
+        ({"batch": "x", "feat": "x"}, AxisResourceConflict,
+         "axes 'batch' and 'feat' are both assigned to mesh axis 'x', but they meet in the value given to "
+         "tx.shard: one value cannot be split over one mesh axis along two of its axes. Fix: assign 'feat' to "
+         "another mesh axis, or keep the two axes in separate values (reduce one of them first)"),
+        ({"feat": ("x", "y")}, NamedShapeError,
+         "tx.shard: axis 'feat' has size 4, which is not divisible by the 8 devices of mesh axes 'x' and 'y'. "
+         "Fix: pad 'feat' to a multiple of 8, or assign it to fewer devices"),
+        ({"batch": "q"}, NamedShapeError,
+         "tx.shard: axis_resources['batch'] names mesh axis 'q', but the current mesh has axes 'x', 'y'. "
+         "Fix: use one of those, or set another mesh"),
+        ({"batch": tx.SerialLoop(2)}, NamedShapeError,
+         "tx.shard: axis_resources['batch'] is a SerialLoop; serial loops only exist inside xmap. "
+         "Fix: assign mesh axes here"),
+    ],
+)
+def test_shard_errors(mesh, resources, error, message):
+    with pytest.raises(error) as info:
+        tx.shard(value(), resources)
+    assert str(info.value) == message
+
+
+def test_constrain_reports_conflicts_by_name(mesh):
+    with pytest.raises(AxisResourceConflict, match="the value given to tx.constrain"):
+        jax.jit(lambda v: tx.constrain(v, {"batch": "y", "feat": "y"}))(value())
+
+
+def test_no_mesh_is_a_clear_error():
+    with pytest.raises(NamedShapeError, match=r"tx.shard needs a device mesh, but none is set"):
+        tx.shard(value(), {"batch": "x"})
+
+
+def test_bad_memory_kind(mesh):
+    with pytest.raises(NamedShapeError, match="memory_kind='hbm' is not a memory of this mesh's devices"):
+        tx.shard(value(), {"batch": "x"}, memory_kind="hbm")
+
+
+def test_visualize_draws_a_grid_with_axis_names(mesh):
+    buffer = io.StringIO()
+    tx.visualize(tx.shard(value(), {"batch": "x", "feat": "y"}), console=Console(file=buffer, width=100))
+    drawing = buffer.getvalue()
+    assert "split: batch -> x, feat -> y" in drawing
+    assert "batch on x \\ feat on y" in drawing
+    assert all(span in drawing for span in ("0:2", "2:4", "4:6", "6:8"))
+
+
+def test_visualize_lists_replicated_devices(mesh):
+    buffer = io.StringIO()
+    tx.visualize(tx.shard(value(), {"batch": "y"}), console=Console(file=buffer, width=100))
+    assert "0 2 4 6" in buffer.getvalue() and "1 3 5 7" in buffer.getvalue()

@@ -1,0 +1,191 @@
+"""Sharding by axis name: ``tx.shard``, ``tx.constrain`` and ``tx.resources_of``.
+
+``axis_resources={'batch': 'x', 'features': ('y', 'z')}`` places each named axis on mesh axes of the
+current mesh (``jax.set_mesh(mesh)``, or the deprecated ``with mesh:``). The partition spec follows
+from where each named axis sits in the value, so callers never write positional ``PartitionSpec``s.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import jax
+from jax.sharding import NamedSharding, PartitionSpec
+
+from ._axis_map import parse_axis_map
+from ._convert import check_fits
+from ._errors import NamedShapeError
+from ._named_array import NamedArray, wrap
+from ._resources import SerialLoop, conflict_error, normalize_axis_resources, resource_conflicts
+
+__all__ = ["constrain", "current_mesh", "resources_of", "shard"]
+
+
+def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
+    """The mesh set by ``jax.set_mesh`` (or ``with mesh:``); ``purpose`` words the error."""
+    mesh = jax.sharding.get_mesh()
+    if mesh.empty:
+        from jax._src import mesh as mesh_lib  # `with mesh:` sets only this (deprecated) context
+
+        mesh = mesh_lib.thread_resources.env.physical_mesh
+    if mesh.empty:
+        raise NamedShapeError(
+            f"{purpose} needs a device mesh, but none is set. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); "
+            f"then jax.set_mesh(mesh), or `with jax.set_mesh(mesh): ...`"
+        )
+    return mesh
+
+
+def describe_mesh_axes(mesh_axes: tuple[str, ...]) -> str:
+    """``('x',)`` -> ``"mesh axis 'x'"``; ``('x', 'y')`` -> ``"mesh axes 'x' and 'y'"``."""
+    if len(mesh_axes) == 1:
+        return f"mesh axis {mesh_axes[0]!r}"
+    return "mesh axes " + ", ".join(repr(a) for a in mesh_axes[:-1]) + f" and {mesh_axes[-1]!r}"
+
+
+def _mesh_resources(
+    axis_resources: Mapping[str, Any], mesh_shape: Mapping[str, int], *, purpose: str
+) -> dict[str, tuple[str, ...]]:
+    """Validate ``axis_resources`` against a mesh: mesh axes only (no serial loops), all present."""
+    resources = normalize_axis_resources(axis_resources)
+    for axis, assigned in resources.items():
+        for resource in assigned:
+            if isinstance(resource, SerialLoop):
+                raise NamedShapeError(
+                    f"{purpose}: axis_resources[{axis!r}] is a SerialLoop; serial loops only exist inside xmap. "
+                    f"Fix: assign mesh axes here"
+                )
+            if resource not in mesh_shape:
+                raise NamedShapeError(
+                    f"{purpose}: axis_resources[{axis!r}] names mesh axis {resource!r}, but the current mesh has "
+                    f"axes {', '.join(repr(a) for a in mesh_shape)}. Fix: use one of those, or set another mesh"
+                )
+    return {axis: tuple(str(r) for r in assigned) for axis, assigned in resources.items()}
+
+
+def _check_placement(
+    named_shape: Mapping[str, int], resources: Mapping[str, tuple[str, ...]], mesh_shape: Mapping[str, int],
+    *, purpose: str,
+) -> None:
+    """Conflicts and divisibility, by axis name, before JAX's positional errors."""
+    conflicts = resource_conflicts(named_shape, resources)
+    if conflicts:
+        raise conflict_error(conflicts[0], f"the value given to {purpose}")
+    for axis, assigned in resources.items():
+        if axis not in named_shape:
+            continue
+        count = 1
+        for mesh_axis in assigned:
+            count *= mesh_shape[mesh_axis]
+        if named_shape[axis] % count:
+            raise NamedShapeError(
+                f"{purpose}: axis {axis!r} has size {named_shape[axis]}, which is not divisible by the "
+                f"{count} devices of {describe_mesh_axes(assigned)}. Fix: pad {axis!r} to a multiple of {count}, "
+                f"or assign it to fewer devices"
+            )
+
+
+def _spec_entry(assigned: tuple[str, ...]) -> Any:
+    return None if not assigned else assigned[0] if len(assigned) == 1 else assigned
+
+
+class _Target:
+    """What to place: the array, its named shape, and where each named axis sits among its dims."""
+
+    def __init__(self, x: Any, axes: Any, purpose: str) -> None:
+        self.named: NamedArray | None = None
+        if isinstance(x, NamedArray):
+            if axes is not None:
+                raise NamedShapeError(f"{purpose}: x is a NamedArray, it carries its axes. Fix: drop axes=")
+            self.named, self.data = x, x.data
+            self.dims = {name: x.ndim + i for i, name in enumerate(x.axes)}
+            self.named_shape = x.named_shape
+            return
+        if axes is None:
+            raise NamedShapeError(
+                f"{purpose}: x is a positional array, so say which dims are which axes. "
+                f"Fix: {purpose}(x, axis_resources, axes=['batch', ...])"
+            )
+        self.data = x if hasattr(x, "shape") else jax.numpy.asarray(x)
+        spec = parse_axis_map(axes, where="axes")
+        check_fits(spec, tuple(self.data.shape), where="axes")
+        self.dims = {name: dim for dim, name in spec.dims}
+        self.named_shape = {name: self.data.shape[dim] for dim, name in spec.dims}
+
+    def partition_spec(self, resources: Mapping[str, tuple[str, ...]]) -> PartitionSpec:
+        """The positional spec that puts each named axis on its mesh axes."""
+        entries: list[Any] = [None] * len(self.data.shape)
+        for name, dim in self.dims.items():
+            entries[dim] = _spec_entry(resources.get(name, ()))
+        return PartitionSpec(*entries)
+
+    def rebuild(self, data: Any) -> Any:
+        """The placed data, as the same kind of value as the input."""
+        if self.named is None:
+            return data
+        return wrap(data, self.named.axes, self.named.mapped)
+
+
+def shard(
+    x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = None, *, axes: Any = None
+) -> Any:
+    """Place ``x`` on the current mesh by axis name; unassigned axes and positional dims are replicated.
+
+    ``x`` is a ``NamedArray``, or a positional array with ``axes`` (an xmap spec leaf, e.g.
+    ``['batch', ...]``). ``memory_kind`` (``'device'``, ``'pinned_host'``, ...) picks the memory.
+    Returns the same kind of value as ``x``.
+    """
+    target = _Target(x, axes, "tx.shard")
+    mesh = current_mesh(purpose="tx.shard")
+    resources = _mesh_resources(axis_resources, mesh.shape, purpose="tx.shard")
+    _check_placement(target.named_shape, resources, mesh.shape, purpose="tx.shard")
+    if memory_kind is not None:
+        kinds = {m.kind for m in mesh.devices.flat[0].addressable_memories()}
+        if memory_kind not in kinds:
+            raise NamedShapeError(
+                f"tx.shard: memory_kind={memory_kind!r} is not a memory of this mesh's devices "
+                f"({', '.join(sorted(kinds))}). Fix: use one of those"
+            )
+    sharding = NamedSharding(mesh, target.partition_spec(resources), memory_kind=memory_kind)
+    return target.rebuild(jax.device_put(target.data, sharding))
+
+
+def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) -> Any:
+    """Inside ``jax.jit``: ask for ``x`` to be sharded by axis name from here on.
+
+    A sharding constraint on Auto mesh axes, a ``jax.reshard`` on Explicit ones (what each mode
+    accepts). Outside ``jit`` it behaves as ``tx.shard``.
+    """
+    target = _Target(x, axes, "tx.constrain")
+    abstract = jax.sharding.get_abstract_mesh()
+    if abstract.empty:
+        current_mesh(purpose="tx.constrain")  # raises the "no mesh" error
+    shape = dict(abstract.shape)
+    resources = _mesh_resources(axis_resources, shape, purpose="tx.constrain")
+    _check_placement(target.named_shape, resources, shape, purpose="tx.constrain")
+    pspec = target.partition_spec(resources)
+    explicit = {name for name, kind in zip(abstract.axis_names, abstract.axis_types)
+                if kind == jax.sharding.AxisType.Explicit}
+    if explicit:
+        return target.rebuild(jax.reshard(target.data, pspec))
+    return target.rebuild(jax.lax.with_sharding_constraint(target.data, pspec))
+
+
+def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
+    """Which mesh axes each named axis of ``x`` is split over (unsplit axes are left out)."""
+    if not isinstance(x, NamedArray):
+        raise NamedShapeError(
+            f"tx.resources_of takes a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first, "
+            f"or read array.sharding"
+        )
+    sharding = getattr(x.data, "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    if spec is None:
+        return {}
+    entries = tuple(spec) + (None,) * (x.data.ndim - len(spec))
+    placement: dict[str, str | tuple[str, ...]] = {}
+    for name, entry in zip(x.axes, entries[x.ndim:]):
+        if entry is None or entry == ():
+            continue
+        placement[name] = entry if isinstance(entry, str) or len(entry) > 1 else entry[0]
+    return placement
