@@ -177,3 +177,13 @@ def test_isinstance_and_annotation_errors():
         NamedArray[f32, "a 1b"]  # noqa: B018
     with pytest.raises(TypeError, match="is an annotation, not a constructor"):
         NamedArray[f32, "a"]()
+
+
+def test_lambdas_and_unannotated_functions():
+    assert tx.typed(lambda v: v)(3) == 3
+
+    @tx.typed
+    def mixed(v: NamedArray[f32, "a"], scale: float, /, *rest: int, flag: bool = False, **extra: str) -> float:
+        return scale
+
+    assert mixed(named((2,), "a"), 2.0, 1, 2, flag=True, k="s") == 2.0

@@ -53,8 +53,9 @@ def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callabl
         if is_last_positional_only:
             parts.append("/")
     namespace: dict[str, Any] = dict(defaults)
-    exec(f"def {fn.__name__}({', '.join(parts)}): pass", namespace)  # noqa: S102
-    checker = namespace[fn.__name__]
+    exec(f"def checker({', '.join(parts)}): pass", namespace)  # noqa: S102
+    checker = namespace["checker"]
+    checker.__name__ = getattr(fn, "__name__", "checker")
     checker.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
     checker.__qualname__ = fn.__qualname__
     checker.__module__ = fn.__module__
