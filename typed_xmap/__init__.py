@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._errors import AxisResourceConflict as AxisResourceConflict
 from ._errors import NamedShapeError as NamedShapeError
 from ._errors import NamedShapeSyntaxError as NamedShapeSyntaxError
+from ._errors import UnboundAxisError as UnboundAxisError
 from ._resources import SerialLoop as SerialLoop
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from ._static import u32 as u32
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
+    from ._xmap import serial_loop as serial_loop
+    from ._xmap import xmap as xmap
 else:
     from ._dtypes import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
 
@@ -54,6 +57,7 @@ __all__ = [
     "NamedShapeSyntaxError",
     "Num",
     "SerialLoop",
+    "UnboundAxisError",
     "Shaped",
     "bf16",
     "bool_",
@@ -69,11 +73,13 @@ __all__ = [
     "named",
     "positional",
     "resources_of",
+    "serial_loop",
     "shard",
     "typed",
     "u8",
     "u32",
     "visualize",
+    "xmap",
 ]
 
 _LAZY = {

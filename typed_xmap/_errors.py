@@ -5,7 +5,7 @@ Pure Python: the runtime checker, ``xmap`` and the mypy plugin all share these c
 
 from __future__ import annotations
 
-__all__ = ["NamedShapeError", "NamedShapeSyntaxError", "AxisResourceConflict"]
+__all__ = ["NamedShapeError", "NamedShapeSyntaxError", "AxisResourceConflict", "UnboundAxisError"]
 
 
 class NamedShapeError(TypeError, ValueError):
@@ -24,5 +24,12 @@ class AxisResourceConflict(NamedShapeError):
     """Two named axes assigned to the same mesh axis meet in one value."""
 
 
-for _error in (NamedShapeError, NamedShapeSyntaxError, AxisResourceConflict):
+class UnboundAxisError(NamedShapeError, NameError):
+    """An axis name that no enclosing ``xmap``/``vmap`` binds.
+
+    Also a ``NameError``: JAX (and the original xmap) raise ``NameError`` here, and code catching it keeps working.
+    """
+
+
+for _error in (NamedShapeError, NamedShapeSyntaxError, AxisResourceConflict, UnboundAxisError):
     _error.__module__ = "typed_xmap"  # tracebacks print typed_xmap.NamedShapeError, the public name

@@ -24,7 +24,7 @@ from ._errors import NamedShapeError
 from ._named_shape import broadcast_positional, union_named_shapes
 from ._shape_spec import format_named_shape
 
-__all__ = ["NamedArray", "align", "apply_elementwise", "wrap"]
+__all__ = ["NamedArray", "align", "apply_elementwise", "index_mapped", "wrap"]
 
 
 class NamedArray:
@@ -182,7 +182,7 @@ def align(
     result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names)
     result_axes = tuple(n for n in union if n not in mapped_names)
     if mapped_names:
-        named = [_index_mapped(v, mapped_names) for v in named]
+        named = [index_mapped(v, mapped_names) for v in named]
         values = [named.pop(0) if isinstance(v, NamedArray) else v for v in values]
     positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
     broadcast_positional(positional, operation=operation, operands=operands)
@@ -208,7 +208,7 @@ def align(
     return laid_out, result_axes, result_mapped
 
 
-def _index_mapped(value: NamedArray, mapped_names: set[str]) -> NamedArray:
+def index_mapped(value: NamedArray, mapped_names: set[str]) -> NamedArray:
     """Turn dims of ``value`` that are mapped elsewhere into this map element's slice."""
     to_index = [a for a in value.axes if a in mapped_names]
     if not to_index:

@@ -15,6 +15,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from ._axis_map import parse_axis_map
 from ._convert import check_fits
 from ._errors import NamedShapeError
+from ._mesh import concrete_mesh, explicit_axes
 from ._named_array import NamedArray, wrap
 from ._resources import SerialLoop, conflict_error, normalize_axis_resources, resource_conflicts
 
@@ -23,12 +24,8 @@ __all__ = ["constrain", "current_mesh", "resources_of", "shard"]
 
 def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
     """The mesh set by ``jax.set_mesh`` (or ``with mesh:``); ``purpose`` words the error."""
-    mesh = jax.sharding.get_mesh()
-    if mesh.empty:
-        from jax._src import mesh as mesh_lib  # `with mesh:` sets only this (deprecated) context
-
-        mesh = mesh_lib.thread_resources.env.physical_mesh
-    if mesh.empty:
+    mesh = concrete_mesh()
+    if mesh is None:
         raise NamedShapeError(
             f"{purpose} needs a device mesh, but none is set. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); "
             f"then jax.set_mesh(mesh), or `with jax.set_mesh(mesh): ...`"
@@ -164,9 +161,7 @@ def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) ->
     resources = _mesh_resources(axis_resources, shape, purpose="tx.constrain")
     _check_placement(target.named_shape, resources, shape, purpose="tx.constrain")
     pspec = target.partition_spec(resources)
-    explicit = {name for name, kind in zip(abstract.axis_names, abstract.axis_types)
-                if kind == jax.sharding.AxisType.Explicit}
-    if explicit:
+    if explicit_axes(abstract):
         return target.rebuild(jax.reshard(target.data, pspec))
     return target.rebuild(jax.lax.with_sharding_constraint(target.data, pspec))
 

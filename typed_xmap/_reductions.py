@@ -1,0 +1,181 @@
+"""Reductions by axis name for ``typed_xmap.numpy``: ``sum mean max min var std prod logsumexp all any``,
+``argmax argmin``, and ``softmax``/``log_softmax`` built from them.
+
+``axis`` is a name, an int (a positional dim) or a tuple mixing both; ``None`` reduces the positional dims
+only, so named axes survive (the original xmap's rule). ``keepdims`` keeps positional dims only: a reduced
+named axis is gone. A named axis held in the data is a dim like any other; a mapped one (an enclosing
+``vmap`` level, as inside ``xmap``) is gathered into the data first (``_mapped_axes.gather``), so every
+reduction is one positional ``jnp`` reduction and keeps ``jnp``'s dtypes, gradients and numerics.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special
+
+from ._errors import NamedShapeError
+from ._mapped_axes import as_mapped, gather
+from ._named_array import NamedArray, apply_elementwise, wrap
+from ._named_shape import reduce_named_shape
+
+__all__ = [
+    "all", "any", "argmax", "argmin", "log_softmax", "logsumexp", "max", "mean", "min", "prod", "softmax",
+    "std", "sum", "var",
+]
+
+AxisArg = str | int | Sequence[str | int] | None
+
+
+def _split_axis(axis: AxisArg, operation: str) -> tuple[list[str], list[int] | None]:
+    """``axis`` -> (names, ints); ints is None for ``axis=None`` (every positional dim)."""
+    if axis is None:
+        return [], None
+    items: list[Any] = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    names: list[str] = []
+    ints: list[int] = []
+    for item in items:
+        if isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, bool):
+            raise NamedShapeError(f"{operation}: an axis is a name or an int, got {item!r}")
+        else:
+            try:
+                ints.append(operator.index(item))
+            except TypeError:
+                raise NamedShapeError(
+                    f"{operation}: an axis is a name (str) or a positional dim (int), got {item!r}. "
+                    f"Fix: pass a name, an int, or a tuple of them"
+                ) from None
+    if len(set(names)) != len(names):
+        raise NamedShapeError(f"{operation}: an axis name is listed twice in {axis!r}. Fix: list each axis once")
+    return names, ints
+
+
+def _positional_dims(ints: list[int] | None, shape: tuple[int, ...], operation: str) -> list[int]:
+    ndim = len(shape)
+    if ints is None:
+        return list(range(ndim))
+    dims = []
+    for i in ints:
+        if not -ndim <= i < ndim:
+            raise NamedShapeError(
+                f"{operation}: positional axis {i} is out of range for a value with {ndim} positional dims "
+                f"(shape {shape}); named axes are reduced by name, not by position. "
+                f"Fix: use an int in [{-ndim}, {ndim}) or the axis name"
+            )
+        dims.append(i % ndim)
+    if len(set(dims)) != len(dims):
+        raise NamedShapeError(f"{operation}: positional axis {ints} repeats a dim. Fix: list each dim once")
+    return dims
+
+
+def _operation(fname: str, axis: AxisArg) -> str:
+    return f"tnp.{fname}(x, axis={axis!r})"
+
+
+def _reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool, kwargs: dict[str, Any]) -> Any:
+    """Reduce ``x`` with the positional reduction ``fn(data, axis=dims, keepdims=False, **kwargs)``."""
+    operation = _operation(fname, axis)
+    names, ints = _split_axis(axis, operation)
+    plain = not isinstance(x, NamedArray)
+    if plain:
+        value = as_mapped(x, names, operation=operation)
+    else:
+        reduce_named_shape(x.named_shape, names, operation=operation, operand=f"x = {x!r}")
+        value = x
+    positional = _positional_dims(ints, value.shape, operation)
+    mapped = {n for n, _ in value.mapped}
+    value = gather(value, [n for n in names if n in mapped], operation=operation)
+    named_dims = [value.ndim + value.axes.index(n) for n in names]
+    data = fn(value.data, axis=tuple(positional + named_dims), keepdims=False, **kwargs)
+    if keepdims and positional:  # positional dims lead the layout, so they go back where they were
+        data = jnp.expand_dims(data, tuple(sorted(positional)))
+    if plain:
+        return data
+    return wrap(data, tuple(a for a in value.axes if a not in names), value.mapped)
+
+
+def _reduction(fname: str, fn: Callable[..., Any], doc: str) -> Callable[..., Any]:
+    def reduction(x: Any, axis: AxisArg = None, *, keepdims: bool = False, **kwargs: Any) -> Any:
+        return _reduce(fn, fname, x, axis, keepdims, kwargs)
+
+    reduction.__name__ = reduction.__qualname__ = fname
+    reduction.__doc__ = (
+        f"{doc} over ``axis``: a name, an int (positional dim) or a tuple of both.\n\n"
+        f"``axis=None`` reduces the positional dims only; named axes survive. ``keepdims`` keeps positional\n"
+        f"dims. Other keywords go to ``{'jax.scipy.special' if fname == 'logsumexp' else 'jax.numpy'}.{fname}``."
+    )
+    return reduction
+
+
+sum = _reduction("sum", jnp.sum, "Sum")
+mean = _reduction("mean", jnp.mean, "Mean")
+max = _reduction("max", jnp.max, "Maximum")
+min = _reduction("min", jnp.min, "Minimum")
+prod = _reduction("prod", jnp.prod, "Product")
+var = _reduction("var", jnp.var, "Variance (``ddof=`` as in numpy; the count includes named axes' sizes)")
+std = _reduction("std", jnp.std, "Standard deviation (``ddof=`` as in numpy)")
+logsumexp = _reduction("logsumexp", jax.scipy.special.logsumexp, "``log(sum(exp(x)))``, computed stably,")
+all = _reduction("all", jnp.all, "Logical and")
+any = _reduction("any", jnp.any, "Logical or")
+
+
+def _arg_reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool) -> Any:
+    if isinstance(axis, (tuple, list)):
+        if len(axis) != 1:
+            raise NamedShapeError(
+                f"{_operation(fname, axis)}: {fname} reduces over one axis, got {len(axis)}. "
+                f"Fix: pass a single name or int"
+            )
+        axis = axis[0]
+    if axis is None:
+        if not isinstance(x, NamedArray):
+            return fn(x, axis=None, keepdims=keepdims)
+        # numpy's axis=None: the index into the flattened positional dims, per named element
+        named = x.data.shape[x.ndim:]
+        data = fn(jnp.reshape(x.data, (-1,) + named), axis=0, keepdims=True)
+        data = jnp.reshape(data, ((1,) * x.ndim if keepdims else ()) + named)
+        return wrap(data, x.axes, x.mapped)
+
+    def single(data: Any, *, axis: tuple[int], keepdims: bool) -> Any:
+        return fn(data, axis=axis[0], keepdims=keepdims)
+
+    return _reduce(single, fname, x, axis, keepdims, {})
+
+
+def argmax(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
+    """Index of the maximum along one axis (a name or an int); ``None``: over the flattened positional dims."""
+    return _arg_reduce(jnp.argmax, "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
+    """Index of the minimum along one axis (a name or an int); ``None``: over the flattened positional dims."""
+    return _arg_reduce(jnp.argmin, "argmin", x, axis, keepdims)
+
+
+def _elementwise(fname: str, fn: Callable[..., Any], *values: Any) -> Any:
+    return apply_elementwise(fn, values, operation=f"tnp.{fname}", operands=("x", "its reduction"))
+
+
+def _stable_max(x: Any, axis: AxisArg) -> Any:
+    """``max(x, axis)``, kept positional dims, non-finite maxima replaced by 0, no gradient."""
+    m = max(x, axis, keepdims=True)
+    if isinstance(m, NamedArray):
+        return wrap(jax.lax.stop_gradient(jnp.where(jnp.isfinite(m.data), m.data, 0)), m.axes, m.mapped)
+    return jax.lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0))
+
+
+def softmax(x: Any, axis: AxisArg) -> Any:
+    """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name)."""
+    shifted = _elementwise("softmax", jnp.subtract, x, _stable_max(x, axis))
+    e = _elementwise("softmax", jnp.exp, shifted)
+    return _elementwise("softmax", jnp.divide, e, sum(e, axis, keepdims=True))
+
+
+def log_softmax(x: Any, axis: AxisArg) -> Any:
+    """``x - logsumexp(x, axis)``; the result has ``x``'s axes."""
+    return _elementwise("log_softmax", jnp.subtract, x, logsumexp(x, axis, keepdims=True))
