@@ -65,8 +65,8 @@ def test_constrain_inside_jit(mesh):
          "tx.shard: one value cannot be split over one mesh axis along two of its axes. Fix: assign 'feat' to "
          "another mesh axis, or keep the two axes in separate values (reduce one of them first)"),
         ({"feat": ("x", "y")}, NamedShapeError,
-         "tx.shard: axis 'feat' has size 4, which is not divisible by the 8 devices of mesh axes 'x' and 'y'. "
-         "Fix: pad 'feat' to a multiple of 8, or assign it to fewer devices"),
+         "axis 'feat' has (global) size 4, which is not divisible by the 8 parts of its resources mesh axis 'x' "
+         "(4) x mesh axis 'y' (2). Fix: pad 'feat' to a multiple of 8, or assign it fewer resources"),
         ({"batch": "q"}, NamedShapeError,
          "tx.shard: axis_resources['batch'] names mesh axis 'q', but the current mesh has axes 'x', 'y'. "
          "Fix: use one of those, or set another mesh"),

@@ -22,7 +22,6 @@ from jax.tree_util import GetAttrKey, register_pytree_with_keys
 from ._axis_map import format_axis_list
 from ._errors import NamedShapeError
 from ._named_shape import broadcast_positional, union_named_shapes
-from ._shape_spec import format_named_shape
 
 __all__ = ["NamedArray", "align", "apply_elementwise", "index_mapped", "wrap"]
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from ._errors import AxisResourceConflict, NamedShapeError
 
 __all__ = [
     "Conflict",
     "SerialLoop",
+    "check_conflicts",
+    "check_divisible",
     "conflict_error",
     "normalize_axis_resources",
     "resource_conflicts",
+    "resource_count",
     "resource_name",
 ]
 
@@ -111,3 +114,36 @@ def conflict_error(conflict: Conflict, where: str) -> AxisResourceConflict:
         f"along two of its axes. Fix: assign {conflict.second!r} to another mesh axis, or keep the two "
         f"axes in separate values (reduce one of them first)"
     )
+
+
+def check_conflicts(names: Sequence[str], axis_resources: Mapping[str, tuple[Any, ...]], where: str) -> None:
+    """Raise ``AxisResourceConflict`` for the first pair of ``names`` sharing a resource."""
+    conflicts = resource_conflicts(names, axis_resources)
+    if conflicts:
+        raise conflict_error(conflicts[0], where)
+
+
+def resource_count(assigned: Iterable[Any], mesh_shape: Mapping[str, int]) -> int:
+    count = 1
+    for resource in assigned:
+        count *= resource.length if isinstance(resource, SerialLoop) else mesh_shape[resource]
+    return count
+
+
+def check_divisible(
+    sizes: Mapping[str, int], resources: Mapping[str, tuple[Any, ...]], mesh_shape: Mapping[str, int]
+) -> None:
+    """Each axis size must divide by the devices (and loop steps) it is split over."""
+    for axis, assigned in resources.items():
+        if axis not in sizes:
+            continue
+        count = resource_count(assigned, mesh_shape)
+        if sizes[axis] % count:
+            what = " x ".join(
+                f"{r!r} ({r.length} steps)" if isinstance(r, SerialLoop) else f"mesh axis {r!r} ({mesh_shape[r]})"
+                for r in assigned
+            )
+            raise NamedShapeError(
+                f"axis {axis!r} has (global) size {sizes[axis]}, which is not divisible by the {count} parts "
+                f"of its resources {what}. Fix: pad {axis!r} to a multiple of {count}, or assign it fewer resources"
+            )

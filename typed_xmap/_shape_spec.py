@@ -117,7 +117,7 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
         if name in seen:
             raise syntax_error(
                 spec, match.start(), match.end(), f"axis {name!r} is listed twice",
-                f"list each named axis once; named axes are order-free",
+                "list each named axis once; named axes are order-free",
             )
         seen[name] = match.start()
         axes.append(AxisSpec(name, size))

@@ -17,7 +17,7 @@ from ._convert import check_fits
 from ._errors import NamedShapeError
 from ._mesh import concrete_mesh, explicit_axes
 from ._named_array import NamedArray, wrap
-from ._resources import SerialLoop, conflict_error, normalize_axis_resources, resource_conflicts
+from ._resources import SerialLoop, check_conflicts, check_divisible, normalize_axis_resources
 
 __all__ = ["constrain", "current_mesh", "resources_of", "shard"]
 
@@ -31,13 +31,6 @@ def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
             f"then jax.set_mesh(mesh), or `with jax.set_mesh(mesh): ...`"
         )
     return mesh
-
-
-def describe_mesh_axes(mesh_axes: tuple[str, ...]) -> str:
-    """``('x',)`` -> ``"mesh axis 'x'"``; ``('x', 'y')`` -> ``"mesh axes 'x' and 'y'"``."""
-    if len(mesh_axes) == 1:
-        return f"mesh axis {mesh_axes[0]!r}"
-    return "mesh axes " + ", ".join(repr(a) for a in mesh_axes[:-1]) + f" and {mesh_axes[-1]!r}"
 
 
 def _mesh_resources(
@@ -64,22 +57,9 @@ def _check_placement(
     named_shape: Mapping[str, int], resources: Mapping[str, tuple[str, ...]], mesh_shape: Mapping[str, int],
     *, purpose: str,
 ) -> None:
-    """Conflicts and divisibility, by axis name, before JAX's positional errors."""
-    conflicts = resource_conflicts(named_shape, resources)
-    if conflicts:
-        raise conflict_error(conflicts[0], f"the value given to {purpose}")
-    for axis, assigned in resources.items():
-        if axis not in named_shape:
-            continue
-        count = 1
-        for mesh_axis in assigned:
-            count *= mesh_shape[mesh_axis]
-        if named_shape[axis] % count:
-            raise NamedShapeError(
-                f"{purpose}: axis {axis!r} has size {named_shape[axis]}, which is not divisible by the "
-                f"{count} devices of {describe_mesh_axes(assigned)}. Fix: pad {axis!r} to a multiple of {count}, "
-                f"or assign it to fewer devices"
-            )
+    """Conflicts and divisibility, by axis name and worded as ``xmap`` words them, before JAX's errors."""
+    check_conflicts(list(named_shape), resources, f"the value given to {purpose}")
+    check_divisible(named_shape, resources, mesh_shape)
 
 
 def _spec_entry(assigned: tuple[str, ...]) -> Any:

@@ -14,16 +14,14 @@ Resource conflicts (two named axes on one mesh axis meeting in one value) are ca
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ._errors import AxisResourceConflict, NamedShapeError
 from ._resources import SerialLoop, conflict_error, resource_conflicts
 
 __all__ = [
-    "check_divisible",
     "check_in_scope",
     "check_intermediates",
-    "check_leaf_conflicts",
     "check_output_conflicts",
     "may_conflict",
 ]
@@ -51,39 +49,9 @@ def check_in_scope(resources: Resources, mesh_shape: Mapping[str, int] | None) -
                 )
 
 
-def resource_count(assigned: Iterable[Any], mesh_shape: Mapping[str, int]) -> int:
-    count = 1
-    for resource in assigned:
-        count *= resource.length if isinstance(resource, SerialLoop) else mesh_shape[resource]
-    return count
-
-
-def check_divisible(sizes: Mapping[str, int], resources: Resources, mesh_shape: Mapping[str, int]) -> None:
-    """Each axis size must divide by the devices (and loop steps) it is split over."""
-    for axis, assigned in resources.items():
-        if axis not in sizes:
-            continue
-        count = resource_count(assigned, mesh_shape)
-        if sizes[axis] % count:
-            what = " x ".join(
-                f"{r!r} ({r.length} steps)" if isinstance(r, SerialLoop) else f"mesh axis {r!r} ({mesh_shape[r]})"
-                for r in assigned
-            )
-            raise NamedShapeError(
-                f"axis {axis!r} has (global) size {sizes[axis]}, which is not divisible by the {count} parts "
-                f"of its resources {what}. Fix: pad {axis!r} to a multiple of {count}, or assign it fewer resources"
-            )
-
-
 def may_conflict(names: Sequence[str], resources: Resources) -> bool:
     """Whether any two of ``names`` share a resource (else no value can hold a conflict)."""
     return bool(resource_conflicts(names, resources))
-
-
-def check_leaf_conflicts(names: Sequence[str], resources: Resources, where: str) -> None:
-    conflicts = resource_conflicts(names, resources)
-    if conflicts:
-        raise conflict_error(conflicts[0], where)
 
 
 def check_output_conflicts(

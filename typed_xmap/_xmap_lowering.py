@@ -26,12 +26,10 @@ from ._axis_map import AxisMap
 from ._errors import NamedShapeError
 from ._mesh import abstract_mesh_scope, explicit_axes, same_mesh
 from ._named_array import NamedArray, wrap
-from ._resources import SerialLoop
+from ._resources import SerialLoop, check_conflicts, check_divisible
 from ._xmap_checks import (
-    check_divisible,
     check_in_scope,
     check_intermediates,
-    check_leaf_conflicts,
     check_output_conflicts,
     may_conflict,
 )
@@ -333,7 +331,7 @@ class _Call:
 
     def check_static_conflicts(self) -> None:
         for leaf, value in zip(self.leaves, self.data):
-            check_leaf_conflicts(
+            check_conflicts(
                 self.outer_carried(value) + list(leaf.names), self.all_resources,
                 f"argument {leaf.describe()} of {self.config.name}",
             )
