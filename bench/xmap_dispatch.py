@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import statistics  # noqa: E402
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from _timing import interleaved, print_table  # noqa: E402
 from jax import lax  # noqa: E402

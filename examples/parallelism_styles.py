@@ -19,7 +19,6 @@ if "jax" not in __import__("sys").modules:
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import typed_xmap as tx

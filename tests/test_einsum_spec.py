@@ -1,6 +1,5 @@
 """The brace einsum spec: parsing, errors, and results against an independent NumPy reference."""
 
-import string
 
 import numpy as np
 import pytest
