@@ -13,6 +13,7 @@ Everything here runs while tracing; ``jit`` caches the result per argument shape
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -23,7 +24,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 from ._axis_map import AxisMap
-from ._errors import NamedShapeError
+from ._errors import NamedShapeError, UnboundAxisError
 from ._mesh import abstract_mesh_scope, explicit_axes, same_mesh
 from ._named_array import NamedArray, wrap
 from ._resources import SerialLoop, check_conflicts, check_divisible
@@ -153,7 +154,10 @@ class _Call:
             values = tuple(
                 wrap(v, (), tuple((n, self.sizes[n]) for n in leaf.names)) for v, leaf in zip(values, self.leaves)
             )
-        out = config.body(*tree_unflatten(self.treedef, list(values)))
+        try:
+            out = config.body(*tree_unflatten(self.treedef, list(values)))
+        except NameError as error:
+            raise self._unbound_axis(error) from error
         spec = config.out_spec
         subtrees = flatten_prefix(
             spec, out, f"what {config.name} returns", "give one spec per output, or one spec for all outputs"
@@ -161,6 +165,19 @@ class _Call:
         if spec.treedef.num_leaves == 1 and spec.treedef.num_nodes == 1 and not subtrees:
             raise NamedShapeError(f"xmapped function {config.name} returned nothing; xmap needs a return value")
         return tuple(self._output(j, sub) for j, sub in enumerate(subtrees))
+
+    def _unbound_axis(self, error: NameError) -> Exception:
+        """JAX's "unbound axis name" (which suggests shard_map) in xmap's words; other NameErrors as they are."""
+        match = re.search(r"unbound axis name: (\S+?)\.", str(error))
+        if match is None or isinstance(error, UnboundAxisError):
+            return error
+        name = match.group(1)
+        in_scope = [n for f in self.outer for n in f.names] + list(self.names)
+        return UnboundAxisError(
+            f"a collective in {self.config.name} uses axis {name!r}, which no enclosing xmap or vmap binds "
+            f"(axes in scope: {', '.join(repr(n) for n in in_scope) or 'none'}). Fix: use one of those names, or "
+            f"map {name!r} with an enclosing xmap (in_axes or axis_sizes)"
+        )
 
     def _output(self, j: int, subtree: Any) -> Any:
         axis_map = self.config.out_spec.leaves[j]
