@@ -1,5 +1,6 @@
 """Every error of the original xmap's error table (reference §2), as our errors: axis, path, fix."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -165,3 +166,16 @@ def test_collective_over_an_unbound_name_is_worded_for_xmap():
         "Fix: use one of those names, or map 'zz' with an enclosing xmap (in_axes or axis_sizes)"
     )
     assert isinstance(info.value, NameError)  # code catching JAX's NameError keeps working
+
+
+def test_input_committed_to_other_devices():
+    with jax.set_mesh(jax.make_mesh((1,), ("a",))):
+        x = jnp.ones((8,))
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        with pytest.raises(NamedShapeError) as info:
+            xmap(lambda v: v, in_axes=["i"], out_axes=["i"], axis_resources={"i": "x"})(x)
+    assert str(info.value) == (
+        "xmap of <lambda>: args[0] is a jax.Array placed on devices [0], but the call runs on the current mesh's "
+        "8 devices; xmap does not move committed arrays between devices implicitly. Fix: create it under the "
+        "same mesh, or move it first: jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.P()))"
+    )

@@ -31,6 +31,27 @@ __all__ = ["SerialLoop", "serial_loop", "xmap"]
 _OMITTED: Any = object()
 
 
+def _on_other_devices(error: ValueError, name: str, args: tuple[Any, ...]) -> Exception:
+    """jit's "incompatible devices" (which names our internal function) in xmap's words."""
+    if "incompatible devices" not in str(error):
+        return error
+    mesh = concrete_mesh()
+    devices = set(mesh.devices.flat) if mesh is not None else None
+    for path, leaf in jax.tree_util.tree_flatten_with_path(args)[0]:
+        sharding = getattr(leaf, "sharding", None)
+        if sharding is None or getattr(leaf, "committed", getattr(leaf, "_committed", True)) is False:
+            continue
+        if devices is not None and set(sharding.device_set) != devices:
+            ids = sorted(d.id for d in sharding.device_set)
+            return NamedShapeError(
+                f"xmap of {name}: args{jax.tree_util.keystr(path)} is a jax.Array placed on devices {ids}, but the call runs "
+                f"on the current mesh's {len(devices)} devices; xmap does not move committed arrays between "
+                f"devices implicitly. Fix: create it under the same mesh, or move it first: "
+                f"jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.P()))"
+            )
+    return error
+
+
 class _Loops(threading.local):
     def __init__(self) -> None:
         self.active: dict[str, SerialLoop] = {}
@@ -144,7 +165,10 @@ class XmapFunction:
             return trace_xmap(self._config, frame.mesh, self._resources(), args, inline=True)
         if _multi_process():
             args = self._globalize(args)
-        return self._select()(*args)
+        try:
+            return self._select()(*args)
+        except ValueError as error:
+            raise _on_other_devices(error, self._config.name, args) from error
 
     def lower(self, *args: Any) -> Any:
         """``jax.stages.Lowered`` for these arguments: ``.compile()``, ``.as_text()``, ``.cost_analysis()``."""
