@@ -187,3 +187,24 @@ def test_lambdas_and_unannotated_functions():
         return scale
 
     assert mixed(named((2,), "a"), 2.0, 1, 2, flag=True, k="s") == 2.0
+
+
+def test_cached_layouts_still_check_every_call_and_run_the_body_once():
+    calls = []
+
+    @tx.typed
+    def f(v: NamedArray[f32, "a"], w: NamedArray[f32, "a"]) -> NamedArray[f32, "a"]:
+        calls.append(1)
+        return v if len(calls) != 3 else tx.named(jnp.ones(2), ["b"])
+
+    a3 = named((3,), "a")
+    for _ in range(2):
+        assert f(a3, a3).named_shape == {"a": 3}
+    with pytest.raises(NamedShapeError, match="return value"):  # same parameters, a new (bad) return layout
+        f(a3, a3)
+    assert len(calls) == 3  # the body ran once per call
+    with pytest.raises(NamedShapeError, match="parameter 'w'"):  # a new parameter layout is checked
+        f(a3, named((4,), "a"))
+    assert f(a3, a3).named_shape == {"a": 3}
+    with pytest.raises(NamedShapeError, match="parameter 'w'"):  # and a rejected layout stays rejected
+        f(a3, named((4,), "a"))

@@ -78,16 +78,21 @@ def _reason(where: str, hint: Any, value: Any, memo: dict[str, int]) -> str:
 
 
 def typed(fn: F) -> F:
-    """Check ``fn``'s ``NamedArray[...]`` parameters and return value on every call."""
+    """Check ``fn``'s ``NamedArray[...]`` parameters and return value on every call.
+
+    When every annotation is a ``NamedArray[...]`` hint, the verdict depends only on each value's layout
+    (named axes, shape, dtype), so a layout beartype has accepted once is accepted again from a cache.
+    """
     qualname = getattr(fn, "__qualname__", repr(fn))
-    plan: list[Any] = []  # [hints, parameter checker, return check or None], filled on first need
+    plan: list[Any] = []  # [hints, parameter checker, return check or None, layouts cache or None]
     # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
     caller = sys._getframe(1)
     local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
 
     def prepare() -> list[Any]:
         hints = typing.get_type_hints(fn, localns=local_names, include_extras=True)
-        plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints)]
+        cacheable = bool(hints) and all(_named_hint(h) for h in hints.values())
+        plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints), {} if cacheable else None]
         return plan
 
     try:
@@ -96,9 +101,9 @@ def typed(fn: F) -> F:
         pass  # a forward reference not defined yet: resolve on the first call
     state = call_state
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        hints, check_parameters, check_return = plan or prepare()
+    def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, int]]:
+        """beartype checks the parameters, then ``fn`` runs, then its return value is checked."""
+        hints, check_parameters, _, _ = plan
         outer = state.memo
         state.memo = memo = {}
         try:
@@ -106,14 +111,60 @@ def typed(fn: F) -> F:
                 check_parameters(*args, **kwargs)
             except BeartypeCallHintParamViolation as violation:
                 raise _parameter_error(fn, qualname, hints, args, kwargs, memo) or violation
-            result = fn(*args, **kwargs)
-            if check_return is not None and not check_return(result):
+        finally:
+            state.memo = outer
+        result = fn(*args, **kwargs)
+        check_result(result, memo)
+        return result, memo
+
+    def check_result(result: Any, bindings: dict[str, int]) -> None:
+        hints, _, check_return, _ = plan
+        if check_return is None:
+            return
+        outer = state.memo
+        state.memo = memo = dict(bindings)
+        try:
+            if not check_return(result):
                 raise _return_error(qualname, hints["return"], result, memo)
-            return result
         finally:
             state.memo = outer
 
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        layouts = (plan or prepare())[3]
+        if layouts is None or kwargs:
+            return checked_call(args, kwargs)[0]
+        try:
+            key = tuple((a.axes, a.mapped, a.data.aval) for a in args)
+        except AttributeError:  # not all NamedArrays of jax values: no layout key
+            return checked_call(args, kwargs)[0]
+        known = layouts.get(key)
+        if known is None:
+            result, bindings = checked_call(args, kwargs)
+            if len(layouts) > _LAYOUT_CACHE_SIZE:
+                layouts.clear()
+            layouts[key] = (bindings, {_layout(result)})
+            return result
+        bindings, accepted_returns = known
+        result = fn(*args)
+        layout = _layout(result)
+        if layout not in accepted_returns:  # a return layout not seen with these parameters: check it
+            check_result(result, bindings)
+            accepted_returns.add(layout)
+        return result
+
     return typing.cast(F, wrapper)
+
+
+_LAYOUT_CACHE_SIZE = 1024
+
+
+def _layout(value: Any) -> Any:
+    """What a ``NamedArray[...]`` check depends on; ``None`` for values without one (never accepted)."""
+    try:
+        return (type(value), value.axes, value.mapped, value.data.aval)
+    except AttributeError:
+        return None
 
 
 def _return_check(hints: dict[str, Any]) -> Callable[[Any], bool] | None:
