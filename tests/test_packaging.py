@@ -43,4 +43,7 @@ def test_demo_runs():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "8 cpu devices" in result.stdout
-    assert "NamedShapeError" in result.stdout and "demo finished" in result.stdout
+    assert "NamedShapeError" in result.stdout and "AxisResourceConflict" in result.stdout
+    assert "equals a @ b: True" in result.stdout and "split: left -> x, right -> y" in result.stdout
+    assert "[named-axis-missing]" in result.stdout and "Success: no issues found" in result.stdout
+    assert "demo finished" in result.stdout

@@ -1,4 +1,4 @@
-"""The ``typed-xmap`` command: ``demo`` (the main job), ``bench``."""
+"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``."""
 
 from __future__ import annotations
 
@@ -20,9 +20,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="typed-xmap", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="show named arrays, runtime checks and xmap on 8 emulated devices")
+    check = commands.add_parser(
+        "check", help="type-check PATHS with mypy and the typed_xmap plugin (extra arguments go to mypy)"
+    )
+    check.add_argument("paths", nargs="+")
     bench = commands.add_parser("bench", help="run the benchmarks in bench/ (ratios against hand-written JAX)")
     bench.add_argument("names", nargs="*", help="benchmark names (default: all)")
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "check":
+        from ._check import run_check
+
+        return run_check(args.paths, rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     _emulate_devices()
     if args.command == "demo":
         from ._demo import run_demo

@@ -1,0 +1,62 @@
+"""Stubs of typed_xmap's typed surface (PEP 561, shipped as the ``typed_xmap-stubs`` package).
+
+``NamedArray`` is ``typing.Annotated`` to type checkers, so ``NamedArray[f32, "batch in"]`` never reads
+as undefined names; without the mypy plugin it means "a float32 NamedArray of unknown shape", with
+``plugins = typed_xmap.plugin`` it carries the named shape.
+"""
+
+from typing import Annotated as NamedArray
+from typing import Any, Callable, Mapping, TypeVar
+
+from ._convert import named as named
+from ._convert import positional as positional
+from ._static import Float as Float
+from ._static import Int as Int
+from ._static import NamedArray_ as NamedArray_
+from ._static import Num as Num
+from ._static import Shaped as Shaped
+from ._static import bf16 as bf16
+from ._static import bool_ as bool_
+from ._static import c64 as c64
+from ._static import f16 as f16
+from ._static import f32 as f32
+from ._static import f64 as f64
+from ._static import i8 as i8
+from ._static import i16 as i16
+from ._static import i32 as i32
+from ._static import i64 as i64
+from ._static import u8 as u8
+from ._static import u32 as u32
+from ._xmap import XmapFunction as XmapFunction
+from ._xmap import serial_loop as serial_loop
+from ._xmap import xmap as xmap
+
+__version__: str
+
+__all__ = [
+    "AxisResourceConflict", "Float", "Int", "NamedArray", "NamedArray_", "NamedShapeError",
+    "NamedShapeSyntaxError", "Num", "SerialLoop", "Shaped", "XmapFunction", "bf16", "bool_", "c64",
+    "constrain", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "named", "positional", "resources_of",
+    "serial_loop", "shard", "typed", "UnboundAxisError", "u8", "u32", "visualize", "xmap",
+]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_A = TypeVar("_A")
+
+class NamedShapeError(TypeError, ValueError): ...
+class NamedShapeSyntaxError(NamedShapeError): ...
+class AxisResourceConflict(NamedShapeError): ...
+class UnboundAxisError(NamedShapeError, NameError): ...
+
+class SerialLoop:
+    length: int
+    name: str
+    def __init__(self, length: int, name: str = "") -> None: ...
+
+def typed(fn: _F) -> _F:
+    """Check NamedArray parameters and the return value at run time; transparent to type checkers."""
+
+def shard(x: _A, axis_resources: Mapping[str, Any], memory_kind: str | None = None, *, axes: Any = None) -> _A: ...
+def constrain(x: _A, axis_resources: Mapping[str, Any], *, axes: Any = None) -> _A: ...
+def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ...]]: ...
+def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...

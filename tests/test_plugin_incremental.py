@@ -1,0 +1,86 @@
+"""Incremental mode gives what a cold run gives, and a changed annotation reaches its callers."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from mypy import api
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS = textwrap.dedent(
+    '''
+    import typed_xmap.numpy as tnp
+    from typed_xmap import NamedArray, f32
+
+    def project(x: NamedArray[f32, "batch in"], w: NamedArray[f32, "in out"]) -> NamedArray[f32, "batch out"]:
+        return tnp.einsum("{in},{in,out}->{out}", x, w)
+    '''
+)
+CALLER = textwrap.dedent(
+    '''
+    import typed_xmap.numpy as tnp
+    from typed_xmap import NamedArray, f32
+    from layers import project
+
+    def loss(x: NamedArray[f32, "batch in"], w: NamedArray[f32, "in out"]) -> NamedArray[f32, ""]:
+        return tnp.sum(tnp.sum(project(x, w), "out"), "batch")
+    '''
+)
+
+
+def _run(tmp_path: Path, *extra: str) -> str:
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\nstrict = True\n")
+    stdout, stderr, _ = api.run(
+        ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", *extra,
+         str(tmp_path / "layers.py"), str(tmp_path / "caller.py")]
+    )
+    return (stdout + stderr).replace(str(tmp_path), "")
+
+
+def test_second_run_and_edits_match_cold_runs(tmp_path):
+    (tmp_path / "layers.py").write_text(LAYERS)
+    (tmp_path / "caller.py").write_text(CALLER)
+    first = _run(tmp_path)
+    assert first == ""
+    assert _run(tmp_path) == first  # warm: replayed from the cache
+
+    # change the callee's declared return: the caller, unchanged, must now report
+    (tmp_path / "layers.py").write_text(LAYERS.replace('"batch out"]:', '"batch hidden"]:').replace("{out}", "{hidden}")
+                                        .replace('"in out"]) ->', '"in hidden"]) ->'))
+    warm = _run(tmp_path)
+    assert "tnp.sum(project(...), axis='out') reduces over axis 'out'" in warm
+    assert "[named-axis-missing]" in warm and "caller.py:7" in warm
+    cold = _run(tmp_path, "--no-incremental")
+    assert warm == cold
+    assert _run(tmp_path) == cold
+
+
+def test_report_config_data_carries_version_and_options(tmp_path):
+    from mypy.options import Options
+
+    from typed_xmap import __version__
+    from typed_xmap.plugin import TypedXmapPlugin
+
+    config = tmp_path / "setup.cfg"
+    config.write_text("[mypy]\n[typed_xmap]\nbody_checks = false\n")
+    options = Options()
+    options.config_file = str(config)
+    data = TypedXmapPlugin(options).report_config_data(None)  # type: ignore[arg-type]
+    assert data["typed_xmap"] == __version__ and data["body_checks"] is False and data["call_notes"] is True
+
+
+def test_bad_plugin_option_is_a_clear_error(tmp_path):
+    import pytest
+    from mypy.options import Options
+
+    from typed_xmap.plugin import TypedXmapPlugin
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.typed_xmap]\nbody_check = true\n")
+    options = Options()
+    options.config_file = str(config)
+    with pytest.raises(ValueError, match="unknown option 'body_check'; the options are annotated_calls"):
+        TypedXmapPlugin(options)

@@ -1,0 +1,80 @@
+"""The stubs match the runtime surface, the plugin never imports jax, and ``typed-xmap check`` runs mypy with it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STUBS = ROOT / "stubs" / "typed_xmap"
+
+
+def _stub_names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))} | {
+        target.id for node in tree.body if isinstance(node, ast.AnnAssign) for target in [node.target]
+        if isinstance(target, ast.Name)
+    } | {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
+def test_numpy_stub_lists_every_runtime_function():
+    import typed_xmap.numpy as tnp
+
+    stubbed = _stub_names(STUBS / "numpy.pyi")
+    missing = sorted(set(tnp.__all__) - stubbed)
+    assert not missing, f"typed_xmap.numpy names without a stub: {missing}"
+
+
+def test_init_stub_lists_the_public_names():
+    import typed_xmap as tx
+
+    tree = ast.parse((STUBS / "__init__.pyi").read_text())
+    exported = next(node for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "__all__")
+    names = set(ast.literal_eval(exported.value))
+    assert set(tx.__all__) <= names, sorted(set(tx.__all__) - names)
+
+
+def test_static_stub_is_the_static_module():
+    assert (STUBS / "_static.pyi").resolve() == (ROOT / "typed_xmap" / "_static.py").resolve()
+
+
+def test_importing_the_plugin_does_not_import_jax():
+    code = "import sys, typed_xmap.plugin; print('jax' in sys.modules, 'numpy' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert result.stdout.split() == ["False", "False"]
+
+
+def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch):
+    from typed_xmap._check import run_check
+
+    monkeypatch.chdir(tmp_path)  # no mypy config here: the check supplies the plugin itself
+    program = tmp_path / "model.py"
+    program.write_text(
+        "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n"
+        "def f(x: NamedArray[f32, \"batch\"]) -> None:\n    tnp.sum(x, \"hidden\")\n"
+    )
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 1
+    out = capsys.readouterr().out
+    assert "model.py:4: error: tnp.sum(x, axis='hidden') reduces over axis 'hidden'" in out
+    assert "[named-axis-missing]" in out and "Found 1 error in 1 file" in out
+    program.write_text(program.read_text().replace('"hidden"', '"batch"'))
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "Success: no issues found in 1 source file" in capsys.readouterr().out
+
+
+def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch):
+    from typed_xmap._check import run_check
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mypy.ini").write_text("[mypy]\ndisable_error_code = named-axis-missing\n")
+    program = tmp_path / "model.py"
+    program.write_text(
+        "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n"
+        "def f(x: NamedArray[f32, \"batch=2\"], y: NamedArray[f32, \"batch=3\"]) -> None:\n"
+        "    tnp.sum(x, \"hidden\")\n    x + y\n"
+    )
+    assert run_check([str(program)], ["--cache-dir", str(tmp_path / "cache")]) == 1
+    out = capsys.readouterr().out
+    assert "named-axis-missing" not in out and "model.py:5: error: axis 'batch' has size 2" in out

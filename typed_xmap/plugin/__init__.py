@@ -1,0 +1,215 @@
+"""The typed_xmap mypy plugin: ``plugins = typed_xmap.plugin`` in a mypy config.
+
+It reads ``NamedArray[f32, "batch=32 in", "n 3"]`` as a named shape (``_annotated``, ``_encoding``), infers
+named shapes through operators and ``typed_xmap.numpy`` (``_broadcast``, ``_reductions``, ``_einsum``),
+calls (``_calls``) and ``xmap`` (``_xmap``), and reports with its own error codes (``_codes``). All rules
+come from typed_xmap's pure named-shape algebra, shared with the runtime checker. Importing it never
+imports jax.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from mypy.nodes import Decorator, FuncDef, TypeAlias
+from mypy.plugin import Plugin
+from mypy.erasetype import erase_typevars
+from mypy.types import CallableType, FunctionLike, Type, get_proper_type
+
+from .. import __version__
+from ._annotated import analyze_annotated, analyze_dtype_marker, repair_alias
+from ._broadcast import OPERATORS, elementwise_hook, operator_hook
+from ._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
+from ._codes import ALL_CODES
+from ._config import load_config
+from ._einsum import dot_hook, einsum_hook
+from ._encoding import NAMED_ARRAY, TypeFactory
+from ._reductions import REDUCTIONS, SHAPE_KEEPING, reduction_hook
+from ._xmap import XMAP_NAMES, Resources, xmap_hook
+
+if TYPE_CHECKING:
+    from mypy.options import Options
+    from mypy.plugin import (
+        AnalyzeTypeContext,
+        FunctionContext,
+        FunctionSigContext,
+        MethodContext,
+        ReportConfigContext,
+    )
+
+__all__ = ["ALL_CODES", "TypedXmapPlugin", "plugin"]
+
+
+def _source_digest() -> str:
+    """A digest of the plugin's and the algebra's sources: any change invalidates mypy's cache."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted([*package.glob("plugin/*.py"), *package.glob("_*.py")]):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+SOURCE_DIGEST = _source_digest()
+
+ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
+DTYPE_MARKERS = frozenset(
+    f"typed_xmap._static.{name}"
+    for name in "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u32 bool_ c64 Float Int Num Shaped".split()
+)
+SKIP_ALIAS_LOOKUP = ("builtins.", "typing.", "typing_extensions.", "collections.", "numpy.", "jax.", "typed_xmap.")
+TNP = "typed_xmap.numpy."
+DEBUG_ENV = "TYPED_XMAP_PLUGIN_DEBUG"
+"""Set it to make a failing hook raise (a mypy INTERNAL ERROR) instead of giving up quietly: for tests."""
+CONTRACTIONS = {"einsum": einsum_hook, "dot": dot_hook}
+NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
+POSITIONAL = frozenset({"typed_xmap._convert.positional", "typed_xmap.positional"})
+OPERATOR_METHODS = frozenset(
+    f"{NAMED_ARRAY}.__{prefix}{op}__" for op in OPERATORS for prefix in ("", "r")
+    if prefix == "" or op not in ("lt", "le", "gt", "ge", "eq", "ne")
+)
+
+
+def _checked(hook: Callable[[Any], Type]) -> Callable[[Any], Type]:
+    """A checker hook that can never crash mypy: an unexpected failure means "no inference"."""
+
+    def guarded(ctx: Any) -> Type:
+        try:
+            return hook(ctx)
+        except Exception:  # noqa: BLE001  (a plugin bug must never become a mypy INTERNAL ERROR)
+            if os.environ.get(DEBUG_ENV):
+                raise
+            return ctx.default_return_type  # type: ignore[no-any-return]
+
+    return guarded
+
+
+def _without_type_variables(ctx: FunctionSigContext) -> FunctionLike:
+    """tnp's stubs return their argument's type (``def sum(x: T, ...) -> T``): the right degraded type
+    without the plugin. With it, the hooks compute the result, and a TypeVar would only let mypy infer it
+    from the *expected* type (``return tnp.sum(...)``) and then reject the argument: erase it."""
+    signature = ctx.default_signature
+    if not signature.variables:
+        return signature
+    erased = erase_typevars(signature)
+    return erased.copy_modified(variables=[]) if isinstance(erased, CallableType) else signature
+
+
+class TypedXmapPlugin(Plugin):
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self.config = load_config(options.config_file)
+        self.types = TypeFactory(self)
+        self.resources = Resources(self)
+        self.in_annotated = 0
+        self._skip_next_hook = False
+        self._callees: dict[str, tuple[object, CallableType | None]] = {}
+        self._plain_names: set[str] = set()
+        self._plain_names_build: object = None
+
+    # -- semantic analysis -------------------------------------------------------------------
+    def default_analysis(self, ctx: AnalyzeTypeContext) -> Type:
+        """What mypy itself makes of ``ctx.type``: analyse it again with this plugin's hook skipped once
+        (the first hook lookup during that analysis is for ``ctx.type`` itself)."""
+        self._skip_next_hook = True
+        try:
+            return ctx.api.visit_unbound_type_nonoptional(ctx.type, False)  # type: ignore[attr-defined]
+        finally:
+            self._skip_next_hook = False
+
+    def _analysed(self, hook: Callable[[TypedXmapPlugin, AnalyzeTypeContext], Type]) -> Callable[..., Type]:
+        def guarded(ctx: AnalyzeTypeContext) -> Type:
+            try:
+                return hook(self, ctx)
+            except Exception:  # noqa: BLE001  (never an INTERNAL ERROR: fall back to mypy's own analysis)
+                if os.environ.get(DEBUG_ENV):
+                    raise
+                self.in_annotated = 0
+                return self.default_analysis(ctx)
+
+        return guarded
+
+    def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        if self._skip_next_hook:
+            self._skip_next_hook = False
+            return None
+        if fullname in ANNOTATED:
+            return self._analysed(analyze_annotated)
+        if fullname in DTYPE_MARKERS:
+            return self._analysed(analyze_dtype_marker)
+        modules = getattr(self, "_modules", None)
+        if modules is not self._plain_names_build:  # a new build (dmypy): forget what was learnt
+            self._plain_names, self._plain_names_build = set(), modules
+        if fullname in self._plain_names or fullname.startswith(SKIP_ALIAS_LOOKUP):
+            return None
+        symbol = self.lookup_fully_qualified(fullname)
+        if symbol is not None and symbol.node is not None:
+            if isinstance(symbol.node, TypeAlias):
+                repair_alias(symbol.node)
+            else:
+                self._plain_names.add(fullname)  # a class or a type variable: never an alias to repair
+        return None
+
+    # -- type checking -----------------------------------------------------------------------
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        hook = self._function_hook(fullname)
+        return _checked(hook) if hook is not None else None
+
+    def _function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        if fullname.startswith(TNP):
+            name = fullname[len(TNP):]
+            if name in REDUCTIONS or name in SHAPE_KEEPING:
+                return partial(reduction_hook, self, name)
+            if name in CONTRACTIONS:
+                return partial(CONTRACTIONS[name], self)
+            return partial(elementwise_hook, self, name)
+        if fullname in XMAP_NAMES:
+            return partial(xmap_hook, self)
+        if fullname in NAMED:
+            return partial(named_hook, self)
+        if fullname in POSITIONAL:
+            return partial(positional_hook, self)
+        if self.config.annotated_calls:
+            callee = self._annotated_callee(fullname)
+            if callee is not None:
+                return partial(annotated_call_hook, self, callee)
+        return None
+
+    def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        if fullname.startswith(TNP):
+            return _without_type_variables
+        return None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        if fullname in OPERATOR_METHODS:
+            return _checked(partial(operator_hook, self, fullname.rsplit(".", 1)[1]))
+        return None
+
+    def _annotated_callee(self, fullname: str) -> CallableType | None:
+        """The signature of a module-level function with NamedArray parameters, else ``None``."""
+        symbol = self.lookup_fully_qualified(fullname)
+        node = symbol.node if symbol is not None else None
+        if not isinstance(node, (FuncDef, Decorator)):
+            return None
+        cached = self._callees.get(fullname)
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        typ = node.type if isinstance(node, FuncDef) else (node.var.type or node.func.type)
+        proper = get_proper_type(typ) if typ is not None else None
+        callee = proper if isinstance(proper, CallableType) and has_named_params(proper) else None
+        if typ is not None:
+            self._callees[fullname] = (node, callee)
+        return callee
+
+    # -- cache ---------------------------------------------------------------------------------
+    def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        """A plugin upgrade or an option change invalidates mypy's cache."""
+        return {"typed_xmap": __version__, "source": SOURCE_DIGEST, **self.config.as_data()}
+
+
+def plugin(version: str) -> type[TypedXmapPlugin]:
+    """mypy's entry point."""
+    return TypedXmapPlugin

@@ -1,0 +1,110 @@
+"""Broadcast by name: arithmetic and comparison operators on ``NamedArray_``, and tnp's elementwise
+functions (``tnp.add``, ``tnp.exp``, ``tnp.where``, ``tnp.clip``, ...).
+
+The result carries the union of the operands' named axes (``union_named_shapes``: one name, one size) and
+the numpy broadcast of their positional dims (``broadcast_positional``). An operand the plugin does not
+understand (a plain jax array, ``Any``) makes the result's shape unknown, and nothing is reported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from mypy.nodes import OpExpr
+from mypy.types import AnyType, NoneType, Type, get_proper_type
+
+from .._errors import NamedShapeError
+from .._named_shape import broadcast_positional, union_named_shapes
+from ._encoding import Shape, decode
+from ._support import fallback, label, report, result_dtype, shapes_of
+
+if TYPE_CHECKING:
+    from mypy.nodes import Context
+    from mypy.plugin import FunctionContext, MethodContext
+
+    from . import TypedXmapPlugin
+
+__all__ = ["OPERATORS", "broadcast", "elementwise_hook", "operator_hook"]
+
+OPERATORS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+    "and": "&", "or": "|", "xor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
+}
+ELEMENTWISE_PARAMS = ("x", "x1", "x2", "condition", "y", "min", "max")
+
+
+def _declared_dtype(default: Type) -> Type | None:
+    """The dtype the stub's return type declares (``bool`` for comparisons), if it declares one."""
+    shape = decode(default)
+    if shape is None or isinstance(get_proper_type(shape.dtype), AnyType):
+        return None
+    return shape.dtype
+
+
+def broadcast(
+    plugin: TypedXmapPlugin,
+    api: object,
+    shapes: Sequence[Shape],
+    labels: Sequence[str],
+    operation: str,
+    context: Context,
+    default: Type,
+    dtype_from: Sequence[Shape] | None = None,
+) -> Type:
+    """The type of an elementwise result; reports a size clash or positional mismatch."""
+    dtype = _declared_dtype(default) or result_dtype(shapes if dtype_from is None else dtype_from)
+    if any(s.named is None for s in shapes):
+        return plugin.types.array(dtype, None, None)
+    try:
+        named = union_named_shapes([s.named for s in shapes], operation=operation, operands=labels)  # type: ignore[misc]
+    except NamedShapeError as error:
+        report(api, error, context)
+        return plugin.types.array(dtype, None, None)
+    positional = None
+    if all(s.positional is not None for s in shapes):
+        try:
+            positional = broadcast_positional(
+                [s.positional for s in shapes], operation=operation, operands=labels  # type: ignore[misc]
+            )
+        except NamedShapeError as error:
+            report(api, error, context)
+    plugin.resources.check_value(api, named, operation, context)
+    return plugin.types.array(dtype, named, positional)
+
+
+def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> Type:
+    """``x + y``, ``x < y``, ``2.0 * x`` (mypy calls ``__rmul__`` on the array for the last one)."""
+    if len(ctx.arg_types) != 1 or len(ctx.arg_types[0]) != 1:
+        return ctx.default_return_type
+    reflected = method.startswith("__r") and method[3:-2] in OPERATORS
+    symbol = OPERATORS[method[3:-2] if reflected else method[2:-2]]
+    ours, other = ctx.type, ctx.arg_types[0][0]
+    shapes = shapes_of([other, ours] if reflected else [ours, other])
+    if shapes is None:
+        return ctx.default_return_type
+    expr = ctx.context
+    if isinstance(expr, OpExpr):
+        labels = [label(expr.left, "the left operand"), label(expr.right, "the right operand")]
+    else:
+        labels = ["the left operand", "the right operand"]
+    operation = f"{labels[0]} {symbol} {labels[1]}"
+    return broadcast(plugin, ctx.api, shapes, labels, operation, ctx.context, ctx.default_return_type)
+
+
+def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
+    """``tnp.exp(x)``, ``tnp.add(x, y)``, ``tnp.where(c, x, y)``, ``tnp.clip(x, 0, 1)``."""
+    types: list[Type] = []
+    labels: list[str] = []
+    for index, (formal, actuals, exprs) in enumerate(zip(ctx.callee_arg_names, ctx.arg_types, ctx.args)):
+        if formal is not None and formal not in ELEMENTWISE_PARAMS:
+            continue  # keyword options (**kwargs)
+        for typ, expr in zip(actuals, exprs):
+            if isinstance(get_proper_type(typ), NoneType):
+                continue
+            types.append(typ)
+            labels.append(label(expr, formal or f"operand {index}"))
+    shapes = shapes_of(types)
+    if not shapes or all(s.scalar for s in shapes):
+        return fallback(ctx, types)
+    values = shapes[1:] if name == "where" else shapes  # where's condition does not decide the dtype
+    return broadcast(plugin, ctx.api, shapes, labels, f"tnp.{name}", ctx.context, ctx.default_return_type, values)

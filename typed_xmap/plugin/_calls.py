@@ -1,0 +1,151 @@
+"""Calls: functions annotated with ``NamedArray[...]``, and ``tx.named`` / ``tx.positional``.
+
+A call of an annotated function binds each axis name to one size across all its arguments, as
+``@tx.typed`` does at run time (``match_shape_spec``): ``f(x, y)`` with ``batch=3`` in ``x`` and ``batch=4``
+in ``y`` is ``named-axis-size``, and the return type's unknown sizes are filled from the bindings. A
+per-argument mismatch is mypy's own ``arg-type`` error; the plugin adds a note in the user's notation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mypy.types import CallableType, Type
+
+from .._axis_map import AxisMap, parse_axis_map
+from .._errors import NamedShapeError
+from .._named_shape import Mismatch, match_shape_spec
+from .._shape_spec import AxisSpec, ShapeSpec
+from ._codes import NAMED_AXIS_MISSING, NAMED_AXIS_SIZE, NAMED_SHAPE_SYNTAX, POSITIONAL_SHAPE, one_line
+from ._encoding import Shape, decode, describe, is_named_array
+from ._literals import UNKNOWN, literal_value
+from ._support import arg, arg_expr, fail, label
+
+if TYPE_CHECKING:
+    from mypy.plugin import FunctionContext
+
+    from . import TypedXmapPlugin
+
+__all__ = ["annotated_call_hook", "has_named_params", "named_hook", "positional_hook"]
+
+
+def has_named_params(callee: CallableType) -> bool:
+    """Whether a parameter is a NamedArray with a known named shape (worth binding across the call)."""
+    for typ in callee.arg_types:
+        if is_named_array(typ):
+            shape = decode(typ)
+            if shape is not None and shape.named is not None:
+                return True
+    return False
+
+
+def _spec(shape: Shape) -> ShapeSpec:
+    """The annotation a declared parameter type stands for (positional dims aside: symbols are not kept)."""
+    return ShapeSpec(tuple(AxisSpec(name, size) for name, size in (shape.named or {}).items()))
+
+
+def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: FunctionContext) -> Type:
+    bindings: dict[str, int] = {}
+    name = callee.name or "the function"
+    for index, (actual_types, exprs) in enumerate(zip(ctx.arg_types, ctx.args)):
+        if index >= len(callee.arg_types):
+            break
+        declared = decode(callee.arg_types[index])
+        if declared is None or declared.named is None:
+            continue
+        spec = _spec(declared)
+        param = callee.arg_names[index] or f"argument {index + 1}"
+        for typ, expr in zip(actual_types, exprs):
+            shape = decode(typ)
+            if shape is None or shape.named is None or shape.scalar:
+                continue
+            alone = match_shape_spec(spec, shape.named, (), {})
+            if isinstance(alone, Mismatch):
+                if plugin.config.call_notes:
+                    fail(
+                        ctx.api, f'{label(expr, "the argument")} does not fit parameter "{param}" of "{name}": '
+                        f"{alone.reason}", ctx.context, note=True,
+                    )
+                continue
+            found = match_shape_spec(spec, shape.named, (), bindings)
+            if isinstance(found, Mismatch):
+                fail(ctx.api, f'argument "{param}" of "{name}" ({label(expr, "the argument")}: {describe(shape.named)}): '
+                    f"{found.reason}. Fix: one axis name has one size in a call; pass values whose shared axes "
+                    f"agree", ctx.context, code=NAMED_AXIS_SIZE,
+                )
+                continue
+            bindings.update(found)
+    result = decode(ctx.default_return_type)
+    if not bindings or result is None or result.named is None:
+        return ctx.default_return_type
+    named = {n: (s if s is not None else bindings.get(n)) for n, s in result.named.items()}
+    return plugin.types.array(result.dtype, named, result.positional)
+
+
+def _axes_spec(ctx: FunctionContext) -> AxisMap | None:
+    """The literal ``axes`` spec leaf of ``tx.named``/``tx.positional``; ``None`` if unknown or invalid."""
+    axes = literal_value(arg_expr(ctx, "axes", 1))
+    if axes is UNKNOWN:
+        return None
+    try:
+        return parse_axis_map(axes, where="axes")
+    except NamedShapeError as error:
+        fail(ctx.api, one_line(error), ctx.context, NAMED_SHAPE_SYNTAX)
+        return None
+
+
+def named_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
+    """``tx.named(array, ['batch', 'feat', ...])`` / ``tx.named(array, {0: 'batch'})``."""
+    spec = _axes_spec(ctx)
+    if spec is None:
+        return ctx.default_return_type
+    array_types = arg(ctx, "array", 0)
+    base = decode(array_types[0]) if len(array_types) == 1 else None
+    dtype = base.dtype if base is not None and not base.scalar else plugin.types.any()
+    base_named = base.named if base is not None and not base.scalar else {}
+    positional = base.positional if base is not None and not base.scalar else None
+    if base_named is None:
+        return plugin.types.array(dtype, None, None)
+    clash = [n for n in spec.names if n in base_named]
+    if clash:
+        fail(ctx.api, f"axes = {spec}: the value already has named axis {clash[0]!r}. Fix: pick a new name",
+            ctx.context, code=NAMED_SHAPE_SYNTAX,
+        )
+        return plugin.types.array(dtype, None, None)
+    if positional is not None:
+        rank = len(positional)
+        if (spec.rank is not None and spec.rank != rank) or spec.min_rank > rank:
+            fail(ctx.api, f"axes = {spec} does not fit a value with {rank} positional dims {tuple(positional)}. Fix: name "
+                f"dims the value has, or end the list with ... to allow more dims", ctx.context,
+                code=POSITIONAL_SHAPE,
+            )
+            return plugin.types.array(dtype, None, None)
+    named = {n: (positional[d] if positional is not None else None) for d, n in spec.dims}
+    named.update(base_named)
+    taken = {d for d, _ in spec.dims}
+    if positional is not None:
+        rest: tuple[int | None, ...] | None = tuple(s for d, s in enumerate(positional) if d not in taken)
+    else:
+        rest = () if spec.rank is not None else None
+    plugin.resources.check_value(ctx.api, named, "tx.named", ctx.context)
+    return plugin.types.array(dtype, named, rest)
+
+
+def positional_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
+    """``tx.positional(x, ['batch', ...])``: the spec must list exactly the value's named axes."""
+    types = arg(ctx, "x", 0)
+    shape = decode(types[0]) if len(types) == 1 else None
+    spec = _axes_spec(ctx)
+    if spec is None or shape is None or shape.named is None:
+        return ctx.default_return_type
+    unlisted = [a for a in shape.named if a not in spec.names]
+    lacking = [n for n in spec.names if n not in shape.named]
+    if unlisted or lacking:
+        problem = (
+            f"does not list axis {', '.join(repr(a) for a in unlisted)}, which the value carries"
+            if unlisted else f"lists axis {', '.join(repr(n) for n in lacking)}, which the value does not carry"
+        )
+        fail(ctx.api, f"tx.positional: axes = {spec} {problem} (the value has {describe(shape.named)}). Fix: list every "
+            f"named axis of the value, and only those", ctx.context, code=NAMED_AXIS_MISSING,
+        )
+    return ctx.default_return_type

@@ -1,0 +1,65 @@
+"""The plugin's error codes (category ``typed_xmap``), and which code a shared-algebra error gets.
+
+Each code works with ``# type: ignore[code]``, ``--disable-error-code code`` and ``disable_error_code``
+in a mypy config file.
+"""
+
+from __future__ import annotations
+
+from mypy.errorcodes import ErrorCode
+
+from .._errors import AxisResourceConflict, NamedShapeError, NamedShapeSyntaxError
+
+__all__ = [
+    "ALL_CODES",
+    "AXIS_RESOURCE_CONFLICT",
+    "NAMED_AXIS_MISSING",
+    "NAMED_AXIS_SIZE",
+    "NAMED_SHAPE_SYNTAX",
+    "POSITIONAL_SHAPE",
+    "code_for",
+    "one_line",
+]
+
+CATEGORY = "typed_xmap"
+
+NAMED_SHAPE_SYNTAX = ErrorCode(
+    "named-shape-syntax", "A NamedArray spec, einsum spec or axis argument does not parse", CATEGORY
+)
+NAMED_AXIS_SIZE = ErrorCode("named-axis-size", "One axis name has two different sizes", CATEGORY)
+NAMED_AXIS_MISSING = ErrorCode(
+    "named-axis-missing", "An operation names an axis the value does not carry", CATEGORY
+)
+POSITIONAL_SHAPE = ErrorCode("positional-shape", "Positional dims do not broadcast or match", CATEGORY)
+AXIS_RESOURCE_CONFLICT = ErrorCode(
+    "axis-resource-conflict", "Two named axes on one mesh axis meet in one value", CATEGORY
+)
+
+ALL_CODES = (NAMED_SHAPE_SYNTAX, NAMED_AXIS_SIZE, NAMED_AXIS_MISSING, POSITIONAL_SHAPE, AXIS_RESOURCE_CONFLICT)
+
+
+def code_for(error: NamedShapeError) -> ErrorCode:
+    """The code of an error raised by the shared named-shape algebra, from its class and wording."""
+    if isinstance(error, NamedShapeSyntaxError):
+        return NAMED_SHAPE_SYNTAX
+    if isinstance(error, AxisResourceConflict):
+        return AXIS_RESOURCE_CONFLICT
+    problem = str(error).split("Fix:")[0]
+    if "positional" in problem:
+        return POSITIONAL_SHAPE
+    if " has size " in problem:
+        return NAMED_AXIS_SIZE
+    return NAMED_AXIS_MISSING
+
+
+def one_line(error: Exception) -> str:
+    """A shared-algebra message on one line (mypy prints one line per error).
+
+    Syntax errors underline the bad token on two extra lines; mypy output cannot show that, so the
+    problem and the fix are joined instead.
+    """
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return lines[0] if lines else type(error).__name__
+    fix = [line for line in lines[1:] if line.startswith("fix:")]
+    return lines[0] + ("; " + fix[0] if fix else "")

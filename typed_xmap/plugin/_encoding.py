@@ -1,0 +1,173 @@
+"""The encoding of a named shape as a mypy type, and back.
+
+``NamedArray[f32, "batch=32 in", "n 3"]`` is ``NamedArray_[float32, NS, PS]`` where
+
+- ``NS`` is an anonymous, closed TypedDict whose keys are all Required and ReadOnly:
+  ``{'batch': Literal[32], 'in': Any}``. A known size is a ``Literal``; an unknown one is ``Any``, so it
+  agrees with every size (gradual: only two known, different sizes clash). Closed + Required make the key
+  set exact; ReadOnly makes the items covariant, so ``"batch=32"`` fits a declared ``"batch"``.
+- ``PS`` is ``tuple[Literal[3], Any]`` for positional dims, or ``tuple[Any, ...]`` (unknown rank).
+
+An ``Any`` NS or PS means "unknown": the plugin never reports on unknown shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from mypy.types import (
+    AnyType,
+    Instance,
+    LiteralType,
+    ProperType,
+    TupleType,
+    Type,
+    TypedDictType,
+    TypeOfAny,
+    UnpackType,
+    get_proper_type,
+)
+
+from .._named_shape import _describe
+
+if TYPE_CHECKING:
+    from mypy.nodes import TypeInfo
+    from mypy.plugin import Plugin
+
+__all__ = ["NAMED_ARRAY", "Shape", "TypeFactory", "decode", "describe", "is_named_array"]
+
+NAMED_ARRAY = "typed_xmap._static.NamedArray_"
+SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
+
+Size = int | None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A value's dtype type and shape; ``named``/``positional`` are ``None`` when unknown."""
+
+    dtype: Type
+    named: dict[str, Size] | None
+    positional: tuple[Size, ...] | None
+    scalar: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.named is not None
+
+
+def describe(named: Mapping[str, Size]) -> str:
+    """``{'batch': 32, 'in': None}`` -> ``"'batch=32 in'"`` (the user's notation, quoted)."""
+    return _describe(named)
+
+
+def is_named_array(typ: Type) -> bool:
+    shape = decode(typ)
+    return shape is not None and not shape.scalar
+
+
+def _size(typ: Type) -> Size:
+    proper = get_proper_type(typ)
+    if isinstance(proper, LiteralType) and isinstance(proper.value, int) and not isinstance(proper.value, bool):
+        return proper.value
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        return _size(proper.last_known_value)
+    return None
+
+
+def _decode_named(typ: Type) -> dict[str, Size] | None:
+    proper = get_proper_type(typ)
+    if not isinstance(proper, TypedDictType) or proper.required_keys != set(proper.items):
+        return None  # Any, or a join with optional keys: unknown
+    return {name: _size(item) for name, item in proper.items.items()}
+
+
+def _decode_positional(typ: Type) -> tuple[Size, ...] | None:
+    proper = get_proper_type(typ)
+    if not isinstance(proper, TupleType):
+        return None  # tuple[Any, ...] or Any: unknown rank
+    if any(isinstance(item, UnpackType) for item in proper.items):
+        return None
+    return tuple(_size(item) for item in proper.items)
+
+
+def decode(typ: Type) -> Shape | None:
+    """The shape a type carries: a NamedArray_, a Python scalar (no axes), or ``None`` (not an array)."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, LiteralType):
+        proper = proper.fallback
+    if not isinstance(proper, Instance):
+        return None
+    fullname = proper.type.fullname
+    if fullname == NAMED_ARRAY and len(proper.args) == 3:
+        dtype, named, positional = proper.args
+        return Shape(dtype, _decode_named(named), _decode_positional(positional))
+    if fullname in SCALARS:
+        return Shape(AnyType(TypeOfAny.special_form), {}, (), scalar=True)
+    return None
+
+
+class TypeFactory:
+    """Builds the encoded types; TypeInfo lookups are memoized per build (dmypy reloads modules)."""
+
+    def __init__(self, plugin: Plugin) -> None:
+        self._plugin = plugin
+        self._infos: dict[str, TypeInfo] = {}
+        self._modules: object = None
+
+    def info(self, fullname: str) -> TypeInfo | None:
+        modules = getattr(self._plugin, "_modules", None)
+        if modules is not self._modules:
+            self._infos = {}
+            self._modules = modules
+        found = self._infos.get(fullname)
+        if found is None:
+            symbol = self._plugin.lookup_fully_qualified(fullname)
+            node = symbol.node if symbol is not None else None
+            if node is None or not hasattr(node, "is_protocol"):  # a TypeInfo
+                return None
+            found = self._infos[fullname] = node  # type: ignore[assignment]
+        return found
+
+    def instance(self, fullname: str, args: Sequence[Type] = ()) -> Instance | None:
+        info = self.info(fullname)
+        return Instance(info, list(args)) if info is not None else None
+
+    @staticmethod
+    def any() -> AnyType:
+        return AnyType(TypeOfAny.special_form)
+
+    def size(self, size: Size) -> Type:
+        if size is None:
+            return self.any()
+        fallback = self.instance("builtins.int")
+        return LiteralType(size, fallback) if fallback is not None else self.any()
+
+    def named_shape(self, named: Mapping[str, Size] | None) -> ProperType:
+        fallback = self.instance("typing._TypedDict")
+        if named is None or fallback is None:
+            return self.any()
+        keys = set(named)
+        return TypedDictType(
+            {name: self.size(size) for name, size in named.items()}, set(keys), set(keys), fallback,
+            is_closed=True,
+        )
+
+    def positional_shape(self, positional: Sequence[Size] | None) -> ProperType:
+        fallback = self.instance("builtins.tuple", [self.any()])
+        if fallback is None:
+            return self.any()
+        if positional is None:
+            return fallback
+        return TupleType([self.size(size) for size in positional], fallback)
+
+    def array(self, dtype: Type, named: Mapping[str, Size] | None, positional: Sequence[Size] | None) -> Type:
+        """``NamedArray_[dtype, NS, PS]``; Any when typed_xmap's static module is not loaded."""
+        result = self.instance(
+            NAMED_ARRAY, [dtype, self.named_shape(named), self.positional_shape(positional)]
+        )
+        return result if result is not None else self.any()
+
+    def encode(self, shape: Shape) -> Type:
+        return self.array(shape.dtype, shape.named, shape.positional)

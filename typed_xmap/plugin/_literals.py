@@ -1,0 +1,53 @@
+"""Literal expressions as Python values: the specs of ``tx.named``/``xmap`` and ``axis_resources``."""
+
+from __future__ import annotations
+
+from mypy.nodes import (
+    CallExpr,
+    DictExpr,
+    EllipsisExpr,
+    Expression,
+    IntExpr,
+    ListExpr,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+    TupleExpr,
+    UnaryExpr,
+)
+
+from .._resources import SerialLoop
+
+__all__ = ["UNKNOWN", "literal_value"]
+
+UNKNOWN = object()
+"""What ``literal_value`` returns for an expression it cannot evaluate statically."""
+
+
+def literal_value(expr: Expression | None) -> object:
+    """A literal's value: str, int, None, ..., lists, tuples, dicts, ``SerialLoop(n)``; else ``UNKNOWN``."""
+    if isinstance(expr, (StrExpr, IntExpr)):
+        return expr.value
+    if isinstance(expr, UnaryExpr) and expr.op == "-" and isinstance(expr.expr, IntExpr):
+        return -expr.expr.value
+    if isinstance(expr, EllipsisExpr):
+        return Ellipsis
+    if isinstance(expr, NameExpr) and expr.fullname == "builtins.None":
+        return None
+    if isinstance(expr, (ListExpr, TupleExpr)):
+        items = [literal_value(item) for item in expr.items]
+        if any(item is UNKNOWN for item in items):
+            return UNKNOWN
+        return items if isinstance(expr, ListExpr) else tuple(items)
+    if isinstance(expr, DictExpr):
+        result = {}
+        for key, value in expr.items:
+            k, v = literal_value(key), literal_value(value)
+            if key is None or k is UNKNOWN or v is UNKNOWN:
+                return UNKNOWN
+            result[k] = v
+        return result
+    if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.name == "SerialLoop":
+        length = literal_value(expr.args[0]) if expr.args else UNKNOWN
+        return SerialLoop(length if isinstance(length, int) and length > 0 else 1)
+    return UNKNOWN

@@ -1,0 +1,116 @@
+"""Helpers the checker-phase hooks share: argument access, labels, reporting, result types."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from mypy.nodes import CallExpr, Expression, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
+from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
+
+from .._errors import NamedShapeError
+from ._codes import code_for, one_line
+from ._encoding import Shape, decode
+
+if TYPE_CHECKING:
+    from mypy.errorcodes import ErrorCode
+    from mypy.nodes import Context
+    from mypy.plugin import FunctionContext, MethodContext
+
+    CallContext = FunctionContext | MethodContext
+
+__all__ = ["arg", "arg_expr", "fail", "fallback", "label", "report", "result_dtype", "shapes_of"]
+
+
+def arg(ctx: CallContext, name: str, position: int | None = None) -> list[Type]:
+    """The actual types passed for the formal parameter ``name`` (or at ``position``)."""
+    if name in ctx.callee_arg_names:
+        return ctx.arg_types[ctx.callee_arg_names.index(name)]
+    if position is not None and position < len(ctx.arg_types):
+        return ctx.arg_types[position]
+    return []
+
+
+def arg_expr(ctx: CallContext, name: str, position: int | None = None) -> Expression | None:
+    if name in ctx.callee_arg_names:
+        exprs = ctx.args[ctx.callee_arg_names.index(name)]
+    elif position is not None and position < len(ctx.args):
+        exprs = ctx.args[position]
+    else:
+        return None
+    return exprs[0] if len(exprs) == 1 else None
+
+
+def label(expr: Expression | None, default: str) -> str:
+    """How messages name an operand: its source name when it is a name, else ``default``."""
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        inner = label(expr.expr, "")
+        return f"{inner}.{expr.name}" if inner else default
+    if isinstance(expr, CallExpr):
+        inner = label(expr.callee, "")
+        return f"{inner}(...)" if inner else default
+    if isinstance(expr, (IntExpr, StrExpr)):
+        return repr(expr.value)
+    if isinstance(expr, UnaryExpr) and isinstance(expr.expr, IntExpr):
+        return f"{expr.op}{expr.expr.value}"
+    return default
+
+
+def fail(api: Any, message: str, context: Context, code: ErrorCode | None = None, *, note: bool = False) -> None:
+    """Report straight to mypy's error list, past any error watchers on it.
+
+    mypy type-checks an operator or an overloaded call speculatively, under error watchers: an error there
+    means "this variant does not apply" and turns the result into ``Any``. A named-shape error is not about
+    which variant applies, so it must not go through them. A hook may run several times for one expression;
+    mypy drops the identical repeats.
+    """
+    errors = api.msg.errors
+    watchers = errors._watchers
+    errors._watchers = []
+    try:
+        if note:
+            api.msg.note(message, context)
+        else:
+            api.fail(message, context, code=code)
+    finally:
+        errors._watchers = watchers
+
+
+def report(api: Any, error: NamedShapeError, context: Context) -> None:
+    """A shared-algebra error as a mypy error, with the code its kind gets."""
+    fail(api, one_line(error), context, code_for(error))
+
+
+def shapes_of(types: Sequence[Type]) -> list[Shape] | None:
+    """Decoded shapes, or ``None`` when one operand is not an array or scalar the plugin understands."""
+    shapes = []
+    for typ in types:
+        shape = decode(typ)
+        if shape is None:
+            return None
+        shapes.append(shape)
+    return shapes
+
+
+def fallback(ctx: CallContext, candidates: Sequence[Type]) -> Type:
+    """The result when the plugin infers nothing: the stub's ``-> T`` (erased to Any by the signature hook)
+    means "the type of the array argument", so give that (a plain array stays a plain array)."""
+    if not isinstance(get_proper_type(ctx.default_return_type), AnyType):
+        return ctx.default_return_type
+    for typ in candidates:
+        shape = decode(typ)
+        if shape is not None and not shape.scalar:
+            return typ
+    return candidates[0] if candidates else ctx.default_return_type
+
+
+def result_dtype(shapes: Sequence[Shape]) -> Type:
+    """The arrays' common dtype type, or Any when they differ (promotion is left to run time)."""
+    dtypes = [s.dtype for s in shapes if not s.scalar]
+    if not dtypes:
+        return AnyType(TypeOfAny.special_form)
+    first = get_proper_type(dtypes[0])
+    if all(get_proper_type(d) == first for d in dtypes[1:]):
+        return dtypes[0]
+    return AnyType(TypeOfAny.special_form)
