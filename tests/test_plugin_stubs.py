@@ -37,7 +37,8 @@ def test_init_stub_lists_the_public_names():
 
 
 def test_static_stub_is_the_static_module():
-    assert (STUBS / "_static.pyi").resolve() == (ROOT / "typed_xmap" / "_static.py").resolve()
+    # one NamedArray_ for the stubs and the package (a symlink in the repository, a copy in a wheel)
+    assert (STUBS / "_static.pyi").read_text() == (ROOT / "typed_xmap" / "_static.py").read_text()
 
 
 def test_importing_the_plugin_does_not_import_jax():

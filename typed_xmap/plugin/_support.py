@@ -66,15 +66,17 @@ def fail(api: Any, message: str, context: Context, code: ErrorCode | None = None
     mypy drops the identical repeats.
     """
     errors = api.msg.errors
-    watchers = errors._watchers
-    errors._watchers = []
+    watchers = getattr(errors, "_watchers", None)  # private in mypy 2.x: without it, report the plain way
+    if watchers is not None:
+        errors._watchers = []
     try:
         if note:
             api.msg.note(message, context)
         else:
             api.fail(message, context, code=code)
     finally:
-        errors._watchers = watchers
+        if watchers is not None:
+            errors._watchers = watchers
 
 
 def report(api: Any, error: NamedShapeError, context: Context) -> None:
