@@ -78,14 +78,7 @@ def run_demo() -> int:
             f"equal: {bool(np.allclose(sharded_product, left @ right))}; result sharding {sharded_product.sharding.spec}")
         tx.visualize(tx.named(sharded_product, ["left", "right"]), console=console)
 
-        @tx.typed
-        def regression_loss(
-            x: NamedArray[f32, "batch in_features"],
-            w: NamedArray[f32, "in_features out_features"],
-            y: NamedArray[f32, "batch out_features"],
-        ) -> NamedArray[f32, ""]:
-            error = tnp.einsum("{in_features},{in_features,out_features}->{out_features}", x, w) - y
-            return tnp.mean(tnp.sum(error * error, "out_features"), "batch")
+        from .examples.regression import regression_loss
 
         ys = tx.named(jnp.ones((8, 3)), ["batch", "out_features"])
         with console.status("compiling the typed regression loss..."):
@@ -119,10 +112,12 @@ def _static_check(console: Console, say: Callable[[str], None]) -> int:
 
     from ._check import run_check
 
-    source = files("typed_xmap.examples").joinpath("planted_bug.py").read_text()
+    source = files("typed_xmap.examples").joinpath("regression.py").read_text()
+    planted = source.replace('tnp.sum(squared, "out_features")', 'tnp.sum(squared, "out_feature")')
+    line = next(i for i, text in enumerate(planted.splitlines(), 1) if '"out_feature")' in text)
     folder = Path(tempfile.mkdtemp(prefix="typed-xmap-demo-"))
     (folder / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
-    program = folder / "planted_bug.py"
+    program = folder / "regression.py"
 
     def check() -> tuple[int, str]:
         output = io.StringIO()
@@ -131,14 +126,15 @@ def _static_check(console: Console, say: Callable[[str], None]) -> int:
                                               "--cache-dir", str(folder / "cache")])
         return code, output.getvalue().replace(str(folder) + "/", "")
 
-    program.write_text(source)
-    say("typed-xmap check planted_bug.py   (tnp.sum(squared, \"out_feature\") on line 19)")
+    program.write_text(planted)
+    say(f'a copy of typed_xmap/examples/regression.py with a bug planted on line {line}: '
+        f'tnp.sum(squared, "out_feature")\n$ typed-xmap check regression.py')
     code, report = check()
     say(report.strip())
     if code != 1 or "[named-axis-missing]" not in report:
         return 1
-    program.write_text(source.replace('"out_feature")', '"out_features")'))
-    say('after the fix ("out_features"):')
+    program.write_text(source)
+    say('after the fix, tnp.sum(squared, "out_features"):')
     code, report = check()
     say(report.strip())
     return code

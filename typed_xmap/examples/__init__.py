@@ -1,1 +1,1 @@
-"""Small programs shipped with typed_xmap (the demo type-checks ``planted_bug.py``)."""
+"""Small programs shipped with typed_xmap (the demo runs ``regression.py`` and type-checks a copy with a planted bug)."""
