@@ -1,4 +1,4 @@
-"""xmap across two local processes (jax.distributed, 4 CPU devices each, gloo): local slices in, global out."""
+"""xmap across two local processes (jax.distributed, 4 CPU devices each, gloo): local slices or global arrays in."""
 
 import os
 import socket

@@ -15,7 +15,7 @@ jax.config.update("jax_cpu_collectives_implementation", "gloo")
 
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
-from jax.sharding import AxisType  # noqa: E402
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +43,12 @@ def main() -> int:
         g = tx.xmap(lambda v: lax.psum(v, "batch"), in_axes=["batch", ...], out_axes=[...],
                     axis_resources={"batch": ("x", "y")})
         gathered = g(full[process_id * 8:(process_id + 1) * 8])
+        # a global jax.Array already sharded as xmap shards 'batch' and 'feat' is taken as it is
+        placed = jax.make_array_from_callback(full.shape, NamedSharding(mesh, P("x", "y")), lambda index: full[index])
+        total_from_global, _ = f(placed, w)
     expected = (full * w).sum(0)
+    for shard in total_from_global.addressable_shards:
+        np.testing.assert_allclose(np.asarray(shard.data), expected[shard.index], rtol=1e-6)
     for shard in total.addressable_shards:
         np.testing.assert_allclose(np.asarray(shard.data), expected[shard.index], rtol=1e-6)
     for shard in doubled.addressable_shards:
