@@ -59,3 +59,8 @@ def test_errors(call, message):
 def test_a_string_is_not_a_spec():
     with pytest.raises(NamedShapeError, match=r"for a whole argument without named axes, use \{\}"):
         tx.named(jnp.zeros(2), "i")
+
+
+def test_none_in_a_dict_spec_is_an_error():
+    with pytest.raises(NamedShapeError, match=r"dim 1 maps to None; in a dict spec every entry names an axis"):
+        tx.named(jnp.zeros((2, 3)), {0: "a", 1: None})

@@ -149,3 +149,15 @@ def test_mapped_axes_broadcast_with_data_axes_inside_vmap():
 
     out = jax.vmap(body, axis_name="batch")(jnp.arange(4.0))
     np.testing.assert_allclose(out, 11 * np.arange(4.0)[:, None] + np.arange(3.0)[None, :])
+
+
+def test_numpy_values_on_the_left_broadcast_too():
+    x = tx.named(np.ones((2, 4), np.float32), {1: "b"})
+    assert (np.float32(2) * x).named_shape == {"b": 4}
+    assert (np.ones(2, np.float32) * x).shape == (2,)
+    np.testing.assert_allclose(tx.positional(np.array(3.0) - x, {1: "b"}), np.full((2, 4), 2.0))
+
+
+def test_a_value_without_named_axes_converts_to_numpy():
+    x = tx.named(jnp.arange(6.0).reshape(2, 3), {})
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0).reshape(2, 3))

@@ -208,3 +208,29 @@ def test_cached_layouts_still_check_every_call_and_run_the_body_once():
     assert f(a3, a3).named_shape == {"a": 3}
     with pytest.raises(NamedShapeError, match="parameter 'w'"):  # and a rejected layout stays rejected
         f(a3, named((4,), "a"))
+
+
+def test_star_args_errors_name_the_element():
+    @tx.typed
+    def first(*xs: NamedArray[f32, "a"]) -> NamedArray[f32, "a"]:
+        return xs[0]
+
+    with pytest.raises(NamedShapeError) as info:
+        first(named((5,), "a"), named((3,), "a"))
+    assert str(info.value) == (
+        "test_star_args_errors_name_the_element.<locals>.first() argument xs[1] is NamedArray(float32[a=3]), "
+        "which does not match NamedArray[float32, 'a']: axis 'a' has size 3 but was bound to 5 earlier in this "
+        "call. Axis bindings so far in this call: a=5"
+    )
+
+
+def test_container_return_errors_name_the_element():
+    import typed_xmap.numpy as tnp
+
+    @tx.typed
+    def split(v: NamedArray[f32, "a b"]) -> tuple[NamedArray[f32, "a"], NamedArray[f32, "b"]]:
+        return tnp.sum(v, "b"), tnp.sum(v, "b")
+
+    with pytest.raises(NamedShapeError, match=r"its element NamedArray\(float32\[a=2\]\) does not match "
+                                              r"NamedArray\[float32, 'b'\]: expected named axes 'b'"):
+        split(tx.named(jnp.ones((2, 3)), ["a", "b"]))

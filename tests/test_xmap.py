@@ -7,6 +7,7 @@ import pytest
 from jax import lax
 
 import typed_xmap as tx
+import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, NamedShapeError, f32, xmap
 
 A = np.arange(32.0, dtype=np.float32).reshape(8, 4)
@@ -225,3 +226,49 @@ def test_keyword_arguments_rejected():
     f = xmap(lambda v: v, in_axes=["i", ...], out_axes=["i", ...])
     with pytest.raises(TypeError, match="positional arguments only"):
         f(v=A)
+
+
+# -- found in review: typed bodies, loops, output containers ------------------------------------
+
+
+def test_typed_body_other_parameters_get_plain_values():
+    def body(x: NamedArray[f32, "i j"], c: float) -> NamedArray[f32, "i j"]:
+        assert not isinstance(c, tx.NamedArray)
+        return x * c
+
+    out = xmap(body, in_axes=(["i", "j"], {}), out_axes=["i", "j"])(A, 2.0)
+    np.testing.assert_allclose(out, 2 * A)
+
+
+def test_named_inside_a_typed_body_keeps_the_mapped_axes():
+    def body(x: NamedArray[f32, "i", "n"]) -> NamedArray[f32, "i"]:
+        y = tx.named(x, ["p"])
+        assert y.named_shape == {"p": A.shape[1], "i": A.shape[0]}
+        return tnp.sum(y, "p")
+
+    np.testing.assert_allclose(xmap(body, in_axes=["i", None], out_axes=["i"])(A), A.sum(1))
+
+
+def test_lax_collectives_on_named_arrays_update_the_named_shape():
+    def total(x: NamedArray[f32, "i j"]) -> NamedArray[f32, "j"]:
+        return jax.lax.psum(x, "i")
+
+    def centred(x: NamedArray[f32, "i j"]) -> NamedArray[f32, "i j"]:
+        mean = jax.lax.pmean(x, "i")
+        assert mean.named_shape == {"j": A.shape[1]}
+        return x - mean
+
+    np.testing.assert_allclose(xmap(total, in_axes=["i", "j"], out_axes=["j"])(A), A.sum(0))
+    np.testing.assert_allclose(xmap(centred, in_axes=["i", "j"], out_axes=["i", "j"])(A), A - A.mean(0))
+
+
+def test_serial_loop_over_an_axis_only_axis_sizes_defines():
+    f = xmap(lambda c: c + jnp.zeros(()), in_axes=({},), out_axes=["i", ...], axis_sizes={"i": 8},
+             axis_resources={"i": tx.SerialLoop(2)})
+    np.testing.assert_allclose(f(np.float32(1.0)), np.ones(8))
+
+
+def test_a_list_return_takes_a_list_of_out_axes():
+    f = xmap(lambda a: [a, a * 2], in_axes=["i"], out_axes=[["i"], ["i"]])
+    first, second = f(np.arange(3.0, dtype=np.float32))
+    np.testing.assert_allclose(second, 2 * np.arange(3.0))

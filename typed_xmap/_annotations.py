@@ -8,6 +8,7 @@ in a per-call memo, so one name has one size across all parameters and the retur
 from __future__ import annotations
 
 import threading
+import typing
 from functools import lru_cache
 from typing import Any
 
@@ -17,7 +18,7 @@ from ._named_array import NamedArray
 from ._named_shape import Mismatch, match_shape_spec, merge_bindings
 from ._shape_spec import ShapeSpec, parse_shape_spec
 
-__all__ = ["NamedArrayHint", "call_state", "named_array_hint"]
+__all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
 
 class _CallState(threading.local):
@@ -84,6 +85,13 @@ class NamedArrayHint(metaclass=_HintMeta):
         raise TypeError(
             f"{cls.__name__} is an annotation, not a constructor. Fix: build values with tx.named(array, axes)"
         )
+
+
+def mentions_named_array(hint: Any) -> bool:
+    """Whether ``hint`` is, or contains (``X | None``, ``tuple[X, ...]``), a ``NamedArray[...]`` hint."""
+    if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
+        return True
+    return any(mentions_named_array(arg) for arg in typing.get_args(hint))
 
 
 def _dtype_spec(dtype: Any) -> DTypeSpec:

@@ -99,6 +99,11 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
         )
     seen: dict[str, int] = {}
     for dim, name in dims.items():
+        if name is None:
+            raise NamedShapeError(
+                f"{where} = {text}: dim {dim} maps to None; in a dict spec every entry names an axis. "
+                f"Fix: leave dim {dim} out of the dict (unnamed dims stay positional)"
+            )
         if not isinstance(name, str):
             if not isinstance(name, Hashable) or isinstance(name, int):
                 raise NamedShapeError(

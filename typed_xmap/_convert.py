@@ -16,14 +16,14 @@ __all__ = ["check_fits", "named", "positional", "to_named", "to_positional"]
 def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     """Name the dims of ``array`` (a positional array or a NamedArray's positional dims)."""
     base_axes: tuple[str, ...] = ()
-    data = array
+    mapped: tuple[tuple[str, int], ...] = ()
     if isinstance(array, NamedArray):
-        base_axes, data = array.axes, array.data
+        base_axes, mapped, data = array.axes, array.mapped, array.data
     else:
         data = jnp.asarray(array)
     rank = len(data.shape) - len(base_axes)
     check_fits(spec, tuple(data.shape[:rank]), where=where)
-    clash = [n for n in spec.names if n in base_axes]
+    clash = [n for n in spec.names if n in base_axes or n in dict(mapped)]
     if clash:
         raise NamedShapeError(
             f"{where} = {spec}: the value already has named axis {clash[0]!r}. Fix: pick a new name"
@@ -33,7 +33,7 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     perm = kept + named_dims + list(range(rank, len(data.shape)))
     if perm != list(range(len(perm))):
         data = jnp.transpose(data, perm)
-    return wrap(data, spec.names + base_axes)
+    return wrap(data, spec.names + base_axes, mapped)
 
 
 def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:

@@ -35,6 +35,7 @@ class NamedArray:
 
     __slots__ = ("data", "axes", "mapped")
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
+    __array_ufunc__ = None  # np.float32(2) * x: numpy defers to our reflected operators
 
     data: jax.Array
     axes: tuple[str, ...]
@@ -106,16 +107,19 @@ class NamedArray:
 
     # -- conversions that would lose the names ------------------------------------------------------
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.axes and not self.mapped:  # positional dims only: nothing to lose
+            return np.asarray(self.data, *args, **kwargs)
         raise TypeError(
             f"cannot convert {self!r} to a positional array implicitly: the order of its named axes is "
             f"not part of its value. Fix: tx.positional(x, {format_axis_list(self.axes)})"
         )
 
     def __bool__(self) -> bool:
-        if self.axes:
+        names = self.axes + tuple(name for name, _ in self.mapped)
+        if names:
             raise NamedShapeError(
                 f"the truth value of {self!r} is ambiguous: it has named axes. "
-                f"Fix: reduce them first, e.g. tnp.all(x, {self.axes!r})"
+                f"Fix: reduce them first, e.g. tnp.all(x, {names!r})"
             )
         return bool(self.data)
 
@@ -144,10 +148,15 @@ def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[GetAttrKey, Any]], Au
 
 def _unflatten(aux: Aux, children: Sequence[Any]) -> NamedArray:
     data = children[0]
+    axes, mapped = aux
     ndim = getattr(data, "ndim", None)
-    if isinstance(ndim, int) and ndim < len(aux[0]):
+    if isinstance(ndim, int) and ndim < len(axes):
         NamedArray(data, *aux)  # raises the explanatory error
-    return wrap(data, *aux)
+    if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
+        from ._xmap_frames import varying_mapped
+
+        mapped = varying_mapped(data, mapped)
+    return wrap(data, axes, mapped)
 
 
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)

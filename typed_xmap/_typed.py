@@ -18,11 +18,11 @@ from beartype import beartype
 from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
-from ._annotations import NamedArrayHint, call_state
+from ._annotations import NamedArrayHint, call_state, mentions_named_array
 from ._errors import NamedShapeError
 from ._shape_spec import format_named_shape
 
-__all__ = ["typed"]
+__all__ = ["check_named_hints", "typed"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,15 +65,21 @@ def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callabl
 def _reason(where: str, hint: Any, value: Any, memo: dict[str, int]) -> str:
     """Why ``value`` failed ``hint``, from the failure the annotation class recorded."""
     bound = format_named_shape(memo) if memo else "none"
-    failure = call_state.failure
-    if failure is not None and failure[1] is value:
-        hint, _, mismatch = failure
+    failure = call_state.failure  # reset by the caller just before re-checking ``value``
+    name = hint.__name__ if isinstance(hint, type) else repr(hint)
+    if failure is not None:
+        failed_hint, failed_value, mismatch = failure
         why = mismatch.reason
-    else:
+        if failed_value is not value:  # an element of a container (a tuple return, say)
+            why = f"its element {failed_value!r} does not match {failed_hint.__name__}: {why}"
+        else:
+            name = failed_hint.__name__
+    elif _named_hint(hint):
         why = f"it is a {type(value).__name__}, not a NamedArray"
         if hasattr(value, "shape"):
             why += " (fix: tx.named(array, axes) names its dims)"
-    name = getattr(hint, "__name__", repr(hint))
+    else:
+        why = "one of its parts is not a NamedArray"
     return f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}"
 
 
@@ -83,14 +89,24 @@ def typed(fn: F) -> F:
     When every annotation is a ``NamedArray[...]`` hint, the verdict depends only on each value's layout
     (named axes, shape, dtype), so a layout beartype has accepted once is accepted again from a cache.
     """
+    return _checked(fn, sys._getframe(1), named_only=False)
+
+
+def check_named_hints(fn: F) -> F:
+    """``typed``, checking only the hints that mention ``NamedArray[...]`` (for xmap bodies, which trace)."""
+    return _checked(fn, sys._getframe(1), named_only=True)
+
+
+def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     qualname = getattr(fn, "__qualname__", repr(fn))
     plan: list[Any] = []  # [hints, parameter checker, return check or None, layouts cache or None]
     # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
-    caller = sys._getframe(1)
     local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
 
     def prepare() -> list[Any]:
         hints = typing.get_type_hints(fn, localns=local_names, include_extras=True)
+        if named_only:
+            hints = {name: hint for name, hint in hints.items() if mentions_named_array(hint)}
         cacheable = bool(hints) and all(_named_hint(h) for h in hints.values())
         plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints), {} if cacheable else None]
         return plan
@@ -185,19 +201,28 @@ def _parameter_error(
     fn: Callable[..., Any], qualname: str, hints: dict[str, Any], args: Any, kwargs: Any, memo: dict[str, int]
 ) -> NamedShapeError | None:
     """Find the parameter that failed, re-checking in order with a fresh memo."""
-    bound = inspect.signature(fn).bind(*args, **kwargs)
+    signature = inspect.signature(fn)
+    bound = signature.bind(*args, **kwargs)
     memo.clear()
     for name, value in bound.arguments.items():
         hint = hints.get(name)
         if hint is None:
             continue
-        call_state.failure = None
-        before = dict(memo)
-        if is_bearable(value, hint):
-            continue
-        if _named_hint(hint) or call_state.failure is not None:
-            return NamedShapeError(_reason(f"{qualname}() parameter {name!r}", hint, value, before))
-        return None  # not a named-shape problem: beartype's own message is the right one
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:  # the hint is each element's
+            checks = [(f"{qualname}() argument {name}[{i}]", item) for i, item in enumerate(value)]
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            checks = [(f"{qualname}() argument {name}[{key!r}]", item) for key, item in value.items()]
+        else:
+            checks = [(f"{qualname}() parameter {name!r}", value)]
+        for where, item in checks:
+            call_state.failure = None
+            before = dict(memo)
+            if is_bearable(item, hint):
+                continue
+            if _named_hint(hint) or call_state.failure is not None:
+                return NamedShapeError(_reason(where, hint, item, before))
+            return None  # not a named-shape problem: beartype's own message is the right one
     return None
 
 

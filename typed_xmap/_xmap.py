@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 import typing
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -75,22 +76,21 @@ def serial_loop(name: str, length: int) -> Iterator[SerialLoop]:
             _loops.active[name] = previous
 
 
-def _is_typed_body(fun: Callable[..., Any]) -> bool:
-    """Whether a parameter of ``fun`` is annotated with ``NamedArray[...]``."""
-    from ._annotations import NamedArrayHint
+def _named_parameters(fun: Callable[..., Any]) -> tuple[bool, ...] | None:
+    """Per positional parameter of ``fun``: is it annotated with ``NamedArray[...]``? ``None`` if none is.
+
+    A ``*args`` parameter's answer is repeated for every further argument (the last entry).
+    """
+    from ._annotations import mentions_named_array
 
     try:
         hints = typing.get_type_hints(fun, include_extras=True)
+        parameters = list(inspect.signature(fun).parameters.values())
     except Exception:  # unresolvable annotations, builtins, partials: treat as untyped
-        return False
-    hints.pop("return", None)
-
-    def named(hint: Any) -> bool:
-        if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
-            return True
-        return any(named(a) for a in typing.get_args(hint))
-
-    return any(named(h) for h in hints.values())
+        return None
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    flags = tuple(mentions_named_array(hints[p.name]) if p.name in hints else False for p in positional)
+    return flags if any(flags) else None
 
 
 def _function_name(fun: Callable[..., Any]) -> str:
@@ -253,12 +253,12 @@ def xmap(
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise NamedShapeError(f"axis_sizes[{axis!r}] = {size!r}: sizes are non-negative ints")
     resources = normalize_axis_resources(axis_resources)
-    typed = _is_typed_body(fun)
+    typed = _named_parameters(fun)
     body = fun
-    if typed:
-        from ._typed import typed as typed_decorator
+    if typed is not None:
+        from ._typed import check_named_hints
 
-        body = typed_decorator(fun)
+        body = check_named_hints(fun)  # other hints see tracers here: beartype would reject `c: float`
     donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
     config = Config(fun, body, typed, name, in_spec, out_spec, sizes, resources)
     return XmapFunction(config, donate, backend)

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Frame", "active_frames", "carries", "current_trace"]
+__all__ = ["Frame", "active_frames", "carries", "current_trace", "varying_mapped"]
 
 
 @dataclass
@@ -46,6 +46,22 @@ def current_trace() -> Any:
     from jax._src import core
 
     return core.trace_ctx.trace
+
+
+def varying_mapped(data: Any, mapped: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """The mapped axes of a NamedArray whose ``data`` still varies along them.
+
+    After ``jax.lax.psum(x, 'i')`` (or pmean, pmax, all_gather...) the data is no longer batched at
+    axis ``i``'s vmap level, so ``i`` leaves the named shape, as in the original xmap. Where that
+    cannot be seen (inside an inner ``jit``, outside xmap), the axes are kept.
+    """
+    frames = active_frames()
+    if not frames:
+        return mapped
+    traces = {name: trace for frame in frames for name, trace in frame.traces.items()}
+    if not any(current_trace() is trace for trace in traces.values()):
+        return mapped  # e.g. inside a jit within the body: the vmap levels are not visible from here
+    return tuple((name, size) for name, size in mapped if name not in traces or carries(data, traces[name]))
 
 
 def carries(value: Any, trace: Any) -> bool:

@@ -46,7 +46,7 @@ class Config:
 
     fun: Callable[..., Any]
     body: Callable[..., Any]  # ``fun``, or ``tx.typed(fun)`` for NamedArray-annotated bodies
-    typed: bool
+    typed: tuple[bool, ...] | None  # per positional parameter: annotated NamedArray[...]? (None: untyped body)
     name: str
     in_spec: SpecTree | None
     out_spec: SpecTree
@@ -74,6 +74,7 @@ class _Call:
         self.config = config
         self.mesh = mesh
         self.resources = dict(resources)
+        self.arguments = args
         self.leaves: list[Leaf] = match_inputs(config.in_spec, args)
         flat, self.treedef = tree_flatten(args, is_leaf=_is_named)
         self.data = [v.data if isinstance(v, NamedArray) else v for v in flat]
@@ -150,9 +151,11 @@ class _Call:
     # -- the per-element body ------------------------------------------------------------------
     def element(self, *values: Any) -> tuple[Any, ...]:
         config = self.config
-        if config.typed:
+        if config.typed is not None:
+            named = self._named_leaves()
             values = tuple(
-                wrap(v, (), tuple((n, self.sizes[n]) for n in leaf.names)) for v, leaf in zip(values, self.leaves)
+                wrap(v, (), tuple((n, self.sizes[n]) for n in leaf.names)) if wrap_it else v
+                for v, leaf, wrap_it in zip(values, self.leaves, named)
             )
         try:
             out = config.body(*tree_unflatten(self.treedef, list(values)))
@@ -165,6 +168,13 @@ class _Call:
         if spec.treedef.num_leaves == 1 and spec.treedef.num_nodes == 1 and not subtrees:
             raise NamedShapeError(f"xmapped function {config.name} returned nothing; xmap needs a return value")
         return tuple(self._output(j, sub) for j, sub in enumerate(subtrees))
+
+    def _named_leaves(self) -> list[bool]:
+        """Per flattened argument value: does its parameter take NamedArrays (others get plain arrays)?"""
+        flags = self.config.typed or ()
+        per_argument = [flags[min(i, len(flags) - 1)] if flags else False for i in range(len(self.arguments))]
+        return [flag for argument, flag in zip(self.arguments, per_argument)
+                for _ in tree_flatten(argument, is_leaf=_is_named)[0]]
 
     def _unbound_axis(self, error: NameError) -> Exception:
         """JAX's "unbound axis name" (which suggests shard_map) in xmap's words; other NameErrors as they are."""
@@ -296,7 +306,9 @@ class _Call:
         in_pos, out_pos = self.in_positions(k), self.out_positions(k)
         spmd = _entry(self.mesh_axes(name))
 
-        chunk_body = jax.vmap(level_body, in_axes=in_pos, out_axes=out_pos, spmd_axis_name=spmd)
+        chunk_body = jax.vmap(  # axis_size: the axis may come from axis_sizes alone, mapping no input
+            level_body, in_axes=in_pos, out_axes=out_pos, spmd_axis_name=spmd, axis_size=mesh_part * chunk
+        )
 
         def run(*values: Any) -> Any:
             mapped: list[Any] = []
@@ -316,7 +328,7 @@ class _Call:
                 args = [next(fixed_it) if p is None else jnp.moveaxis(next(it), 0, p) for p in in_pos]
                 return carry, chunk_body(*args)
 
-            _, stacked = jax.lax.scan(step, None, [m for m in mapped if m is not None])
+            _, stacked = jax.lax.scan(step, None, [m for m in mapped if m is not None], length=steps)
             return tuple(
                 _unloop(sub, p, steps, mesh_part, chunk) for sub, p in zip(stacked, out_pos)
             )

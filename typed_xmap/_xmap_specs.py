@@ -52,8 +52,12 @@ def _spec_or_none(obj: Any) -> bool:
 
 
 def parse_spec_tree(spec: Any, kind: str) -> SpecTree:
-    """Validate every leaf of ``spec``; a top-level list of specs counts as a tuple (as in the original)."""
-    if isinstance(spec, list) and not is_axis_map_leaf(spec):
+    """Validate every leaf of ``spec``.
+
+    For ``in_axes``, a top-level list of specs counts as a tuple, as in the original (the arguments always
+    come as a tuple); ``out_axes`` keep their container, to match what the function returns.
+    """
+    if kind == "in_axes" and isinstance(spec, list) and not is_axis_map_leaf(spec):
         spec = tuple(spec)
     pairs, treedef = tree_flatten_with_path(spec, is_leaf=_spec_or_none)
     leaves, paths = [], []
