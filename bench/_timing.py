@@ -1,24 +1,10 @@
-"""Shared timing helpers for the benchmarks: interleaved rounds, medians, ratio tables."""
+"""Shared timing helpers for the benchmarks: interleaved rounds (from the package), ratio tables."""
 
 from __future__ import annotations
 
-import statistics
-import time
-from typing import Callable
+from typed_xmap._timing import interleaved
 
-
-def interleaved(cases: dict[str, Callable[[], object]], *, rounds: int = 7, calls: int = 200) -> dict[str, float]:
-    """Median seconds per call of each case, the cases run round-robin so drift hits all alike."""
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for fn in cases.values():  # warm up (compile, caches)
-        fn()
-    for _ in range(rounds):
-        for name, fn in cases.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            samples[name].append((time.perf_counter() - start) / calls)
-    return {name: statistics.median(values) for name, values in samples.items()}
+__all__ = ["interleaved", "print_table"]
 
 
 def print_table(title: str, times: dict[str, float], baseline: str, *, goal: str = "") -> None:

@@ -32,7 +32,7 @@ def generate(functions: int = FUNCTIONS, salt: int = 0) -> str:
     for i in range(functions):
         lines += [
             f"def layer_{i}(x: NamedArray[f32, \"batch=32 in_features\"], w: NamedArray[f32, \"in_features out\"],",
-            f"            b: NamedArray[f32, \"out\"]) -> NamedArray[f32, \"batch out\"]:",
+            "            b: NamedArray[f32, \"out\"]) -> NamedArray[f32, \"batch out\"]:",
             f"    h = x * w + {salt}.5",
             "    s = tnp.add(h, b)",
             "    t = tnp.sum(s * 2.0, \"in_features\")",

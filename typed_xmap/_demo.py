@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+
+from ._timing import interleaved
 
 
 def run_demo() -> int:
@@ -159,20 +160,10 @@ def _ratio_table(jax: Any, jnp: Any, np: Any, tx: Any, tnp: Any, mesh: Any) -> T
     ]
     table = Table("what", "typed_xmap us", "hand-written us", "ratio")
     for name, ours, theirs in rows:
-        ours_us, theirs_us = _interleaved_medians_us(ours, theirs)
+        times = interleaved(
+            {"ours": lambda: ours().block_until_ready(), "theirs": lambda: theirs().block_until_ready()},
+            rounds=25, calls=5,
+        )
+        ours_us, theirs_us = times["ours"] * 1e6, times["theirs"] * 1e6
         table.add_row(name, f"{ours_us:.0f}", f"{theirs_us:.0f}", f"{ours_us / theirs_us:.2f}x")
     return table
-
-
-def _interleaved_medians_us(*fns: Callable[[], Any], rounds: int = 25, calls: int = 5) -> list[float]:
-    """Median microseconds per call of each function, alternating them so drift hits all alike."""
-    for fn in fns:
-        fn().block_until_ready()
-    samples: list[list[float]] = [[] for _ in fns]
-    for _ in range(rounds):
-        for fn, times in zip(fns, samples):
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn().block_until_ready()
-            times.append((time.perf_counter() - start) / calls * 1e6)
-    return [sorted(times)[len(times) // 2] for times in samples]
