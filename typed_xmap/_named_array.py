@@ -190,8 +190,7 @@ def align(
     result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names)
     result_axes = tuple(n for n in union if n not in mapped_names)
     if mapped_names:
-        named = [index_mapped(v, mapped_names) for v in named]
-        values = [named.pop(0) if isinstance(v, NamedArray) else v for v in values]
+        values = [index_mapped(v, mapped_names) if isinstance(v, NamedArray) else v for v in values]
     positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
     broadcast_positional(positional, operation=operation, operands=operands)
     rank = max((len(p) for p in positional), default=0)
