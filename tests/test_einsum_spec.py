@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from typed_xmap import NamedShapeError, NamedShapeSyntaxError
-from typed_xmap._einsum_spec import einsum_result, parse_einsum, positional_einsum
+from typed_xmap._algebra import einsum_result, parse_einsum, positional_einsum
 
 
 def test_parses_the_original_forms():

@@ -5,7 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from typed_xmap import NamedShapeError
-from typed_xmap._named_shape import (
+from typed_xmap._algebra import (
+    ErrorKind,
     Mismatch,
     broadcast_positional,
     match_shape_spec,
@@ -13,7 +14,7 @@ from typed_xmap._named_shape import (
     reduce_named_shape,
     union_named_shapes,
 )
-from typed_xmap._shape_spec import parse_shape_spec
+from typed_xmap._algebra import parse_shape_spec
 
 SIZES = {"a": 2, "b": 3, "c": 4, "d": 5}
 shapes = st.dictionaries(st.sampled_from(sorted(SIZES)), st.just(0)).map(
@@ -81,7 +82,7 @@ def test_match_binds_and_detects():
     spec = parse_shape_spec("batch in=4", "n 3")
     assert match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 3), {}) == {"batch": 8, "in": 4, "n": 5}
     bad = match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 3), {"batch": 6})
-    assert bad == Mismatch("axis 'batch' has size 8 but was bound to 6 earlier in this call", "batch")
+    assert bad == Mismatch("axis 'batch' has size 8 but was bound to 6 earlier in this call", ErrorKind.AXIS_SIZE, "batch")
     assert isinstance(match_shape_spec(spec, {"batch": 8, "in": 5}, (5, 3), {}), Mismatch)
     assert isinstance(match_shape_spec(spec, {"batch": 8}, (5, 3), {}), Mismatch)
     assert isinstance(match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 2), {}), Mismatch)

@@ -4,7 +4,7 @@ import pytest
 
 import typed_xmap as tx
 from typed_xmap import AxisResourceConflict, NamedShapeError
-from typed_xmap._resources import Conflict, conflict_error, normalize_axis_resources, resource_conflicts
+from typed_xmap._algebra import Conflict, conflict_error, normalize_axis_resources, resource_conflicts
 
 
 def test_normalize():

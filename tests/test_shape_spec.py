@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from typed_xmap import NamedShapeError, NamedShapeSyntaxError
-from typed_xmap._shape_spec import AxisSpec, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
+from typed_xmap._algebra import AxisSpec, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
 
 
 def test_parses_names_and_sizes():

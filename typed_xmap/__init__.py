@@ -9,11 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._errors import AxisResourceConflict as AxisResourceConflict
-from ._errors import NamedShapeError as NamedShapeError
-from ._errors import NamedShapeSyntaxError as NamedShapeSyntaxError
-from ._errors import UnboundAxisError as UnboundAxisError
-from ._resources import SerialLoop as SerialLoop
+from ._algebra import AxisResourceConflict as AxisResourceConflict
+from ._algebra import NamedShapeError as NamedShapeError
+from ._algebra import NamedShapeSyntaxError as NamedShapeSyntaxError
+from ._algebra import UnboundAxisError as UnboundAxisError
+from ._algebra import SerialLoop as SerialLoop
 
 if TYPE_CHECKING:
     from typing import Annotated as NamedArray
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._xmap import serial_loop as serial_loop
     from ._xmap import xmap as xmap
 else:
-    from ._dtypes import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
+    from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
 
 __version__ = "0.1.0"
 

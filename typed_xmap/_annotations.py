@@ -12,11 +12,12 @@ import typing
 from functools import lru_cache
 from typing import Any
 
-from ._dtypes import DTYPES, KINDS, DTypeSpec
-from ._errors import NamedShapeSyntaxError
+from ._algebra import ErrorKind
+from ._algebra import DTYPES, KINDS, DTypeSpec
+from ._algebra import NamedShapeSyntaxError
 from ._named_array import NamedArray
-from ._named_shape import Mismatch, match_shape_spec, merge_bindings
-from ._shape_spec import ShapeSpec, parse_shape_spec
+from ._algebra import Mismatch, match_shape_spec, merge_bindings
+from ._algebra import ShapeSpec, parse_shape_spec
 
 __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
@@ -74,7 +75,7 @@ def _match(hint: _HintMeta, value: NamedArray) -> dict[str, int] | Mismatch:
     """Match dtype and shape, binding against nothing: a pure function of the value's type."""
     dtype = value.data.dtype
     if not hint.dtype_spec.accepts(getattr(dtype, "name", str(dtype))):
-        return Mismatch(f"its dtype is {dtype}, expected {hint.dtype_spec.name}")
+        return Mismatch(f"its dtype is {dtype}, expected {hint.dtype_spec.name}", ErrorKind.DTYPE)
     return match_shape_spec(hint.shape_spec, value.named_shape, value.shape, {})
 
 

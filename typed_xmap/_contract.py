@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import opt_einsum  # type: ignore[import-untyped]
 from jax.sharding import AxisType, PartitionSpec
 
-from ._einsum_spec import einsum_result, parse_einsum, positional_einsum
+from ._algebra import einsum_result, parse_einsum, positional_einsum
 from ._mapped_axes import as_mapped, gather
 from ._named_array import NamedArray, apply_elementwise, index_mapped, wrap
 

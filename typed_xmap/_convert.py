@@ -6,8 +6,8 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from ._axis_map import AxisMap, format_axis_list, parse_axis_map
-from ._errors import NamedShapeError
+from ._algebra import ErrorKind, AxisMap, format_axis_list, parse_axis_map
+from ._algebra import NamedShapeError
 from ._named_array import NamedArray, wrap
 
 __all__ = ["check_fits", "named", "positional", "to_named", "to_positional"]
@@ -26,7 +26,8 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     clash = [n for n in spec.names if n in base_axes or n in dict(mapped)]
     if clash:
         raise NamedShapeError(
-            f"{where} = {spec}: the value already has named axis {clash[0]!r}. Fix: pick a new name"
+            f"{where} = {spec}: the value already has named axis {clash[0]!r}. Fix: pick a new name",
+            kind=ErrorKind.AXIS_SIZE,
         )
     named_dims = [d for d, _ in spec.dims]
     kept = [d for d in range(rank) if d not in named_dims]
@@ -42,12 +43,14 @@ def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:
     if spec.rank is not None and spec.rank != rank:
         raise NamedShapeError(
             f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the value has "
-            f"rank {rank} (shape {shape}). Fix: end the list with ... to allow more dims"
+            f"rank {rank} (shape {shape}). Fix: end the list with ... to allow more dims",
+            kind=ErrorKind.POSITIONAL,
         )
     if spec.min_rank > rank:
         raise NamedShapeError(
             f"{where} = {spec} names dim {spec.min_rank - 1}, so the value needs at least {spec.min_rank} "
-            f"positional dims, but it has rank {rank} (shape {shape}). Fix: name dims the value has"
+            f"positional dims, but it has rank {rank} (shape {shape}). Fix: name dims the value has",
+            kind=ErrorKind.POSITIONAL,
         )
 
 
@@ -55,32 +58,37 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
     """Put ``x``'s named axes at the dims ``spec`` gives; ``x`` must carry exactly the listed names."""
     if not isinstance(x, NamedArray):
         raise NamedShapeError(
-            f"{where}: expected a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first"
+            f"{where}: expected a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     listed = set(spec.names)
     unlisted = [a for a in x.axes if a not in listed]
     if unlisted:
         raise NamedShapeError(
             f"{where} = {spec} does not list axis {', '.join(repr(a) for a in unlisted)}, which the value "
-            f"{x!r} carries. Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}"
+            f"{x!r} carries. Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}",
+            kind=ErrorKind.AXIS_MISSING,
         )
     lacking = [n for n in spec.names if n not in x.axes]
     if lacking:
         raise NamedShapeError(
             f"{where} = {spec} lists axis {', '.join(repr(n) for n in lacking)}, but the value {x!r} does "
-            f"not carry it, so its size is unknown. Fix: drop it from the spec, or broadcast x first"
+            f"not carry it, so its size is unknown. Fix: drop it from the spec, or broadcast x first",
+            kind=ErrorKind.AXIS_MISSING,
         )
     rank = x.data.ndim
     needed = max((d for d, _ in spec.dims), default=-1) + 1 - len(spec.dims)
     if needed > x.ndim:
         raise NamedShapeError(
             f"{where} = {spec} requires the value to have at least {needed} positional dims, but "
-            f"{x!r} has {x.ndim}. Fix: put the named axes at lower dims"
+            f"{x!r} has {x.ndim}. Fix: put the named axes at lower dims",
+            kind=ErrorKind.POSITIONAL,
         )
     if spec.rank is not None and spec.rank != rank:
         raise NamedShapeError(
             f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the result has "
-            f"rank {rank}. Fix: end the list with ... to allow more dims"
+            f"rank {rank}. Fix: end the list with ... to allow more dims",
+            kind=ErrorKind.POSITIONAL,
         )
     p = x.ndim
     source = [p + x.axes.index(name) for _, name in spec.dims]

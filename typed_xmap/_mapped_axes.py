@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import jax.numpy as jnp
 from jax import lax
 
-from ._errors import NamedShapeError, UnboundAxisError
+from ._algebra import ErrorKind, NamedShapeError, UnboundAxisError
 from ._named_array import NamedArray, wrap
 
 __all__ = ["UnboundAxisError", "as_mapped", "bound_size", "gather"]
@@ -32,7 +32,7 @@ def _unbound(name: str, operation: str) -> UnboundAxisError:
 def bound_size(name: str, *, operation: str) -> int:
     """The size of the enclosing ``vmap`` axis ``name``; an ``UnboundAxisError`` if there is none."""
     if not isinstance(name, str):
-        raise NamedShapeError(f"{operation}: axis names are strings, got {name!r}")
+        raise NamedShapeError(f"{operation}: axis names are strings, got {name!r}", kind=ErrorKind.INVALID_ARGUMENT)
     try:
         return int(lax.axis_size(name))
     except NameError:

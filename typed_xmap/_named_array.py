@@ -19,9 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
-from ._axis_map import format_axis_list
-from ._errors import NamedShapeError
-from ._named_shape import broadcast_positional, union_named_shapes
+from ._algebra import ErrorKind, format_axis_list
+from ._algebra import NamedShapeError
+from ._algebra import broadcast_positional, union_named_shapes
 
 __all__ = ["NamedArray", "align", "apply_elementwise", "index_mapped", "wrap"]
 
@@ -46,16 +46,17 @@ class NamedArray:
         mapped = tuple((str(n), int(s)) for n, s in mapped)
         both = [n for n, _ in mapped if n in axes]
         if both:
-            raise NamedShapeError(f"axis {both[0]!r} cannot be both a dim of the data and mapped")
+            raise NamedShapeError(f"axis {both[0]!r} cannot be both a dim of the data and mapped", kind=ErrorKind.AXIS_MISSING)
         ndim = getattr(data, "ndim", None)
         if isinstance(ndim, int) and ndim < len(axes):
             raise NamedShapeError(
                 f"a NamedArray with named axes {axes} needs at least {len(axes)} dims, but its data has "
                 f"shape {tuple(data.shape)}. This happens when jax.vmap maps a named axis: vmap maps "
-                f"positional dims only. Fix: map a positional dim, or use tx.xmap to map a named axis"
+                f"positional dims only. Fix: map a positional dim, or use tx.xmap to map a named axis",
+                kind=ErrorKind.POSITIONAL,
             )
         if len(set(axes)) != len(axes):
-            raise NamedShapeError(f"a NamedArray cannot name two dims the same: {axes}")
+            raise NamedShapeError(f"a NamedArray cannot name two dims the same: {axes}", kind=ErrorKind.SYNTAX)
         self.data = data
         self.axes = axes
         self.mapped = mapped
@@ -119,7 +120,8 @@ class NamedArray:
         if names:
             raise NamedShapeError(
                 f"the truth value of {self!r} is ambiguous: it has named axes. "
-                f"Fix: reduce them first, e.g. tnp.all(x, {names!r})"
+                f"Fix: reduce them first, e.g. tnp.all(x, {names!r})",
+                kind=ErrorKind.AXIS_MISSING,
             )
         return bool(self.data)
 

@@ -17,10 +17,10 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special
 
-from ._errors import NamedShapeError
+from ._algebra import ErrorKind, NamedShapeError
 from ._mapped_axes import as_mapped, gather
 from ._named_array import NamedArray, apply_elementwise, wrap
-from ._named_shape import reduce_named_shape
+from ._algebra import reduce_named_shape
 
 __all__ = [
     "all", "any", "argmax", "argmin", "log_softmax", "logsumexp", "max", "mean", "min", "prod", "softmax",
@@ -41,17 +41,18 @@ def _split_axis(axis: AxisArg, operation: str) -> tuple[list[str], list[int] | N
         if isinstance(item, str):
             names.append(item)
         elif isinstance(item, bool):
-            raise NamedShapeError(f"{operation}: an axis is a name or an int, got {item!r}")
+            raise NamedShapeError(f"{operation}: an axis is a name or an int, got {item!r}", kind=ErrorKind.SYNTAX)
         else:
             try:
                 ints.append(operator.index(item))
             except TypeError:
                 raise NamedShapeError(
                     f"{operation}: an axis is a name (str) or a positional dim (int), got {item!r}. "
-                    f"Fix: pass a name, an int, or a tuple of them"
+                    f"Fix: pass a name, an int, or a tuple of them",
+                    kind=ErrorKind.SYNTAX,
                 ) from None
     if len(set(names)) != len(names):
-        raise NamedShapeError(f"{operation}: an axis name is listed twice in {axis!r}. Fix: list each axis once")
+        raise NamedShapeError(f"{operation}: an axis name is listed twice in {axis!r}. Fix: list each axis once", kind=ErrorKind.SYNTAX)
     return names, ints
 
 
@@ -65,11 +66,12 @@ def _positional_dims(ints: list[int] | None, shape: tuple[int, ...], operation: 
             raise NamedShapeError(
                 f"{operation}: positional axis {i} is out of range for a value with {ndim} positional dims "
                 f"(shape {shape}); named axes are reduced by name, not by position. "
-                f"Fix: use an int in [{-ndim}, {ndim}) or the axis name"
+                f"Fix: use an int in [{-ndim}, {ndim}) or the axis name",
+                kind=ErrorKind.POSITIONAL,
             )
         dims.append(i % ndim)
     if len(set(dims)) != len(dims):
-        raise NamedShapeError(f"{operation}: positional axis {ints} repeats a dim. Fix: list each dim once")
+        raise NamedShapeError(f"{operation}: positional axis {ints} repeats a dim. Fix: list each dim once", kind=ErrorKind.POSITIONAL)
     return dims
 
 
@@ -129,7 +131,8 @@ def _arg_reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepd
         if len(axis) != 1:
             raise NamedShapeError(
                 f"{_operation(fname, axis)}: {fname} reduces over one axis, got {len(axis)}. "
-                f"Fix: pass a single name or int"
+                f"Fix: pass a single name or int",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         axis = axis[0]
     if axis is None:

@@ -12,12 +12,12 @@ from typing import Any, Mapping
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ._axis_map import parse_axis_map
+from ._algebra import ErrorKind, parse_axis_map
 from ._convert import check_fits
-from ._errors import NamedShapeError
+from ._algebra import NamedShapeError
 from ._mesh import concrete_mesh, explicit_axes
 from ._named_array import NamedArray, wrap
-from ._resources import SerialLoop, check_conflicts, check_divisible, normalize_axis_resources
+from ._algebra import SerialLoop, check_conflicts, check_divisible, normalize_axis_resources
 
 __all__ = ["constrain", "current_mesh", "resources_of", "shard"]
 
@@ -28,7 +28,8 @@ def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
     if mesh is None:
         raise NamedShapeError(
             f"{purpose} needs a device mesh, but none is set. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); "
-            f"then jax.set_mesh(mesh), or `with jax.set_mesh(mesh): ...`"
+            f"then jax.set_mesh(mesh), or `with jax.set_mesh(mesh): ...`",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     return mesh
 
@@ -43,12 +44,14 @@ def _mesh_resources(
             if isinstance(resource, SerialLoop):
                 raise NamedShapeError(
                     f"{purpose}: axis_resources[{axis!r}] is a SerialLoop; serial loops only exist inside xmap. "
-                    f"Fix: assign mesh axes here"
+                    f"Fix: assign mesh axes here",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
             if resource not in mesh_shape:
                 raise NamedShapeError(
                     f"{purpose}: axis_resources[{axis!r}] names mesh axis {resource!r}, but the current mesh has "
-                    f"axes {', '.join(repr(a) for a in mesh_shape)}. Fix: use one of those, or set another mesh"
+                    f"axes {', '.join(repr(a) for a in mesh_shape)}. Fix: use one of those, or set another mesh",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
     return {axis: tuple(str(r) for r in assigned) for axis, assigned in resources.items()}
 
@@ -73,7 +76,7 @@ class _Target:
         self.named: NamedArray | None = None
         if isinstance(x, NamedArray):
             if axes is not None:
-                raise NamedShapeError(f"{purpose}: x is a NamedArray, it carries its axes. Fix: drop axes=")
+                raise NamedShapeError(f"{purpose}: x is a NamedArray, it carries its axes. Fix: drop axes=", kind=ErrorKind.INVALID_ARGUMENT)
             self.named, self.data = x, x.data
             self.dims = {name: x.ndim + i for i, name in enumerate(x.axes)}
             self.named_shape = x.named_shape
@@ -81,7 +84,8 @@ class _Target:
         if axes is None:
             raise NamedShapeError(
                 f"{purpose}: x is a positional array, so say which dims are which axes. "
-                f"Fix: {purpose}(x, axis_resources, axes=['batch', ...])"
+                f"Fix: {purpose}(x, axis_resources, axes=['batch', ...])",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         self.data = x if hasattr(x, "shape") else jax.numpy.asarray(x)
         spec = parse_axis_map(axes, where="axes")
@@ -121,7 +125,8 @@ def shard(
         if memory_kind not in kinds:
             raise NamedShapeError(
                 f"tx.shard: memory_kind={memory_kind!r} is not a memory of this mesh's devices "
-                f"({', '.join(sorted(kinds))}). Fix: use one of those"
+                f"({', '.join(sorted(kinds))}). Fix: use one of those",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
     sharding = NamedSharding(mesh, target.partition_spec(resources), memory_kind=memory_kind)
     return target.rebuild(jax.device_put(target.data, sharding))
@@ -151,7 +156,8 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
     if not isinstance(x, NamedArray):
         raise NamedShapeError(
             f"tx.resources_of takes a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first, "
-            f"or read array.sharding"
+            f"or read array.sharding",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     sharding = getattr(x.data, "sharding", None)
     spec = getattr(sharding, "spec", None)

@@ -19,8 +19,8 @@ from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
-from ._errors import NamedShapeError
-from ._shape_spec import format_named_shape
+from ._algebra import ErrorKind, NamedShapeError
+from ._algebra import format_named_shape
 
 __all__ = ["check_named_hints", "typed"]
 
@@ -62,25 +62,28 @@ def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callabl
     return beartype(checker)
 
 
-def _reason(where: str, hint: Any, value: Any, memo: dict[str, int]) -> str:
+def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, int]) -> NamedShapeError:
     """Why ``value`` failed ``hint``, from the failure the annotation class recorded."""
     bound = format_named_shape(memo) if memo else "none"
     failure = call_state.failure  # reset by the caller just before re-checking ``value``
     name = hint.__name__ if isinstance(hint, type) else repr(hint)
     if failure is not None:
         failed_hint, failed_value, mismatch = failure
-        why = mismatch.reason
+        why, kind = mismatch.reason, mismatch.kind
         if failed_value is not value:  # an element of a container (a tuple return, say)
             why = f"its element {failed_value!r} does not match {failed_hint.__name__}: {why}"
         else:
             name = failed_hint.__name__
     elif _named_hint(hint):
-        why = f"it is a {type(value).__name__}, not a NamedArray"
+        why, kind = f"it is a {type(value).__name__}, not a NamedArray", ErrorKind.INVALID_ARGUMENT
         if hasattr(value, "shape"):
             why += " (fix: tx.named(array, axes) names its dims)"
     else:
-        why = "one of its parts is not a NamedArray"
-    return f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}"
+        why, kind = "one of its parts is not a NamedArray", ErrorKind.INVALID_ARGUMENT
+    return NamedShapeError(
+        f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}",
+        kind=kind,
+    )
 
 
 def typed(fn: F) -> F:
@@ -221,7 +224,7 @@ def _parameter_error(
             if is_bearable(item, hint):
                 continue
             if _named_hint(hint) or call_state.failure is not None:
-                return NamedShapeError(_reason(where, hint, item, before))
+                return _mismatch_error(where, hint, item, before)
             return None  # not a named-shape problem: beartype's own message is the right one
     return None
 
@@ -237,4 +240,4 @@ def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, int]) -
             die_if_unbearable(result, hint)
         except Exception as error:  # beartype's own violation, for a non-NamedArray return hint
             return error
-    return NamedShapeError(_reason(f"{qualname}() return value", hint, result, bindings))
+    return _mismatch_error(f"{qualname}() return value", hint, result, bindings)

@@ -20,9 +20,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import jax
 
-from ._errors import NamedShapeError
+from ._algebra import ErrorKind, NamedShapeError
 from ._mesh import concrete_mesh, mesh_platform, same_mesh, trace_mesh
-from ._resources import SerialLoop, normalize_axis_resources
+from ._algebra import SerialLoop, normalize_axis_resources
 from ._xmap_frames import active_frames
 from ._xmap_lowering import Config, trace_xmap
 from ._xmap_specs import parse_spec_tree
@@ -48,7 +48,8 @@ def _on_other_devices(error: ValueError, name: str, args: tuple[Any, ...]) -> Ex
                 f"xmap of {name}: args{jax.tree_util.keystr(path)} is a jax.Array placed on devices {ids}, but the call runs "
                 f"on the current mesh's {len(devices)} devices; xmap does not move committed arrays between "
                 f"devices implicitly. Fix: create it under the same mesh, or move it first: "
-                f"jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.P()))"
+                f"jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.P()))",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
     return error
 
@@ -137,7 +138,8 @@ class XmapFunction:
             if backend is not None and mesh is not None and mesh_platform(mesh) not in (None, backend):
                 raise NamedShapeError(
                     f"xmap of {config.name}: backend={backend!r}, but the current mesh's devices are "
-                    f"{mesh_platform(mesh)!r}. Fix: drop backend=, or set a mesh of {backend!r} devices"
+                    f"{mesh_platform(mesh)!r}. Fix: drop backend=, or set a mesh of {backend!r} devices",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
             return trace_xmap(config, mesh, resources, args)
 
@@ -160,7 +162,8 @@ class XmapFunction:
             if mesh is not None and not same_mesh(mesh, frame.mesh):
                 raise NamedShapeError(
                     f"xmap of {self._config.name} runs inside another xmap but sees a different mesh; changing "
-                    f"the physical mesh is not allowed inside xmap. Fix: set the mesh once, around the outer call"
+                    f"the physical mesh is not allowed inside xmap. Fix: set the mesh once, around the outer call",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
             return trace_xmap(self._config, frame.mesh, self._resources(), args, inline=True)
         if _multi_process():
@@ -239,19 +242,21 @@ def xmap(
     if out_axes is _OMITTED:
         raise NamedShapeError(
             "xmap needs out_axes: which named axes each output carries, and where. "
-            "Fix: xmap(f, in_axes=..., out_axes=['batch', ...])"
+            "Fix: xmap(f, in_axes=..., out_axes=['batch', ...])",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     name = _function_name(fun)
     in_spec = None if in_axes is _OMITTED else parse_spec_tree(in_axes, "in_axes")
     if out_axes == ():
         raise NamedShapeError(
-            f"out_axes=() for {name}: an xmapped function must return something. Fix: give one spec per output"
+            f"out_axes=() for {name}: an xmapped function must return something. Fix: give one spec per output",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     out_spec = parse_spec_tree(out_axes, "out_axes")
     sizes = dict(axis_sizes or {})
     for axis, size in sizes.items():
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise NamedShapeError(f"axis_sizes[{axis!r}] = {size!r}: sizes are non-negative ints")
+            raise NamedShapeError(f"axis_sizes[{axis!r}] = {size!r}: sizes are non-negative ints", kind=ErrorKind.INVALID_ARGUMENT)
     resources = normalize_axis_resources(axis_resources)
     typed = _named_parameters(fun)
     body = fun

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ._errors import AxisResourceConflict, NamedShapeError
-from ._resources import SerialLoop, conflict_error, resource_conflicts
+from ._algebra import ErrorKind, AxisResourceConflict, NamedShapeError
+from ._algebra import SerialLoop, conflict_error, resource_conflicts
 
 __all__ = [
     "check_in_scope",
@@ -39,13 +39,15 @@ def check_in_scope(resources: Resources, mesh_shape: Mapping[str, int] | None) -
                 raise NamedShapeError(
                     f"axis_resources[{axis!r}] = {resource!r}, but no device mesh is set, so mesh axis {resource!r} "
                     f"is not in scope. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); call the xmapped function "
-                    f"under `with jax.set_mesh(mesh):`, or use serial_loop({resource!r}, n)"
+                    f"under `with jax.set_mesh(mesh):`, or use serial_loop({resource!r}, n)",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
             if resource not in mesh_shape:
                 raise NamedShapeError(
                     f"axis_resources[{axis!r}] = {resource!r}, but the current mesh has axes "
                     f"{', '.join(repr(a) for a in mesh_shape)} and no serial_loop({resource!r}, n) is active. "
-                    f"Fix: use one of the mesh axes, or set a mesh that has {resource!r}"
+                    f"Fix: use one of the mesh axes, or set a mesh that has {resource!r}",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
 
 

@@ -15,9 +15,9 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import tree_flatten, tree_unflatten
 
-from ._errors import NamedShapeError
+from ._algebra import ErrorKind, NamedShapeError
 from ._named_array import NamedArray, wrap
-from ._resources import SerialLoop
+from ._algebra import SerialLoop
 from ._xmap_specs import SpecTree, match_inputs
 
 __all__ = ["globalize"]
@@ -33,7 +33,8 @@ def globalize(
     if mesh is None or not hasattr(mesh, "devices"):
         raise NamedShapeError(
             "xmap in a multi-process run needs a device mesh spanning the processes. "
-            "Fix: mesh = jax.make_mesh(...); call the xmapped function under `with jax.set_mesh(mesh):`"
+            "Fix: mesh = jax.make_mesh(...); call the xmapped function under `with jax.set_mesh(mesh):`",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     leaves = match_inputs(in_spec, args)
     flat, treedef = tree_flatten(args, is_leaf=_is_named)

@@ -23,11 +23,11 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
-from ._axis_map import AxisMap
-from ._errors import NamedShapeError, UnboundAxisError
+from ._algebra import ErrorKind, AxisMap
+from ._algebra import NamedShapeError, UnboundAxisError
 from ._mesh import abstract_mesh_scope, explicit_axes, same_mesh
 from ._named_array import NamedArray, wrap
-from ._resources import SerialLoop, check_conflicts, check_divisible
+from ._algebra import SerialLoop, check_conflicts, check_divisible
 from ._xmap_checks import (
     check_in_scope,
     check_intermediates,
@@ -114,12 +114,14 @@ class _Call:
                 raise NamedShapeError(
                     f"xmap of {self.config.name} reuses axis {shadowed[0]!r}, which an enclosing xmap already "
                     f"maps; an inner xmap may use outer axes in collectives but not define them again. Fix: "
-                    f"rename the inner axis (e.g. {shadowed[0]!r} -> {shadowed[0] + '_inner'!r})"
+                    f"rename the inner axis (e.g. {shadowed[0]!r} -> {shadowed[0] + '_inner'!r})",
+                    kind=ErrorKind.AXIS_MISSING,
                 )
         if self.outer and not same_mesh(self.mesh, self.outer[-1].mesh):
             raise NamedShapeError(
                 f"xmap of {self.config.name} runs inside another xmap but sees a different mesh; changing the "
-                f"physical mesh is not allowed inside xmap. Fix: set the mesh once, around the outer call"
+                f"physical mesh is not allowed inside xmap. Fix: set the mesh once, around the outer call",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
 
     def _loop_axis(self) -> str | None:
@@ -166,7 +168,7 @@ class _Call:
             spec, out, f"what {config.name} returns", "give one spec per output, or one spec for all outputs"
         )
         if spec.treedef.num_leaves == 1 and spec.treedef.num_nodes == 1 and not subtrees:
-            raise NamedShapeError(f"xmapped function {config.name} returned nothing; xmap needs a return value")
+            raise NamedShapeError(f"xmapped function {config.name} returned nothing; xmap needs a return value", kind=ErrorKind.INVALID_ARGUMENT)
         return tuple(self._output(j, sub) for j, sub in enumerate(subtrees))
 
     def _named_leaves(self) -> list[bool]:
@@ -206,13 +208,15 @@ class _Call:
                 raise NamedShapeError(
                     f"{label} puts axis {axis_map.dims[-1][1]!r} at dim {axis_map.dims[-1][0]}, which needs at "
                     f"least {needed} positional dims per element, but the result has {rank} (shape {value.shape}). "
-                    f"Fix: use lower positions in out_axes"
+                    f"Fix: use lower positions in out_axes",
+                    kind=ErrorKind.POSITIONAL,
                 )
             if axis_map.rank is not None and axis_map.rank != rank + len(axis_map.dims):
                 raise NamedShapeError(
                     f"{label}: a list spec without '...' asserts rank {axis_map.rank}, but the output has rank "
                     f"{rank + len(axis_map.dims)} ({rank} positional dims per element, shape {value.shape}, plus "
-                    f"{len(axis_map.dims)} named). Fix: end the list with ... to allow more dims"
+                    f"{len(axis_map.dims)} named). Fix: end the list with ... to allow more dims",
+                    kind=ErrorKind.POSITIONAL,
                 )
             converted.append(value)
         return tree_unflatten(treedef, converted)
@@ -227,7 +231,8 @@ class _Call:
                 raise NamedShapeError(
                     f"{label}: the returned {value!r} carries axis {name!r}, which is not an axis of this xmap; "
                     f"outputs carry only xmap axes. Fix: reduce {name!r} first (tnp.sum(x, {name!r})), or convert "
-                    f"it to a positional dim with tx.positional"
+                    f"it to a positional dim with tx.positional",
+                    kind=ErrorKind.AXIS_MISSING,
                 )
             data = jnp.take(data, jax.lax.axis_index(name), axis=dim)
         return data
@@ -286,7 +291,8 @@ class _Call:
             f"{label} of {self.config.name} carries named axis {name!r}, which its out_axes do not list; an "
             f"output must list every named axis it carries. Fix: list it, e.g. out_axes "
             f"{'[' + ''.join(f'{n!r}, ' for n in fixed) + '...]'}, or reduce it in the body "
-            f"(jax.lax.psum(y, {name!r}) or jnp.sum(y, axis={name!r}))"
+            f"(jax.lax.psum(y, {name!r}) or jnp.sum(y, axis={name!r}))",
+            kind=ErrorKind.AXIS_MISSING,
         )
 
     def _loop_level(self, level_body: Callable[..., Any], k: int) -> Callable[..., Any]:
@@ -408,14 +414,16 @@ class _Call:
             raise NamedShapeError(
                 f"axis {loop!r} is assigned the serial loop {self.resources[loop][-1]!r}, so it cannot be "
                 f"referenced inside the xmapped function (collectives, axis_index) by name. Fix: assign {loop!r} "
-                f"to a mesh axis, or loop over an axis that the body does not name"
+                f"to a mesh axis, or loop over an axis that the body does not name",
+                kind=ErrorKind.INVALID_ARGUMENT,
             ) from None
         except ValueError as error:  # vmap's own out_axes check, should ours ever miss a carried axis
             if isinstance(error, NamedShapeError) or "out_axes" not in str(error) or "batched" not in str(error):
                 raise
             raise NamedShapeError(
                 f"an output of {self.config.name} carries a named axis that its out_axes do not list ({error}). "
-                f"Fix: list every named axis an output carries in its out_axes, or reduce it in the body"
+                f"Fix: list every named axis an output carries in its out_axes, or reduce it in the body",
+                kind=ErrorKind.AXIS_MISSING,
             ) from None
         finally:
             stack.pop()
@@ -494,7 +502,8 @@ def _check_defined(names: Sequence[str], defined: Sequence[str], what: str) -> N
     if missing:
         raise NamedShapeError(
             f"{what} names axis {', '.join(repr(n) for n in missing)}, which neither in_axes (or the NamedArray "
-            f"arguments) nor axis_sizes defines. Fix: map it in in_axes, or give its size in axis_sizes"
+            f"arguments) nor axis_sizes defines. Fix: map it in in_axes, or give its size in axis_sizes",
+            kind=ErrorKind.AXIS_MISSING,
         )
 
 

@@ -14,9 +14,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
-from ._axis_map import AxisMap, is_axis_map_leaf, parse_axis_map
+from ._algebra import ErrorKind, AxisMap, is_axis_map_leaf, parse_axis_map
 from ._convert import check_fits
-from ._errors import NamedShapeError
+from ._algebra import NamedShapeError
 from ._named_array import NamedArray
 
 __all__ = [
@@ -66,7 +66,8 @@ def parse_spec_tree(spec: Any, kind: str) -> SpecTree:
         if leaf is None:
             raise NamedShapeError(
                 f"{where} is None, which xmap does not accept as a spec. Fix: write {{}} for a value without "
-                f"named axes"
+                f"named axes",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         leaves.append(parse_axis_map(leaf, where=where))
         paths.append(where)
@@ -124,7 +125,8 @@ def match_inputs(spec: SpecTree | None, args: tuple[Any, ...]) -> list[Leaf]:
             if clash:
                 raise NamedShapeError(
                     f"{where} = {axis_map} names axis {clash[0]!r} for {arg}, a NamedArray that already carries "
-                    f"it. Fix: drop {clash[0]!r} from {where}; a NamedArray's own axes are mapped by name"
+                    f"it. Fix: drop {clash[0]!r} from {where}; a NamedArray's own axes are mapped by name",
+                    kind=ErrorKind.AXIS_MISSING,
                 )
             rank = len(shape)
             dims = axis_map.dims + tuple((rank + i, name) for i, name in enumerate(own))
@@ -139,7 +141,8 @@ def flatten_prefix(spec: SpecTree, tree: Any, what: str, fix: str) -> list[Any]:
     except (ValueError, TypeError) as error:
         raise NamedShapeError(
             f"{spec.kind} must be a tree prefix of {what}, but {spec.kind} has structure {spec.treedef} and the "
-            f"value {_structure(tree)} ({error}). Fix: {fix}"
+            f"value {_structure(tree)} ({error}). Fix: {fix}",
+            kind=ErrorKind.INVALID_ARGUMENT,
         ) from None
 
 
@@ -168,7 +171,8 @@ def named_array_specs(args: tuple[Any, ...]) -> list[Leaf]:
         if not isinstance(value, NamedArray):
             raise NamedShapeError(
                 f"xmap was called without in_axes, so every argument must be a NamedArray, but {arg} is "
-                f"{_kind(value)}. Fix: pass in_axes=..., or name it with tx.named(array, axes)"
+                f"{_kind(value)}. Fix: pass in_axes=..., or name it with tx.named(array, axes)",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         rank = value.ndim
         dims = tuple((rank + i, name) for i, name in enumerate(value.axes))
@@ -199,12 +203,14 @@ def infer_sizes(
                 raise NamedShapeError(
                     f"axis {name!r} has size {known} from {source[name]}, but size {size} in "
                     f"{leaf.describe()}, dim {dim} (shape {shape}). One axis has one size in an xmap call. "
-                    f"Fix: make the sizes agree, or give the two axes different names"
+                    f"Fix: make the sizes agree, or give the two axes different names",
+                    kind=ErrorKind.AXIS_SIZE,
                 )
     missing = [n for n in names if n not in sizes]
     if missing:
         raise NamedShapeError(
             f"cannot infer the size of axis {', '.join(repr(n) for n in missing)}: no argument maps it (empty "
-            f"containers?). Fix: give its size with axis_sizes={{{missing[0]!r}: SIZE}}"
+            f"containers?). Fix: give its size with axis_sizes={{{missing[0]!r}: SIZE}}",
+            kind=ErrorKind.AXIS_MISSING,
         )
     return sizes

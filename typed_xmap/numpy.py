@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from ._contract import dot, einsum
-from ._errors import UnboundAxisError
+from ._algebra import UnboundAxisError
 from ._reductions import (
     all,
     any,

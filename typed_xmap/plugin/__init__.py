@@ -10,6 +10,7 @@ imports jax.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,6 @@ from mypy.plugin import Plugin
 from mypy.erasetype import erase_typevars
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
-from .. import __version__
 from ._annotated import analyze_annotated, analyze_dtype_marker, repair_alias
 from ._broadcast import OPERATORS, elementwise_hook, operator_hook
 from ._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
@@ -207,9 +207,17 @@ class TypedXmapPlugin(Plugin):
     # -- cache ---------------------------------------------------------------------------------
     def report_config_data(self, ctx: ReportConfigContext) -> Any:
         """A plugin upgrade or an option change invalidates mypy's cache."""
-        return {"typed_xmap": __version__, "source": SOURCE_DIGEST, **self.config.as_data()}
+        return {"typed_xmap": _installed_version(), "source": SOURCE_DIGEST, **self.config.as_data()}
 
 
 def plugin(version: str) -> type[TypedXmapPlugin]:
     """mypy's entry point."""
     return TypedXmapPlugin
+
+
+def _installed_version() -> str:
+    """The installed typed_xmap's version (part of mypy's cache key; the plugin imports nothing outside the algebra)."""
+    try:
+        return importlib.metadata.version("typed-xmap")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

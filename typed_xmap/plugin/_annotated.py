@@ -41,8 +41,8 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._errors import NamedShapeSyntaxError
-from .._shape_spec import MANY_DIMS, parse_shape_spec
+from .._algebra import NamedShapeSyntaxError
+from .._algebra import MANY_DIMS, parse_shape_spec
 from ._codes import NAMED_SHAPE_SYNTAX, one_line
 from ._encoding import NAMED_ARRAY
 

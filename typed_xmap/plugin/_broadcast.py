@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Sequence
 from mypy.nodes import OpExpr
 from mypy.types import AnyType, NoneType, Type, get_proper_type
 
-from .._errors import NamedShapeError
-from .._named_shape import broadcast_positional, union_named_shapes
+from .._algebra import NamedShapeError
+from .._algebra import broadcast_positional, union_named_shapes
 from ._encoding import Shape, decode
 from ._support import fallback, label, report, result_dtype, shapes_of
 

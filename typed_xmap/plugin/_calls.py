@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from mypy.types import CallableType, Type
 
-from .._axis_map import AxisMap, parse_axis_map
-from .._errors import NamedShapeError
-from .._named_shape import Mismatch, match_shape_spec
-from .._shape_spec import AxisSpec, ShapeSpec
+from .._algebra import AxisMap, parse_axis_map
+from .._algebra import NamedShapeError
+from .._algebra import Mismatch, match_shape_spec
+from .._algebra import AxisSpec, ShapeSpec
 from ._codes import NAMED_AXIS_MISSING, NAMED_AXIS_SIZE, NAMED_SHAPE_SYNTAX, POSITIONAL_SHAPE, one_line
 from ._encoding import Shape, decode, describe, is_named_array
 from ._literals import UNKNOWN, literal_value

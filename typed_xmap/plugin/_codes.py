@@ -1,4 +1,4 @@
-"""The plugin's error codes (category ``typed_xmap``), and which code a shared-algebra error gets.
+"""The plugin's error codes (category ``typed_xmap``), and the code each kind of shared-algebra error gets.
 
 Each code works with ``# type: ignore[code]``, ``--disable-error-code code`` and ``disable_error_code``
 in a mypy config file.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mypy.errorcodes import ErrorCode
 
-from .._errors import AxisResourceConflict, NamedShapeError, NamedShapeSyntaxError
+from .._algebra import ErrorKind, NamedShapeError
 
 __all__ = [
     "ALL_CODES",
@@ -38,18 +38,22 @@ AXIS_RESOURCE_CONFLICT = ErrorCode(
 ALL_CODES = (NAMED_SHAPE_SYNTAX, NAMED_AXIS_SIZE, NAMED_AXIS_MISSING, POSITIONAL_SHAPE, AXIS_RESOURCE_CONFLICT)
 
 
+CODE_OF_KIND: dict[ErrorKind, ErrorCode] = {
+    ErrorKind.SYNTAX: NAMED_SHAPE_SYNTAX,
+    ErrorKind.INVALID_ARGUMENT: NAMED_SHAPE_SYNTAX,
+    ErrorKind.AXIS_SIZE: NAMED_AXIS_SIZE,
+    ErrorKind.AXIS_MISSING: NAMED_AXIS_MISSING,
+    ErrorKind.UNBOUND_AXIS: NAMED_AXIS_MISSING,
+    ErrorKind.POSITIONAL: POSITIONAL_SHAPE,
+    ErrorKind.DTYPE: POSITIONAL_SHAPE,
+    ErrorKind.RESOURCE_CONFLICT: AXIS_RESOURCE_CONFLICT,
+}
+"""The plugin's code for each kind of shared-algebra error; every ``ErrorKind`` has one."""
+
+
 def code_for(error: NamedShapeError) -> ErrorCode:
-    """The code of an error raised by the shared named-shape algebra, from its class and wording."""
-    if isinstance(error, NamedShapeSyntaxError):
-        return NAMED_SHAPE_SYNTAX
-    if isinstance(error, AxisResourceConflict):
-        return AXIS_RESOURCE_CONFLICT
-    problem = str(error).split("Fix:")[0]
-    if "positional" in problem:
-        return POSITIONAL_SHAPE
-    if " has size " in problem:
-        return NAMED_AXIS_SIZE
-    return NAMED_AXIS_MISSING
+    """The code of an error raised by the shared named-shape algebra: chosen by the kind it was raised with."""
+    return CODE_OF_KIND[error.kind]
 
 
 def one_line(error: Exception) -> str:

@@ -45,10 +45,7 @@ def load_config(config_file: str | None) -> PluginConfig:
     if config_file:
         path = Path(config_file)
         if path.suffix == ".toml":
-            if sys.version_info >= (3, 11):
-                import tomllib
-            else:  # pragma: no cover
-                import tomli as tomllib
+            import tomllib
             with path.open("rb") as handle:
                 values = dict(tomllib.load(handle).get("tool", {}).get(SECTION, {}))
         elif path.exists():

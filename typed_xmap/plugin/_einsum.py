@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Sequence
 from mypy.nodes import ListExpr, StrExpr, TupleExpr
 from mypy.types import LiteralType, Type, get_proper_type
 
-from .._einsum_spec import einsum_result, parse_einsum
-from .._errors import NamedShapeError
-from .._named_shape import union_named_shapes
+from .._algebra import einsum_result, parse_einsum
+from .._algebra import NamedShapeError
+from .._algebra import union_named_shapes
 from ._encoding import Shape, decode
 from ._support import arg, arg_expr, fallback, label, result_dtype, shapes_of
 from ._support import report as report_error

@@ -29,7 +29,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._named_shape import _describe
+from .._algebra import describe_named_shape
 
 if TYPE_CHECKING:
     from mypy.nodes import TypeInfo
@@ -59,7 +59,7 @@ class Shape:
 
 def describe(named: Mapping[str, Size]) -> str:
     """``{'batch': 32, 'in': None}`` -> ``"'batch=32 in'"`` (the user's notation, quoted)."""
-    return _describe(named)
+    return describe_named_shape(named)
 
 
 def is_named_array(typ: Type) -> bool:

@@ -16,7 +16,7 @@ from mypy.nodes import (
     UnaryExpr,
 )
 
-from .._resources import SerialLoop
+from .._algebra import SerialLoop
 
 __all__ = ["UNKNOWN", "literal_value"]
 

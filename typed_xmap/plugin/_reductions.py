@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from mypy.nodes import Expression, IntExpr, ListExpr, NameExpr, StrExpr, TupleExpr, UnaryExpr
 from mypy.types import Type
 
-from .._errors import NamedShapeError
-from .._named_shape import reduce_named_shape
+from .._algebra import NamedShapeError
+from .._algebra import reduce_named_shape
 from ._codes import NAMED_SHAPE_SYNTAX, POSITIONAL_SHAPE
 from ._encoding import decode
 from ._support import arg, arg_expr, fail, fallback, label, report

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Mapping
 from mypy.nodes import ARG_NAMED, CallExpr, Decorator, FuncDef, RefExpr
 from mypy.types import CallableType, Instance, Parameters, Type, get_proper_type
 
-from .._axis_map import AxisMap, is_axis_map_leaf, parse_axis_map
-from .._errors import NamedShapeError
-from .._resources import Resource, conflict_error, normalize_axis_resources, resource_conflicts
+from .._algebra import AxisMap, is_axis_map_leaf, parse_axis_map
+from .._algebra import NamedShapeError
+from .._algebra import Resource, conflict_error, normalize_axis_resources, resource_conflicts
 from ._codes import AXIS_RESOURCE_CONFLICT, NAMED_AXIS_MISSING, NAMED_SHAPE_SYNTAX, one_line
 from ._encoding import decode, describe
 from ._literals import UNKNOWN, literal_value

@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from ._errors import NamedShapeError
-from ._shape_spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
+from ._errors import ErrorKind, NamedShapeError
+from ._spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
 
 __all__ = [
     "Mismatch",
+    "NamedShape",
+    "Size",
+    "describe_named_shape",
     "broadcast_positional",
     "match_shape_spec",
     "merge_bindings",
@@ -27,7 +30,8 @@ Size = int | None
 NamedShape = Mapping[str, Size]
 
 
-def _describe(shape: NamedShape) -> str:
+def describe_named_shape(shape: NamedShape) -> str:
+    """``{"batch": 8, "in": None}`` -> ``"'batch=8 in'"`` (quoted, unknown sizes left bare)."""
     return repr(" ".join(n if s is None else f"{n}={s}" for n, s in shape.items()))
 
 
@@ -54,10 +58,11 @@ def union_named_shapes(
             elif size is not None and size != known:
                 other = first_seen[name]
                 raise NamedShapeError(
-                    f"axis {name!r} has size {known} in {labels[other]} ({_describe(shapes[other])}) "
-                    f"but size {size} in {labels[index]} ({_describe(shape)}) in {operation}; "
+                    f"axis {name!r} has size {known} in {labels[other]} ({describe_named_shape(shapes[other])}) "
+                    f"but size {size} in {labels[index]} ({describe_named_shape(shape)}) in {operation}; "
                     f"values broadcast by name, so one axis name must have one size. "
-                    f"Fix: rename one of the axes, or slice them to the same size"
+                    f"Fix: rename one of the axes, or slice them to the same size",
+                    kind=ErrorKind.AXIS_SIZE,
                 )
     return result
 
@@ -73,7 +78,8 @@ def reduce_named_shape(
         listed = ", ".join(repr(n) for n in missing)
         raise NamedShapeError(
             f"{operation} reduces over {plural} {listed}, but {operand} has named axes "
-            f"{_describe(shape)}. Fix: reduce over axes the value has, or check the axis name's spelling"
+            f"{describe_named_shape(shape)}. Fix: reduce over axes the value has, or check the axis name's spelling",
+            kind=ErrorKind.AXIS_MISSING,
         )
     dropped = set(names)
     return {n: s for n, s in shape.items() if n not in dropped}
@@ -104,7 +110,8 @@ def broadcast_positional(
                     f"positional dims do not broadcast in {operation}: {labels[owner]} has shape "
                     f"{tuple(shapes[owner])} and {labels[index]} has shape {tuple(shape)} "
                     f"(dim {axis}: {size} vs {dim}). Fix: make the positional shapes broadcastable, "
-                    f"or name the axes so they broadcast by name"
+                    f"or name the axes so they broadcast by name",
+                    kind=ErrorKind.POSITIONAL,
                 )
         result.append(size)
     return tuple(result)
@@ -115,6 +122,7 @@ class Mismatch:
     """Why a value does not fit an annotation; ``axis`` names the offending axis or dim, if one."""
 
     reason: str
+    kind: ErrorKind
     axis: str | None = None
 
 
@@ -138,7 +146,7 @@ def match_shape_spec(
         if size is None:
             continue
         if axis.size is not None and size != axis.size:
-            return Mismatch(f"axis {axis.name!r} has size {size} but the annotation says {axis.size}", axis.name)
+            return Mismatch(f"axis {axis.name!r} has size {size} but the annotation says {axis.size}", ErrorKind.AXIS_SIZE, axis.name)
         bound = bindings.get(axis.name)
         if bound is None:
             new[axis.name] = size
@@ -171,7 +179,7 @@ def merge_bindings(spec: ShapeSpec, found: Mapping[str, int], bindings: Mapping[
 
 
 def _rebound(what: str, name: str, size: int, bound: int) -> Mismatch:
-    return Mismatch(f"{what} has size {size} but was bound to {bound} earlier in this call", name)
+    return Mismatch(f"{what} has size {size} but was bound to {bound} earlier in this call", ErrorKind.AXIS_SIZE, name)
 
 
 def _axes_mismatch(spec: ShapeSpec, named_shape: NamedShape) -> Mismatch:
@@ -186,6 +194,7 @@ def _axes_mismatch(spec: ShapeSpec, named_shape: NamedShape) -> Mismatch:
     return Mismatch(
         f"expected named axes {spec.named_text()!r} but the value has "
         f"{format_named_shape(_known(named_shape))!r}: it {' and '.join(parts)}",
+        ErrorKind.AXIS_MISSING,
         (missing or extra)[0],
     )
 
@@ -202,14 +211,15 @@ def _match_positional(
         cut = dims.index(MANY_DIMS)
         head, tail = dims[:cut], dims[cut + 1:]
         if len(shape) < len(head) + len(tail):
-            return Mismatch(f"expected positional dims {expected!r} but the value has shape {shape}")
+            return Mismatch(f"expected positional dims {expected!r} but the value has shape {shape}", ErrorKind.POSITIONAL)
         offset = len(shape) - len(tail)
         pairs = list(zip(range(len(head)), head)) + list(zip(range(offset, len(shape)), tail))
     else:
         if len(shape) != len(dims):
             return Mismatch(
                 f"expected {len(dims)} positional dims {expected!r} but the value has "
-                f"{len(shape)}: shape {shape}"
+                f"{len(shape)}: shape {shape}",
+                ErrorKind.POSITIONAL,
             )
         pairs = list(enumerate(dims))
     for index, dim in pairs:
@@ -220,7 +230,8 @@ def _match_positional(
             if dim != size:
                 return Mismatch(
                     f"positional dim {index} has size {size} but the annotation says {dim} "
-                    f"(expected {expected!r}, got shape {shape})"
+                    f"(expected {expected!r}, got shape {shape})",
+                    ErrorKind.POSITIONAL,
                 )
             continue
         bound = new.get(dim, bindings.get(dim))  # type: ignore[call-overload]

@@ -15,9 +15,9 @@ import string
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ._errors import NamedShapeError, NamedShapeSyntaxError
-from ._named_shape import Size, union_named_shapes
-from ._shape_spec import syntax_error
+from ._errors import ErrorKind, NamedShapeError, NamedShapeSyntaxError
+from ._shapes import Size, union_named_shapes
+from ._spec import syntax_error
 
 __all__ = ["EinsumOperand", "EinsumSpec", "EinsumResult", "parse_einsum", "einsum_result", "positional_einsum"]
 
@@ -130,13 +130,15 @@ def parse_einsum(spec: str) -> EinsumSpec:
     if stray_names:
         raise NamedShapeError(
             f"einsum {spec!r}: the output names axes {', '.join(repr(n) for n in stray_names)} that no "
-            f"operand mentions. Fix: mention them in an operand's braces, or drop them from the output"
+            f"operand mentions. Fix: mention them in an operand's braces, or drop them from the output",
+            kind=ErrorKind.AXIS_MISSING,
         )
     stray_letters = [c for c in output.letters if c not in letters]
     if stray_letters:
         raise NamedShapeError(
             f"einsum {spec!r}: the output uses positional letters {', '.join(repr(c) for c in stray_letters)} "
-            f"that no operand has. Fix: use letters of the inputs"
+            f"that no operand has. Fix: use letters of the inputs",
+            kind=ErrorKind.POSITIONAL,
         )
     return EinsumSpec(tuple(inputs), output, spec)
 
@@ -169,7 +171,8 @@ def einsum_result(
     if len(named_shapes) != len(spec.inputs):
         raise NamedShapeError(
             f"{where} has {len(spec.inputs)} operand specs but was given {len(named_shapes)} operands. "
-            f"Fix: give one comma-separated spec per operand"
+            f"Fix: give one comma-separated spec per operand",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     mentioned = spec.mentioned
     for index, (op, shape, pos) in enumerate(zip(spec.inputs, named_shapes, positional_shapes)):
@@ -178,18 +181,21 @@ def einsum_result(
             raise NamedShapeError(
                 f"{where}: {labels[index]} has named axes "
                 f"{' '.join(shape)!r} and lacks {', '.join(repr(n) for n in missing)}, which its braces list. "
-                f"Fix: pass a value with those axes, or drop them from its braces"
+                f"Fix: pass a value with those axes, or drop them from its braces",
+                kind=ErrorKind.AXIS_MISSING,
             )
         unlisted = [n for n in shape if n in mentioned and n not in op.names]
         if unlisted:
             raise NamedShapeError(
                 f"{where}: {labels[index]} carries axis {', '.join(repr(n) for n in unlisted)}, which the spec "
-                f"mentions for other operands but not in {labels[index]}'s braces. Fix: list it in its braces"
+                f"mentions for other operands but not in {labels[index]}'s braces. Fix: list it in its braces",
+                kind=ErrorKind.AXIS_MISSING,
             )
         if len(pos) != len(op.letters):
             raise NamedShapeError(
                 f"{where}: {labels[index]} has {len(pos)} positional dims {tuple(pos)} but its spec "
-                f"{op.letters!r} has {len(op.letters)} letters. Fix: one letter per positional dim"
+                f"{op.letters!r} has {len(op.letters)} letters. Fix: one letter per positional dim",
+                kind=ErrorKind.POSITIONAL,
             )
     named = union_named_shapes(named_shapes, operation=where, operands=labels)
     letter_sizes: dict[str, Size] = {}
@@ -203,7 +209,8 @@ def einsum_result(
             elif size is not None and size != known:
                 raise NamedShapeError(
                     f"{where}: positional letter {letter!r} has size {known} in {labels[letter_owner[letter]]} "
-                    f"but size {size} in {labels[index]}. Fix: make the dims agree"
+                    f"but size {size} in {labels[index]}. Fix: make the dims agree",
+                    kind=ErrorKind.POSITIONAL,
                 )
     out_names = spec.output.names
     carried = tuple(n for n in named if n not in mentioned)
@@ -239,7 +246,8 @@ def positional_einsum(
                 except StopIteration:
                     raise NamedShapeError(
                         f"einsum {spec.text!r}: too many distinct axes for one einsum (at most 52 "
-                        f"positional letters and names together)"
+                        f"positional letters and names together)",
+                        kind=ErrorKind.INVALID_ARGUMENT,
                     ) from None
     terms = [op.letters + "".join(letter_of[n] for n in order) for op, order in zip(spec.inputs, axis_orders)]
     out_order = tuple(result.named_shape)

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Iterable, Mapping, Sequence
 
-from ._errors import AxisResourceConflict, NamedShapeError
+from ._errors import ErrorKind, AxisResourceConflict, NamedShapeError
 
 __all__ = [
     "Conflict",
+    "Resource",
     "SerialLoop",
     "check_conflicts",
     "check_divisible",
@@ -38,7 +39,7 @@ class SerialLoop:
 
     def __post_init__(self) -> None:
         if not isinstance(self.length, int) or self.length < 1:
-            raise NamedShapeError(f"SerialLoop length must be a positive int, got {self.length!r}")
+            raise NamedShapeError(f"SerialLoop length must be a positive int, got {self.length!r}", kind=ErrorKind.INVALID_ARGUMENT)
         if not self.name:
             object.__setattr__(self, "name", f"<loop{next(_loop_ids)}>")
 
@@ -60,7 +61,8 @@ def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dic
     if not isinstance(axis_resources, Mapping):
         raise NamedShapeError(
             f"axis_resources must be a dict from axis names to mesh axes, got {type(axis_resources).__name__}. "
-            f"Fix: write axis_resources={{'batch': 'x'}}"
+            f"Fix: write axis_resources={{'batch': 'x'}}",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     result: dict[str, tuple[Resource, ...]] = {}
     for axis, value in axis_resources.items():
@@ -69,13 +71,15 @@ def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dic
             if not isinstance(resource, (str, SerialLoop)):
                 raise NamedShapeError(
                     f"axis_resources[{axis!r}] = {value!r}: a resource is a mesh axis name, a SerialLoop "
-                    f"or a tuple of them. Fix: write axis_resources={{{axis!r}: 'x'}}"
+                    f"or a tuple of them. Fix: write axis_resources={{{axis!r}: 'x'}}",
+                    kind=ErrorKind.INVALID_ARGUMENT,
                 )
         names = [resource_name(r) for r in resources]
         if len(set(names)) != len(names):
             raise NamedShapeError(
                 f"axis_resources[{axis!r}] = {value!r}: a single axis must be assigned a tuple of distinct "
-                f"resources. Fix: list each mesh axis once"
+                f"resources. Fix: list each mesh axis once",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         result[axis] = resources
     return result
@@ -145,5 +149,6 @@ def check_divisible(
             )
             raise NamedShapeError(
                 f"axis {axis!r} has (global) size {sizes[axis]}, which is not divisible by the {count} parts "
-                f"of its resources {what}. Fix: pad {axis!r} to a multiple of {count}, or assign it fewer resources"
+                f"of its resources {what}. Fix: pad {axis!r} to a multiple of {count}, or assign it fewer resources",
+                kind=ErrorKind.AXIS_SIZE,
             )

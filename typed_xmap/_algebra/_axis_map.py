@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable
 
-from ._errors import NamedShapeError
+from ._errors import ErrorKind, NamedShapeError
 
 __all__ = ["AxisMap", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
 
@@ -69,12 +69,14 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
             if not isinstance(dim, int) or isinstance(dim, bool):
                 raise NamedShapeError(
                     f"{where} = {text}: dict specs map positional dims (ints) to names, but key {dim!r} is "
-                    f"not an int. Fix: write {{0: 'batch'}}, or a list ['batch', ...]"
+                    f"not an int. Fix: write {{0: 'batch'}}, or a list ['batch', ...]",
+                    kind=ErrorKind.SYNTAX,
                 )
             if dim < 0:
                 raise NamedShapeError(
                     f"{where} = {text}: negative dim {dim} for axis {name!r}; xmap specs count dims from "
-                    f"the front. Fix: use a non-negative position"
+                    f"the front. Fix: use a non-negative position",
+                    kind=ErrorKind.SYNTAX,
                 )
             dims[dim] = name
         rank = None
@@ -87,7 +89,8 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
         for dim, name in enumerate(entries):
             if name is Ellipsis:
                 raise NamedShapeError(
-                    f"{where} = {text}: '...' may only end a list spec. Fix: move it to the end"
+                    f"{where} = {text}: '...' may only end a list spec. Fix: move it to the end",
+                    kind=ErrorKind.SYNTAX,
                 )
             if name is not None:
                 dims[dim] = name
@@ -95,25 +98,29 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
         raise NamedShapeError(
             f"{where} = {text}: a spec is a list of axis names (optionally ending in ...), like "
             f"['batch', ...], or a dict from positional dims to names, like {{0: 'batch'}}; got "
-            f"{type(leaf).__name__}. Fix: for a whole argument without named axes, use {{}}"
+            f"{type(leaf).__name__}. Fix: for a whole argument without named axes, use {{}}",
+            kind=ErrorKind.SYNTAX,
         )
     seen: dict[str, int] = {}
     for dim, name in dims.items():
         if name is None:
             raise NamedShapeError(
                 f"{where} = {text}: dim {dim} maps to None; in a dict spec every entry names an axis. "
-                f"Fix: leave dim {dim} out of the dict (unnamed dims stay positional)"
+                f"Fix: leave dim {dim} out of the dict (unnamed dims stay positional)",
+                kind=ErrorKind.SYNTAX,
             )
         if not isinstance(name, str):
             if not isinstance(name, Hashable) or isinstance(name, int):
                 raise NamedShapeError(
                     f"{where} = {text}: axis names must be strings, got {name!r} at dim {dim}. "
-                    f"Fix: name the axis with a string"
+                    f"Fix: name the axis with a string",
+                    kind=ErrorKind.SYNTAX,
                 )
         if name in seen:
             raise NamedShapeError(
                 f"{where} = {text}: axis {name!r} is named twice (dims {seen[name]} and {dim}); "
-                f"names must be unique within one spec. Fix: give each dim its own name"
+                f"names must be unique within one spec. Fix: give each dim its own name",
+                kind=ErrorKind.SYNTAX,
             )
         seen[name] = dim
     return AxisMap(tuple(sorted(dims.items())), rank, text)
