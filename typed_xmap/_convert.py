@@ -6,11 +6,11 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from ._algebra import ErrorKind, AxisMap, format_axis_list, parse_axis_map
+from ._algebra import AxisMap, ErrorKind, check_fits, format_axis_list, parse_axis_map
 from ._algebra import NamedShapeError
 from ._named_array import NamedArray, wrap
 
-__all__ = ["check_fits", "named", "positional", "to_named", "to_positional"]
+__all__ = ["named", "positional", "to_named", "to_positional"]
 
 
 def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
@@ -35,23 +35,6 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     if perm != list(range(len(perm))):
         data = jnp.transpose(data, perm)
     return wrap(data, spec.names + base_axes, mapped)
-
-
-def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:
-    """Raise unless ``spec`` can name the dims of an array of ``shape``."""
-    rank = len(shape)
-    if spec.rank is not None and spec.rank != rank:
-        raise NamedShapeError(
-            f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the value has "
-            f"rank {rank} (shape {shape}). Fix: end the list with ... to allow more dims",
-            kind=ErrorKind.POSITIONAL,
-        )
-    if spec.min_rank > rank:
-        raise NamedShapeError(
-            f"{where} = {spec} names dim {spec.min_rank - 1}, so the value needs at least {spec.min_rank} "
-            f"positional dims, but it has rank {rank} (shape {shape}). Fix: name dims the value has",
-            kind=ErrorKind.POSITIONAL,
-        )
 
 
 def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:

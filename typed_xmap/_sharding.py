@@ -12,8 +12,7 @@ from typing import Any, Mapping
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ._algebra import ErrorKind, parse_axis_map
-from ._convert import check_fits
+from ._algebra import ErrorKind, check_fits, parse_axis_map
 from ._algebra import NamedShapeError
 from ._mesh import concrete_mesh, explicit_axes
 from ._named_array import NamedArray, wrap

@@ -14,8 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
-from ._algebra import ErrorKind, AxisMap, is_axis_map_leaf, parse_axis_map
-from ._convert import check_fits
+from ._algebra import ErrorKind, check_fits, AxisMap, is_axis_map_leaf, parse_axis_map
 from ._algebra import NamedShapeError
 from ._named_array import NamedArray
 

@@ -5,60 +5,12 @@ It imports nothing outside this package (no jax, numpy or mypy), so the runtime 
 rule and each message. README.md beside this file says how the modules fit.
 """
 
-from ._errors import (
-    AxisResourceConflict as AxisResourceConflict,
-    ErrorKind as ErrorKind,
-    NamedShapeError as NamedShapeError,
-    NamedShapeSyntaxError as NamedShapeSyntaxError,
-    UnboundAxisError as UnboundAxisError,
-)
-from ._spec import (
-    ANY_DIM as ANY_DIM,
-    AxisSpec as AxisSpec,
-    MANY_DIMS as MANY_DIMS,
-    ShapeSpec as ShapeSpec,
-    format_named_shape as format_named_shape,
-    parse_named_axes as parse_named_axes,
-    parse_positional as parse_positional,
-    parse_shape_spec as parse_shape_spec,
-    syntax_error as syntax_error,
-)
-from ._shapes import (
-    Mismatch as Mismatch,
-    NamedShape as NamedShape,
-    Size as Size,
-    broadcast_positional as broadcast_positional,
-    describe_named_shape as describe_named_shape,
-    match_shape_spec as match_shape_spec,
-    merge_bindings as merge_bindings,
-    reduce_named_shape as reduce_named_shape,
-    union_named_shapes as union_named_shapes,
-)
-from ._einsum import (
-    EinsumOperand as EinsumOperand,
-    EinsumResult as EinsumResult,
-    EinsumSpec as EinsumSpec,
-    einsum_result as einsum_result,
-    parse_einsum as parse_einsum,
-    positional_einsum as positional_einsum,
-)
 from ._axis_map import (
     AxisMap as AxisMap,
+    check_fits as check_fits,
     format_axis_list as format_axis_list,
     is_axis_map_leaf as is_axis_map_leaf,
     parse_axis_map as parse_axis_map,
-)
-from ._resources import (
-    Conflict as Conflict,
-    Resource as Resource,
-    SerialLoop as SerialLoop,
-    check_conflicts as check_conflicts,
-    check_divisible as check_divisible,
-    conflict_error as conflict_error,
-    normalize_axis_resources as normalize_axis_resources,
-    resource_conflicts as resource_conflicts,
-    resource_count as resource_count,
-    resource_name as resource_name,
 )
 from ._dtypes import (
     DTYPES as DTYPES,
@@ -80,4 +32,53 @@ from ._dtypes import (
     i8 as i8,
     u32 as u32,
     u8 as u8,
+)
+from ._einsum import (
+    EinsumOperand as EinsumOperand,
+    EinsumResult as EinsumResult,
+    EinsumSpec as EinsumSpec,
+    einsum_result as einsum_result,
+    parse_einsum as parse_einsum,
+    positional_einsum as positional_einsum,
+)
+from ._errors import (
+    AxisResourceConflict as AxisResourceConflict,
+    ErrorKind as ErrorKind,
+    NamedShapeError as NamedShapeError,
+    NamedShapeSyntaxError as NamedShapeSyntaxError,
+    UnboundAxisError as UnboundAxisError,
+)
+from ._resources import (
+    Conflict as Conflict,
+    Resource as Resource,
+    SerialLoop as SerialLoop,
+    check_conflicts as check_conflicts,
+    check_divisible as check_divisible,
+    conflict_error as conflict_error,
+    normalize_axis_resources as normalize_axis_resources,
+    resource_conflicts as resource_conflicts,
+    resource_count as resource_count,
+    resource_name as resource_name,
+)
+from ._shapes import (
+    Mismatch as Mismatch,
+    NamedShape as NamedShape,
+    Size as Size,
+    broadcast_positional as broadcast_positional,
+    describe_named_shape as describe_named_shape,
+    match_shape_spec as match_shape_spec,
+    merge_bindings as merge_bindings,
+    reduce_named_shape as reduce_named_shape,
+    union_named_shapes as union_named_shapes,
+)
+from ._spec import (
+    ANY_DIM as ANY_DIM,
+    AxisSpec as AxisSpec,
+    MANY_DIMS as MANY_DIMS,
+    ShapeSpec as ShapeSpec,
+    format_named_shape as format_named_shape,
+    parse_named_axes as parse_named_axes,
+    parse_positional as parse_positional,
+    parse_shape_spec as parse_shape_spec,
+    syntax_error as syntax_error,
 )

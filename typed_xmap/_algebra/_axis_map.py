@@ -15,7 +15,7 @@ from typing import Any, Hashable
 
 from ._errors import ErrorKind, NamedShapeError
 
-__all__ = ["AxisMap", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
+__all__ = ["AxisMap", "check_fits", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +124,20 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
             )
         seen[name] = dim
     return AxisMap(tuple(sorted(dims.items())), rank, text)
+
+
+def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:
+    """Raise unless ``spec`` can name the dims of an array of ``shape``."""
+    rank = len(shape)
+    if spec.rank is not None and spec.rank != rank:
+        raise NamedShapeError(
+            f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the value has "
+            f"rank {rank} (shape {shape}). Fix: end the list with ... to allow more dims",
+            kind=ErrorKind.POSITIONAL,
+        )
+    if spec.min_rank > rank:
+        raise NamedShapeError(
+            f"{where} = {spec} names dim {spec.min_rank - 1}, so the value needs at least {spec.min_rank} "
+            f"positional dims, but it has rank {rank} (shape {shape}). Fix: name dims the value has",
+            kind=ErrorKind.POSITIONAL,
+        )
