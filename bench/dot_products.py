@@ -13,13 +13,13 @@ if "jax" not in sys.modules:
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 sys.path.insert(0, str(Path(__file__).parent))
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from _timing import interleaved, print_table  # noqa: E402
-from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import interleaved, print_table
+from jax.sharding import NamedSharding, PartitionSpec as P
 
-import typed_xmap as tx  # noqa: E402
+import typed_xmap as tx
 
 N = 10_000_000
 
@@ -43,6 +43,7 @@ def main() -> int:
         def run():
             with jax.set_mesh(mesh):
                 return fn(a_x, b_x)
+
         return run
 
     expected = np.einsum("nk,nk->n", np.asarray(a[:1000]), np.asarray(b[:1000]))
@@ -57,11 +58,16 @@ def main() -> int:
         if not np.allclose(got, expected, rtol=1e-4, atol=1e-5):
             print(f"{name}: WRONG VALUES")
             return 1
-    times = interleaved({name: (lambda run=run: run().block_until_ready()) for name, run in results.items()},
-                        rounds=5, calls=3)
+    times = interleaved(
+        {name: (lambda run=run: run().block_until_ready()) for name, run in results.items()}, rounds=5, calls=3
+    )
     best = min((t, name) for name, t in times.items() if not name.startswith("tx."))[1]
-    print_table(f"{N:,} dot products of 3-vectors, {devices} devices (ratios vs the best hand-written: {best})",
-                {name: times[name] for name in [best] + [n for n in times if n != best]}, best, goal="xmap <= 1.1x")
+    print_table(
+        f"{N:,} dot products of 3-vectors, {devices} devices (ratios vs the best hand-written: {best})",
+        {name: times[name] for name in [best] + [n for n in times if n != best]},
+        best,
+        goal="xmap <= 1.1x",
+    )
     return 0
 
 

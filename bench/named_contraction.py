@@ -19,17 +19,16 @@ from pathlib import Path
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
 sys.path.insert(0, str(Path(__file__).parent))
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from _timing import interleaved, print_table  # noqa: E402
-from jax.sharding import AxisType, NamedSharding  # noqa: E402
-from jax.sharding import PartitionSpec as P  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import interleaved, print_table
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-import typed_xmap as tx  # noqa: E402
-import typed_xmap.numpy as tnp  # noqa: E402
+import typed_xmap as tx
+import typed_xmap.numpy as tnp
 
-B, I, O = 256, 512, 512
+SIZES = {"batch": 256, "in": 512, "out": 512}
 DIMS = {"x": ("batch", "in"), "w": ("in", "out"), "y": ("batch", "out")}
 
 
@@ -51,11 +50,17 @@ def named_loss(x, w, y):
 
 def per_element(body, resources, out):
     """``body(xe, we, ye)`` in nested vmaps (batch outermost), as an untyped xmap body sees it."""
+
     def wrapped(x, w, y):
         f = body
         for name in ("out", "in", "batch"):
-            f = jax.vmap(f, in_axes=tuple(0 if name in d else None for d in DIMS.values()), axis_name=name,
-                         spmd_axis_name=resources.get(name), out_axes=0 if name in out else None)
+            f = jax.vmap(
+                f,
+                in_axes=tuple(0 if name in d else None for d in DIMS.values()),
+                axis_name=name,
+                spmd_axis_name=resources.get(name),
+                out_axes=0 if name in out else None,
+            )
         return f(x, w, y)
 
     return wrapped
@@ -73,36 +78,45 @@ def run(kind: str, resources: dict) -> bool:
     types = (AxisType.Explicit,) * 2 if kind == "Explicit" else (AxisType.Auto,) * 2
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=types)
     rng = np.random.default_rng(0)
-    raw = {k: rng.normal(size=[{"batch": B, "in": I, "out": O}[n] for n in d]).astype(np.float32)
-           for k, d in DIMS.items()}
+    raw = {k: rng.normal(size=[SIZES[n] for n in d]).astype(np.float32) for k, d in DIMS.items()}
     all_dots = True
     with jax.set_mesh(mesh):
-        arrays = [jax.device_put(raw[k], NamedSharding(mesh, P(*(resources.get(n) for n in d))))
-                  for k, d in DIMS.items()]
-        named = [tx.named(a, list(d)) for a, d in zip(arrays, DIMS.values())]
+        arrays = [
+            jax.device_put(raw[k], NamedSharding(mesh, P(*(resources.get(n) for n in d)))) for k, d in DIMS.items()
+        ]
+        named = [tx.named(a, list(d)) for a, d in zip(arrays, DIMS.values(), strict=True)]
         grads = (0, 1)
         cases = {
             "loss+grad: hand-written jnp.einsum": (jax.value_and_grad(hand_loss, grads), arrays),
             "loss+grad: tnp on NamedArrays": (jax.value_and_grad(named_loss, grads), named),
-            "loss+grad: tnp per element (nested vmap)":
-                (jax.value_and_grad(per_element(element_loss, resources, ()), grads), arrays),
+            "loss+grad: tnp per element (nested vmap)": (
+                jax.value_and_grad(per_element(element_loss, resources, ()), grads),
+                arrays,
+            ),
             "matmul: hand-written jnp.einsum": (lambda x, w, y: hand_matmul(x, w), arrays),
             "matmul: tnp on NamedArrays": (lambda x, w, y: tnp.einsum("{in},{in,out}->{out}", x, w), named),
-            "matmul: tnp per element (nested vmap)": (per_element(
-                lambda xe, we, ye: tnp.einsum("{in},{in,out}->{out}", xe, we), resources, ("batch", "out")), arrays),
+            "matmul: tnp per element (nested vmap)": (
+                per_element(lambda xe, we, ye: tnp.einsum("{in},{in,out}->{out}", xe, we), resources, ("batch", "out")),
+                arrays,
+            ),
         }
         jitted = {name: (jax.jit(fn), args) for name, (fn, args) in cases.items()}
         dots = {name: has_dot(fn, *args) for name, (fn, args) in jitted.items()}
         all_dots = all(dots.values())
         times = interleaved(
             {name: (lambda fn=fn, args=args: jax.block_until_ready(fn(*args))) for name, (fn, args) in jitted.items()},
-            rounds=15, calls=10,
+            rounds=15,
+            calls=10,
         )
     placement = ", ".join(f"{k}->{v}" for k, v in resources.items())
     for prefix in ("loss+grad", "matmul"):
         part = {name: t for name, t in times.items() if name.startswith(prefix)}
-        print_table(f"{prefix}, B,I,O={B},{I},{O}, {kind} mesh (4,2), {placement}", part,
-                    f"{prefix}: hand-written jnp.einsum", goal="<= 1.1x")
+        print_table(
+            f"{prefix}, sizes {SIZES}, {kind} mesh (4,2), {placement}",
+            part,
+            f"{prefix}: hand-written jnp.einsum",
+            goal="<= 1.1x",
+        )
         for name in part:
             print(f"    HLO holds a dot: {dots[name]!s:<5}  {name}")
     return all_dots

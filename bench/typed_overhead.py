@@ -11,11 +11,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import jax.numpy as jnp  # noqa: E402
-from _timing import interleaved, print_table  # noqa: E402
+import jax.numpy as jnp
+from _timing import interleaved, print_table
 
-import typed_xmap as tx  # noqa: E402
-from typed_xmap import NamedArray, f32  # noqa: E402
+import typed_xmap as tx
+from typed_xmap import NamedArray, f32
 
 
 def main() -> int:

@@ -15,15 +15,15 @@ from pathlib import Path
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 sys.path.insert(0, str(Path(__file__).parent))
 
-import statistics  # noqa: E402
+import statistics
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-from _timing import interleaved, print_table  # noqa: E402
-from jax import lax  # noqa: E402
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
+import jax
+import numpy as np
+from _timing import interleaved, print_table
+from jax import lax
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-import typed_xmap as tx  # noqa: E402
+import typed_xmap as tx
 
 
 def body(x, w, b):
@@ -66,8 +66,12 @@ def main() -> int:
             rounds=9,
             calls=300,
         )
-        print_table("cached call + block, 8-device mesh, small inputs", times,
-                    "hand-written jax.jit(vmap(vmap(vmap)))", goal="<= 1.2x")
+        print_table(
+            "cached call + block, 8-device mesh, small inputs",
+            times,
+            "hand-written jax.jit(vmap(vmap(vmap)))",
+            goal="<= 1.2x",
+        )
         dispatch = interleaved(
             {"hand-written jit, dispatch only": lambda: hw(x, w, b), "tx.xmap, dispatch only": lambda: xm(x, w, b)},
             rounds=9,

@@ -30,24 +30,36 @@ def test_named_on_a_named_array_names_its_positional_dims():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: tx.named(jnp.zeros((2, 3)), ["i"]),
-         "axes = ['i']: a list spec without '...' asserts rank 1, but the value has rank 2 (shape (2, 3)). "
-         "Fix: end the list with ... to allow more dims"),
-        (lambda: tx.named(jnp.zeros(3), {1: "i"}),
-         "axes = {1: 'i'} names dim 1, so the value needs at least 2 positional dims, but it has rank 1 "
-         "(shape (3,)). Fix: name dims the value has"),
-        (lambda: tx.named(jnp.zeros(3), {-1: "i"}),
-         "axes = {-1: 'i'}: negative dim -1 for axis 'i'; xmap specs count dims from the front. Fix: use a "
-         "non-negative position"),
-        (lambda: tx.named(jnp.zeros((3, 3)), ["i", "i"]),
-         "axes = ['i', 'i']: axis 'i' is named twice (dims 0 and 1); names must be unique within one spec. "
-         "Fix: give each dim its own name"),
-        (lambda: tx.positional(tx.named(jnp.zeros((2, 3)), ["i", "j"]), ["i", ...]),
-         "axes = ['i', ...] does not list axis 'j', which the value NamedArray(float32[i=2, j=3]) carries. "
-         "Fix: list every named axis, e.g. ['i', 'j', ...]"),
-        (lambda: tx.positional(tx.named(jnp.zeros(2), ["i"]), ["i", "k"]),
-         "axes = ['i', 'k'] lists axis 'k', but the value NamedArray(float32[i=2]) does not carry it, so its "
-         "size is unknown. Fix: drop it from the spec, or broadcast x first"),
+        (
+            lambda: tx.named(jnp.zeros((2, 3)), ["i"]),
+            "axes = ['i']: a list spec without '...' asserts rank 1, but the value has rank 2 (shape (2, 3)). "
+            "Fix: end the list with ... to allow more dims",
+        ),
+        (
+            lambda: tx.named(jnp.zeros(3), {1: "i"}),
+            "axes = {1: 'i'} names dim 1, so the value needs at least 2 positional dims, but it has rank 1 "
+            "(shape (3,)). Fix: name dims the value has",
+        ),
+        (
+            lambda: tx.named(jnp.zeros(3), {-1: "i"}),
+            "axes = {-1: 'i'}: negative dim -1 for axis 'i'; xmap specs count dims from the front. Fix: use a "
+            "non-negative position",
+        ),
+        (
+            lambda: tx.named(jnp.zeros((3, 3)), ["i", "i"]),
+            "axes = ['i', 'i']: axis 'i' is named twice (dims 0 and 1); names must be unique within one spec. "
+            "Fix: give each dim its own name",
+        ),
+        (
+            lambda: tx.positional(tx.named(jnp.zeros((2, 3)), ["i", "j"]), ["i", ...]),
+            "axes = ['i', ...] does not list axis 'j', which the value NamedArray(float32[i=2, j=3]) carries. "
+            "Fix: list every named axis, e.g. ['i', 'j', ...]",
+        ),
+        (
+            lambda: tx.positional(tx.named(jnp.zeros(2), ["i"]), ["i", "k"]),
+            "axes = ['i', 'k'] lists axis 'k', but the value NamedArray(float32[i=2]) does not carry it, so its "
+            "size is unknown. Fix: drop it from the spec, or broadcast x first",
+        ),
     ],
 )
 def test_errors(call, message):

@@ -1,8 +1,7 @@
 """Broadcast by name (union), reduce by name and matching annotations: the pure algebra."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from typed_xmap import NamedShapeError
 from typed_xmap._algebra import (
@@ -11,15 +10,13 @@ from typed_xmap._algebra import (
     broadcast_positional,
     match_shape_spec,
     merge_bindings,
+    parse_shape_spec,
     reduce_named_shape,
     union_named_shapes,
 )
-from typed_xmap._algebra import parse_shape_spec
 
 SIZES = {"a": 2, "b": 3, "c": 4, "d": 5}
-shapes = st.dictionaries(st.sampled_from(sorted(SIZES)), st.just(0)).map(
-    lambda d: {k: SIZES[k] for k in d}
-)
+shapes = st.dictionaries(st.sampled_from(sorted(SIZES)), st.just(0)).map(lambda d: {k: SIZES[k] for k in d})
 clashing = st.dictionaries(st.sampled_from(sorted(SIZES)), st.integers(1, 3))
 
 
@@ -82,7 +79,9 @@ def test_match_binds_and_detects():
     spec = parse_shape_spec("batch in=4", "n 3")
     assert match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 3), {}) == {"batch": 8, "in": 4, "n": 5}
     bad = match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 3), {"batch": 6})
-    assert bad == Mismatch("axis 'batch' has size 8 but was bound to 6 earlier in this call", ErrorKind.AXIS_SIZE, "batch")
+    assert bad == Mismatch(
+        "axis 'batch' has size 8 but was bound to 6 earlier in this call", ErrorKind.AXIS_SIZE, "batch"
+    )
     assert isinstance(match_shape_spec(spec, {"batch": 8, "in": 5}, (5, 3), {}), Mismatch)
     assert isinstance(match_shape_spec(spec, {"batch": 8}, (5, 3), {}), Mismatch)
     assert isinstance(match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 2), {}), Mismatch)

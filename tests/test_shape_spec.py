@@ -1,8 +1,7 @@
 """The annotation spec language: parsing, formatting, pinned syntax errors, round trip."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from typed_xmap import NamedShapeError, NamedShapeSyntaxError
 from typed_xmap._algebra import AxisSpec, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
@@ -58,11 +57,11 @@ def test_syntax_errors_are_named_shape_errors_and_both_builtin_kinds():
 
 
 names = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True)
-axis_specs = st.lists(
-    st.tuples(names, st.none() | st.integers(0, 99)), unique_by=lambda t: t[0], max_size=5
-).map(lambda items: tuple(AxisSpec(n, s) for n, s in items))
+axis_specs = st.lists(st.tuples(names, st.none() | st.integers(0, 99)), unique_by=lambda t: t[0], max_size=5).map(
+    lambda items: tuple(AxisSpec(n, s) for n, s in items)
+)
 positional_dims = st.lists(st.integers(0, 99) | names | st.sampled_from(["_"]), max_size=4).flatmap(
-    lambda dims: st.sampled_from([tuple(dims), tuple(dims) + ("...",)])
+    lambda dims: st.sampled_from([tuple(dims), (*dims, "...")])
 )
 
 

@@ -60,19 +60,31 @@ def test_constrain_inside_jit(mesh):
 @pytest.mark.parametrize(
     ("resources", "error", "message"),
     [
-        ({"batch": "x", "feat": "x"}, AxisResourceConflict,
-         "axes 'batch' and 'feat' are both assigned to mesh axis 'x', but they meet in the value given to "
-         "tx.shard: one value cannot be split over one mesh axis along two of its axes. Fix: assign 'feat' to "
-         "another mesh axis, or keep the two axes in separate values (reduce one of them first)"),
-        ({"feat": ("x", "y")}, NamedShapeError,
-         "axis 'feat' has (global) size 4, which is not divisible by the 8 parts of its resources mesh axis 'x' "
-         "(4) x mesh axis 'y' (2). Fix: pad 'feat' to a multiple of 8, or assign it fewer resources"),
-        ({"batch": "q"}, NamedShapeError,
-         "tx.shard: axis_resources['batch'] names mesh axis 'q', but the current mesh has axes 'x', 'y'. "
-         "Fix: use one of those, or set another mesh"),
-        ({"batch": tx.SerialLoop(2)}, NamedShapeError,
-         "tx.shard: axis_resources['batch'] is a SerialLoop; serial loops only exist inside xmap. "
-         "Fix: assign mesh axes here"),
+        (
+            {"batch": "x", "feat": "x"},
+            AxisResourceConflict,
+            "axes 'batch' and 'feat' are both assigned to mesh axis 'x', but they meet in the value given to "
+            "tx.shard: one value cannot be split over one mesh axis along two of its axes. Fix: assign 'feat' to "
+            "another mesh axis, or keep the two axes in separate values (reduce one of them first)",
+        ),
+        (
+            {"feat": ("x", "y")},
+            NamedShapeError,
+            "axis 'feat' has (global) size 4, which is not divisible by the 8 parts of its resources mesh axis 'x' "
+            "(4) x mesh axis 'y' (2). Fix: pad 'feat' to a multiple of 8, or assign it fewer resources",
+        ),
+        (
+            {"batch": "q"},
+            NamedShapeError,
+            "tx.shard: axis_resources['batch'] names mesh axis 'q', but the current mesh has axes 'x', 'y'. "
+            "Fix: use one of those, or set another mesh",
+        ),
+        (
+            {"batch": tx.SerialLoop(2)},
+            NamedShapeError,
+            "tx.shard: axis_resources['batch'] is a SerialLoop; serial loops only exist inside xmap. "
+            "Fix: assign mesh axes here",
+        ),
     ],
 )
 def test_shard_errors(mesh, resources, error, message):
@@ -82,7 +94,7 @@ def test_shard_errors(mesh, resources, error, message):
 
 
 def test_constrain_reports_conflicts_by_name(mesh):
-    with pytest.raises(AxisResourceConflict, match="the value given to tx.constrain"):
+    with pytest.raises(AxisResourceConflict, match=r"the value given to tx\.constrain"):
         jax.jit(lambda v: tx.constrain(v, {"batch": "y", "feat": "y"}))(value())
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 PROGRAM = textwrap.dedent(
-    '''
+    """
     import jax.numpy as jnp
     import typed_xmap as tx
     from typed_xmap import NamedArray, f32, i32
@@ -26,7 +26,7 @@ PROGRAM = textwrap.dedent(
 
     x = tx.named(jnp.ones((8, 4)), ["batch", "in_features"])
     shape: dict[str, int] = x.named_shape
-    '''
+    """
 )
 
 
@@ -34,9 +34,22 @@ def _mypy(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
     source = tmp_path / "program.py"
     source.write_text(program)
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--ignore-missing-imports",
-         "--cache-dir", str(tmp_path / "cache"), str(source)],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--ignore-missing-imports",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
     )
 
 

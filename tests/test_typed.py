@@ -170,11 +170,11 @@ def test_isinstance_and_annotation_errors():
     assert not isinstance(jnp.ones(3), NamedArray[f32, ""])
     assert NamedArray[f32, "a b"] is NamedArray[f32, "a  b"]  # cached by parsed meaning
     with pytest.raises(NamedShapeSyntaxError, match="takes a dtype and one or two spec strings"):
-        NamedArray["batch"]  # noqa: B018
+        NamedArray["batch"]
     with pytest.raises(NamedShapeSyntaxError, match="the first argument must be a dtype"):
-        NamedArray[int, "batch"]  # noqa: B018
+        NamedArray[int, "batch"]
     with pytest.raises(NamedShapeSyntaxError, match="is not an axis name"):
-        NamedArray[f32, "a 1b"]  # noqa: B018
+        NamedArray[f32, "a 1b"]
     with pytest.raises(TypeError, match="is an annotation, not a constructor"):
         NamedArray[f32, "a"]()
 
@@ -231,6 +231,9 @@ def test_container_return_errors_name_the_element():
     def split(v: NamedArray[f32, "a b"]) -> tuple[NamedArray[f32, "a"], NamedArray[f32, "b"]]:
         return tnp.sum(v, "b"), tnp.sum(v, "b")
 
-    with pytest.raises(NamedShapeError, match=r"its element NamedArray\(float32\[a=2\]\) does not match "
-                                              r"NamedArray\[float32, 'b'\]: expected named axes 'b'"):
+    with pytest.raises(
+        NamedShapeError,
+        match=r"its element NamedArray\(float32\[a=2\]\) does not match "
+        r"NamedArray\[float32, 'b'\]: expected named axes 'b'",
+    ):
         split(tx.named(jnp.ones((2, 3)), ["a", "b"]))

@@ -9,40 +9,40 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._algebra import AxisResourceConflict as AxisResourceConflict
-from ._algebra import NamedShapeError as NamedShapeError
-from ._algebra import NamedShapeSyntaxError as NamedShapeSyntaxError
-from ._algebra import UnboundAxisError as UnboundAxisError
-from ._algebra import SerialLoop as SerialLoop
+from ._algebra import (
+    AxisResourceConflict as AxisResourceConflict,
+    NamedShapeError as NamedShapeError,
+    NamedShapeSyntaxError as NamedShapeSyntaxError,
+    SerialLoop as SerialLoop,
+    UnboundAxisError as UnboundAxisError,
+)
 
 if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
-    from ._convert import named as named
-    from ._convert import positional as positional
-    from ._sharding import constrain as constrain
-    from ._sharding import resources_of as resources_of
-    from ._sharding import shard as shard
-    from ._static import Float as Float
-    from ._static import Int as Int
-    from ._static import Num as Num
-    from ._static import Shaped as Shaped
-    from ._static import bf16 as bf16
-    from ._static import bool_ as bool_
-    from ._static import c64 as c64
-    from ._static import f16 as f16
-    from ._static import f32 as f32
-    from ._static import f64 as f64
-    from ._static import i8 as i8
-    from ._static import i16 as i16
-    from ._static import i32 as i32
-    from ._static import i64 as i64
-    from ._static import u8 as u8
-    from ._static import u32 as u32
+    from ._convert import named as named, positional as positional
+    from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
+    from ._static import (
+        Float as Float,
+        Int as Int,
+        Num as Num,
+        Shaped as Shaped,
+        bf16 as bf16,
+        bool_ as bool_,
+        c64 as c64,
+        f16 as f16,
+        f32 as f32,
+        f64 as f64,
+        i8 as i8,
+        i16 as i16,
+        i32 as i32,
+        i64 as i64,
+        u8 as u8,
+        u32 as u32,
+    )
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
-    from ._xmap import serial_loop as serial_loop
-    from ._xmap import xmap as xmap
+    from ._xmap import serial_loop as serial_loop, xmap as xmap
 else:
     from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
 
@@ -57,8 +57,8 @@ __all__ = [
     "NamedShapeSyntaxError",
     "Num",
     "SerialLoop",
-    "UnboundAxisError",
     "Shaped",
+    "UnboundAxisError",
     "bf16",
     "bool_",
     "c64",

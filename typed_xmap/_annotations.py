@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import threading
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
-from ._algebra import ErrorKind
-from ._algebra import DTYPES, KINDS, DTypeSpec
-from ._algebra import NamedShapeSyntaxError
+from ._algebra import (
+    DTYPES,
+    KINDS,
+    DTypeSpec,
+    ErrorKind,
+    Mismatch,
+    NamedShapeSyntaxError,
+    ShapeSpec,
+    match_shape_spec,
+    merge_bindings,
+    parse_shape_spec,
+)
 from ._named_array import NamedArray
-from ._algebra import Mismatch, match_shape_spec, merge_bindings
-from ._algebra import ShapeSpec, parse_shape_spec
 
 __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
@@ -121,12 +128,12 @@ def named_array_hint(params: Any) -> type:
     if not isinstance(params, tuple) or len(params) not in (2, 3):
         raise NamedShapeSyntaxError(
             f"NamedArray[...] takes a dtype and one or two spec strings, as in "
-            f"NamedArray[f32, \"batch features\"] or NamedArray[f32, \"batch\", \"n 3\"]; got {params!r}"
+            f'NamedArray[f32, "batch features"] or NamedArray[f32, "batch", "n 3"]; got {params!r}'
         )
     return _hint_class(_dtype_spec(params[0]), *params[1:])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hint_class(dtype_spec: DTypeSpec, named: str, positional: str | None = None) -> type:
     spec = parse_shape_spec(named, positional)
     key = (dtype_spec, frozenset(spec.axes), spec.positional)

@@ -53,10 +53,11 @@ def run_check(paths: list[str], extra_args: list[str]) -> int:
     errors = sum(1 for m in messages if ": error:" in m)
     files = len({m.split(":", 1)[0] for m in messages if ": error:" in m})
     if errors:
-        print(f"Found {errors} error{'s' * (errors != 1)} in {files} file{'s' * (files != 1)} "
-              f"(checked {len(sources)} source file{'s' * (len(sources) != 1)}) [typed_xmap plugin on, "
-              f"{time.time() - started:.1f}s]")
+        print(
+            f"Found {errors} error{'s' * (errors != 1)} in {files} file{'s' * (files != 1)} "
+            f"(checked {len(sources)} source file{'s' * (len(sources) != 1)}) [typed_xmap plugin on, "
+            f"{time.time() - started:.1f}s]"
+        )
         return 1
-    print(f"Success: no issues found in {len(sources)} source file{'s' * (len(sources) != 1)} "
-          f"[typed_xmap plugin on]")
+    print(f"Success: no issues found in {len(sources)} source file{'s' * (len(sources) != 1)} [typed_xmap plugin on]")
     return 0

@@ -6,8 +6,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from ._algebra import AxisMap, ErrorKind, check_fits, format_axis_list, parse_axis_map
-from ._algebra import NamedShapeError
+from ._algebra import AxisMap, ErrorKind, NamedShapeError, check_fits, format_axis_list, parse_axis_map
 from ._named_array import NamedArray, wrap
 
 __all__ = ["named", "positional", "to_named", "to_positional"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,8 +28,12 @@ def run_demo() -> int:
         import typed_xmap.numpy as tnp
         from typed_xmap import NamedArray, f32
 
-    console.print(Panel.fit(f"typed_xmap {tx.__version__} on jax {jax.__version__}, "
-                            f"{jax.device_count()} {jax.default_backend()} devices"))
+    console.print(
+        Panel.fit(
+            f"typed_xmap {tx.__version__} on jax {jax.__version__}, "
+            f"{jax.device_count()} {jax.default_backend()} devices"
+        )
+    )
 
     console.rule("1. Values carry named shapes and broadcast by name")
     x = tx.named(jnp.arange(8.0 * 4).reshape(8, 4), ["batch", "in_features"])
@@ -52,8 +57,10 @@ def run_demo() -> int:
         return tnp.einsum("{in_features},{in_features,out_features}->{out_features}", x, w) + b
 
     bias = tx.named(jnp.ones(3), ["out_features"])
-    say('@tx.typed def affine(x: NamedArray[f32, "batch in_features"], w: NamedArray[f32, '
-        '"in_features out_features"], b: NamedArray[f32, "out_features"]) -> NamedArray[f32, "batch out_features"]')
+    say(
+        '@tx.typed def affine(x: NamedArray[f32, "batch in_features"], w: NamedArray[f32, '
+        '"in_features out_features"], b: NamedArray[f32, "out_features"]) -> NamedArray[f32, "batch out_features"]'
+    )
     say(f"affine(x, w, bias)  ->  {affine(x, w, bias)!r}")
     try:
         affine(x, w, tx.named(jnp.ones(5), ["out_features"]))
@@ -71,24 +78,38 @@ def run_demo() -> int:
 
     mesh = jax.make_mesh((4, 2), ("x", "y"))
     with jax.set_mesh(mesh):
-        sharded = tx.xmap(jnp.vdot, in_axes=({0: "left"}, {1: "right"}), out_axes=["left", "right", ...],
-                          axis_resources={"left": "x", "right": "y"})
+        sharded = tx.xmap(
+            jnp.vdot,
+            in_axes=({0: "left"}, {1: "right"}),
+            out_axes=["left", "right", ...],
+            axis_resources={"left": "x", "right": "y"},
+        )
         with console.status("compiling the sharded xmap..."):
             sharded_product = sharded(left, right)
-        say("the same with axis_resources={'left': 'x', 'right': 'y'} on a 4x2 mesh: "
-            f"equal: {bool(np.allclose(sharded_product, left @ right))}; result sharding {sharded_product.sharding.spec}")
+        say(
+            "the same with axis_resources={'left': 'x', 'right': 'y'} on a 4x2 mesh: "
+            f"equal: {bool(np.allclose(sharded_product, left @ right))}; "
+            f"result sharding {sharded_product.sharding.spec}"
+        )
         tx.visualize(tx.named(sharded_product, ["left", "right"]), console=console)
 
         from .examples.regression import regression_loss
 
         ys = tx.named(jnp.ones((8, 3)), ["batch", "out_features"])
         with console.status("compiling the typed regression loss..."):
-            loss = jax.jit(regression_loss)(tx.shard(x, {"batch": "x", "in_features": "y"}),
-                                            tx.shard(w, {"in_features": "y"}), tx.shard(ys, {"batch": "x"}))
+            loss = jax.jit(regression_loss)(
+                tx.shard(x, {"batch": "x", "in_features": "y"}),
+                tx.shard(w, {"in_features": "y"}),
+                tx.shard(ys, {"batch": "x"}),
+            )
         say(f"typed regression loss on values sharded by name (batch -> x, in_features -> y): {float(loss.data):.1f}")
         try:
-            tx.xmap(jnp.vdot, in_axes=({0: "left"}, {1: "right"}), out_axes=["left", "right", ...],
-                    axis_resources={"left": "x", "right": "x"})(left, np.ones((4, 8), np.float32))
+            tx.xmap(
+                jnp.vdot,
+                in_axes=({0: "left"}, {1: "right"}),
+                out_axes=["left", "right", ...],
+                axis_resources={"left": "x", "right": "x"},
+            )(left, np.ones((4, 8), np.float32))
         except tx.AxisResourceConflict as error:
             say(f"left and right both on mesh axis x  ->  AxisResourceConflict: {error}")
 
@@ -123,13 +144,16 @@ def _static_check(console: Console, say: Callable[[str], None]) -> int:
     def check() -> tuple[int, str]:
         output = io.StringIO()
         with contextlib.redirect_stdout(output), console.status("running mypy with the typed_xmap plugin..."):
-            code = run_check([str(program)], ["--config-file", str(folder / "mypy.ini"),
-                                              "--cache-dir", str(folder / "cache")])
+            code = run_check(
+                [str(program)], ["--config-file", str(folder / "mypy.ini"), "--cache-dir", str(folder / "cache")]
+            )
         return code, output.getvalue().replace(str(folder) + "/", "")
 
     program.write_text(planted)
-    say(f'a copy of typed_xmap/examples/regression.py with a bug planted on line {line}: '
-        f'tnp.sum(squared, "out_feature")\n$ typed-xmap check regression.py')
+    say(
+        f"a copy of typed_xmap/examples/regression.py with a bug planted on line {line}: "
+        f'tnp.sum(squared, "out_feature")\n$ typed-xmap check regression.py'
+    )
     code, report = check()
     say(report.strip())
     if code != 1 or "[named-axis-missing]" not in report:
@@ -151,9 +175,12 @@ def _ratio_table(jax: Any, jnp: Any, np: Any, tx: Any, tnp: Any, mesh: Any) -> T
     x, w = tx.named(xs, ["batch", "in"]), tx.named(ws, ["in", "out"])
     named_matmul = jax.jit(lambda x, w: tnp.einsum("{in},{in,out}->{out}", x, w))
     reference = jax.jit(lambda x, w: jnp.einsum("bi,io->bo", x, w, out_sharding=P("x", "y")))
-    per_element = tx.xmap(lambda x, w: tnp.einsum("{in},{in,out}->{out}", x, w),
-                          in_axes=(["batch", "in", ...], ["in", "out", ...]), out_axes=["batch", "out", ...],
-                          axis_resources={"batch": "x", "out": "y"})
+    per_element = tx.xmap(
+        lambda x, w: tnp.einsum("{in},{in,out}->{out}", x, w),
+        in_axes=(["batch", "in", ...], ["in", "out", ...]),
+        out_axes=["batch", "out", ...],
+        axis_resources={"batch": "x", "out": "y"},
+    )
     rows: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
         ("named matmul, tnp.einsum on NamedArrays (jit)", lambda: named_matmul(x, w).data, lambda: reference(xs, ws)),
         ("named matmul, cached tx.xmap call", lambda: per_element(xs, ws), lambda: reference(xs, ws)),
@@ -161,8 +188,12 @@ def _ratio_table(jax: Any, jnp: Any, np: Any, tx: Any, tnp: Any, mesh: Any) -> T
     table = Table("what", "typed_xmap us", "hand-written us", "ratio")
     for name, ours, theirs in rows:
         times = interleaved(
-            {"ours": lambda: ours().block_until_ready(), "theirs": lambda: theirs().block_until_ready()},
-            rounds=25, calls=5,
+            {
+                "ours": lambda ours=ours: ours().block_until_ready(),
+                "theirs": lambda theirs=theirs: theirs().block_until_ready(),
+            },
+            rounds=25,
+            calls=5,
         )
         ours_us, theirs_us = times["ours"] * 1e6, times["theirs"] * 1e6
         table.add_row(name, f"{ours_us:.0f}", f"{theirs_us:.0f}", f"{ours_us / theirs_us:.2f}x")

@@ -7,16 +7,24 @@ from where each named axis sits in the value, so callers never write positional 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ._algebra import ErrorKind, check_fits, parse_axis_map
-from ._algebra import NamedShapeError
-from ._mesh import concrete_mesh, explicit_axes
+from ._algebra import (
+    ErrorKind,
+    NamedShapeError,
+    SerialLoop,
+    check_conflicts,
+    check_divisible,
+    check_fits,
+    normalize_axis_resources,
+    parse_axis_map,
+)
 from ._named_array import NamedArray, wrap
-from ._algebra import SerialLoop, check_conflicts, check_divisible, normalize_axis_resources
+from ._xmap._mesh import concrete_mesh, explicit_axes
 
 __all__ = ["constrain", "current_mesh", "resources_of", "shard"]
 
@@ -56,8 +64,11 @@ def _mesh_resources(
 
 
 def _check_placement(
-    named_shape: Mapping[str, int], resources: Mapping[str, tuple[str, ...]], mesh_shape: Mapping[str, int],
-    *, purpose: str,
+    named_shape: Mapping[str, int],
+    resources: Mapping[str, tuple[str, ...]],
+    mesh_shape: Mapping[str, int],
+    *,
+    purpose: str,
 ) -> None:
     """Conflicts and divisibility, by axis name and worded as ``xmap`` words them, before JAX's errors."""
     check_conflicts(list(named_shape), resources, f"the value given to {purpose}")
@@ -75,7 +86,10 @@ class _Target:
         self.named: NamedArray | None = None
         if isinstance(x, NamedArray):
             if axes is not None:
-                raise NamedShapeError(f"{purpose}: x is a NamedArray, it carries its axes. Fix: drop axes=", kind=ErrorKind.INVALID_ARGUMENT)
+                raise NamedShapeError(
+                    f"{purpose}: x is a NamedArray, it carries its axes. Fix: drop axes=",
+                    kind=ErrorKind.INVALID_ARGUMENT,
+                )
             self.named, self.data = x, x.data
             self.dims = {name: x.ndim + i for i, name in enumerate(x.axes)}
             self.named_shape = x.named_shape
@@ -106,9 +120,7 @@ class _Target:
         return wrap(data, self.named.axes, self.named.mapped)
 
 
-def shard(
-    x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = None, *, axes: Any = None
-) -> Any:
+def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = None, *, axes: Any = None) -> Any:
     """Place ``x`` on the current mesh by axis name; unassigned axes and positional dims are replicated.
 
     ``x`` is a ``NamedArray``, or a positional array with ``axes`` (an xmap spec leaf, e.g.
@@ -164,7 +176,7 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
         return {}
     entries = tuple(spec) + (None,) * (x.data.ndim - len(spec))
     placement: dict[str, str | tuple[str, ...]] = {}
-    for name, entry in zip(x.axes, entries[x.ndim:]):
+    for name, entry in zip(x.axes, entries[x.ndim :], strict=True):
         if entry is None or entry == ():
             continue
         placement[name] = entry if isinstance(entry, str) or len(entry) > 1 else entry[0]

@@ -8,19 +8,20 @@ sizes and the bindings so far. Under ``jax.jit`` the check runs once, while trac
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
 import typing
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from beartype import beartype
 from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
+from ._algebra import ErrorKind, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
-from ._algebra import ErrorKind, NamedShapeError
-from ._algebra import format_named_shape
 
 __all__ = ["check_named_hints", "typed"]
 
@@ -53,7 +54,7 @@ def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callabl
         if is_last_positional_only:
             parts.append("/")
     namespace: dict[str, Any] = dict(defaults)
-    exec(f"def checker({', '.join(parts)}): pass", namespace)  # noqa: S102
+    exec(f"def checker({', '.join(parts)}): pass", namespace)
     checker = namespace["checker"]
     checker.__name__ = getattr(fn, "__name__", "checker")
     checker.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
@@ -114,10 +115,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints), {} if cacheable else None]
         return plan
 
-    try:
+    with contextlib.suppress(NameError):  # a forward reference not defined yet: resolve on the first call
         prepare()
-    except NameError:
-        pass  # a forward reference not defined yet: resolve on the first call
     state = call_state
 
     def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, int]]:
@@ -129,7 +128,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
             try:
                 check_parameters(*args, **kwargs)
             except BeartypeCallHintParamViolation as violation:
-                raise _parameter_error(fn, qualname, hints, args, kwargs, memo) or violation
+                raise _parameter_error(fn, qualname, hints, args, kwargs, memo) or violation from None
         finally:
             state.memo = outer
         result = fn(*args, **kwargs)

@@ -27,11 +27,16 @@ def sharding_diagram(x: NamedArray) -> Group:
     block and one column per named axis.
     """
     if not isinstance(x, NamedArray):
-        raise NamedShapeError(f"tx.visualize takes a NamedArray, got {type(x).__name__}", kind=ErrorKind.INVALID_ARGUMENT)
+        raise NamedShapeError(
+            f"tx.visualize takes a NamedArray, got {type(x).__name__}", kind=ErrorKind.INVALID_ARGUMENT
+        )
     data = x.data
     sharding = getattr(data, "sharding", None)
     if sharding is None:
-        raise NamedShapeError("tx.visualize needs a concrete array (not a tracer): call it outside jax.jit", kind=ErrorKind.INVALID_ARGUMENT)
+        raise NamedShapeError(
+            "tx.visualize needs a concrete array (not a tracer): call it outside jax.jit",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
     placement = resources_of(x)
     shown = [a for a in x.axes if a in placement] or list(x.axes)
     dims = {name: x.ndim + x.axes.index(name) for name in shown}

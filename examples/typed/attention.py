@@ -27,4 +27,6 @@ def attention(x: Tokens, wq: Proj, wk: Proj, wv: Proj, wo: Proj) -> Tokens:
 
 def rename_seq(x: Heads) -> NamedArray[f32, "batch kv heads head_dim"]:
     """The same values with axis seq renamed kv (a positional round trip)."""
-    return tx.named(tx.positional(x, ["batch", "seq", "heads", "head_dim", ...]), ["batch", "kv", "heads", "head_dim", ...])
+    return tx.named(
+        tx.positional(x, ["batch", "seq", "heads", "head_dim", ...]), ["batch", "kv", "heads", "head_dim", ...]
+    )

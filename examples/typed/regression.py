@@ -1,6 +1,6 @@
 """Linear regression with named axes, checked statically by the typed_xmap mypy plugin.
 
-    typed-xmap check examples/typed/regression.py
+typed-xmap check examples/typed/regression.py
 """
 
 from __future__ import annotations

@@ -5,39 +5,67 @@ as undefined names; without the mypy plugin it means "a float32 NamedArray of un
 ``plugins = typed_xmap.plugin`` it carries the named shape.
 """
 
-from typing import Annotated as NamedArray
-from typing import Any, Callable, Mapping, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Annotated as NamedArray, Any, TypeVar
 
-from ._convert import named as named
-from ._convert import positional as positional
-from ._static import Float as Float
-from ._static import Int as Int
-from ._static import NamedArray_ as NamedArray_
-from ._static import Num as Num
-from ._static import Shaped as Shaped
-from ._static import bf16 as bf16
-from ._static import bool_ as bool_
-from ._static import c64 as c64
-from ._static import f16 as f16
-from ._static import f32 as f32
-from ._static import f64 as f64
-from ._static import i8 as i8
-from ._static import i16 as i16
-from ._static import i32 as i32
-from ._static import i64 as i64
-from ._static import u8 as u8
-from ._static import u32 as u32
-from ._xmap import XmapFunction as XmapFunction
-from ._xmap import serial_loop as serial_loop
-from ._xmap import xmap as xmap
+from ._convert import named as named, positional as positional
+from ._static import (
+    Float as Float,
+    Int as Int,
+    NamedArray_ as NamedArray_,
+    Num as Num,
+    Shaped as Shaped,
+    bf16 as bf16,
+    bool_ as bool_,
+    c64 as c64,
+    f16 as f16,
+    f32 as f32,
+    f64 as f64,
+    i8 as i8,
+    i16 as i16,
+    i32 as i32,
+    i64 as i64,
+    u8 as u8,
+    u32 as u32,
+)
+from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
 
 __version__: str
 
 __all__ = [
-    "AxisResourceConflict", "Float", "Int", "NamedArray", "NamedArray_", "NamedShapeError",
-    "NamedShapeSyntaxError", "Num", "SerialLoop", "Shaped", "XmapFunction", "bf16", "bool_", "c64",
-    "constrain", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "named", "positional", "resources_of",
-    "serial_loop", "shard", "typed", "UnboundAxisError", "u8", "u32", "visualize", "xmap",
+    "AxisResourceConflict",
+    "Float",
+    "Int",
+    "NamedArray",
+    "NamedArray_",
+    "NamedShapeError",
+    "NamedShapeSyntaxError",
+    "Num",
+    "SerialLoop",
+    "Shaped",
+    "UnboundAxisError",
+    "XmapFunction",
+    "bf16",
+    "bool_",
+    "c64",
+    "constrain",
+    "f16",
+    "f32",
+    "f64",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "named",
+    "positional",
+    "resources_of",
+    "serial_loop",
+    "shard",
+    "typed",
+    "u8",
+    "u32",
+    "visualize",
+    "xmap",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])

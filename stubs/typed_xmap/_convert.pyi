@@ -1,9 +1,10 @@
+from collections.abc import Mapping, Sequence
 from types import EllipsisType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ._static import NamedArray_
 
-_AxisLeaf = Sequence[str | None | EllipsisType] | Mapping[int, str]
+_AxisLeaf = Sequence[str | EllipsisType | None] | Mapping[int, str]
 
 def named(array: Any, axes: _AxisLeaf) -> NamedArray_[Any, Any, Any]:
     """Name the dims of ``array``; with the plugin the result's named shape comes from ``axes``."""

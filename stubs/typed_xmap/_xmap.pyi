@@ -1,5 +1,6 @@
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Callable, Generic, Mapping, ParamSpec, Sequence
+from typing import Any, Generic, ParamSpec
 
 from . import SerialLoop
 

@@ -8,8 +8,8 @@ Pure Python, shared by the runtime checker, ``typed_xmap.numpy``, ``xmap`` and t
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from ._errors import ErrorKind, NamedShapeError
 from ._spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
@@ -18,8 +18,8 @@ __all__ = [
     "Mismatch",
     "NamedShape",
     "Size",
-    "describe_named_shape",
     "broadcast_positional",
+    "describe_named_shape",
     "match_shape_spec",
     "merge_bindings",
     "reduce_named_shape",
@@ -146,7 +146,11 @@ def match_shape_spec(
         if size is None:
             continue
         if axis.size is not None and size != axis.size:
-            return Mismatch(f"axis {axis.name!r} has size {size} but the annotation says {axis.size}", ErrorKind.AXIS_SIZE, axis.name)
+            return Mismatch(
+                f"axis {axis.name!r} has size {size} but the annotation says {axis.size}",
+                ErrorKind.AXIS_SIZE,
+                axis.name,
+            )
         bound = bindings.get(axis.name)
         if bound is None:
             new[axis.name] = size
@@ -209,16 +213,17 @@ def _match_positional(
     expected = " ".join(str(d) for d in dims)
     if MANY_DIMS in dims:
         cut = dims.index(MANY_DIMS)
-        head, tail = dims[:cut], dims[cut + 1:]
+        head, tail = dims[:cut], dims[cut + 1 :]
         if len(shape) < len(head) + len(tail):
-            return Mismatch(f"expected positional dims {expected!r} but the value has shape {shape}", ErrorKind.POSITIONAL)
+            return Mismatch(
+                f"expected positional dims {expected!r} but the value has shape {shape}", ErrorKind.POSITIONAL
+            )
         offset = len(shape) - len(tail)
-        pairs = list(zip(range(len(head)), head)) + list(zip(range(offset, len(shape)), tail))
+        pairs = [*zip(range(len(head)), head, strict=True), *zip(range(offset, len(shape)), tail, strict=True)]
     else:
         if len(shape) != len(dims):
             return Mismatch(
-                f"expected {len(dims)} positional dims {expected!r} but the value has "
-                f"{len(shape)}: shape {shape}",
+                f"expected {len(dims)} positional dims {expected!r} but the value has {len(shape)}: shape {shape}",
                 ErrorKind.POSITIONAL,
             )
         pairs = list(enumerate(dims))

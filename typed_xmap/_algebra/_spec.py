@@ -10,8 +10,8 @@ Pure Python, shared by the runtime checker and the mypy plugin.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ._errors import NamedShapeSyntaxError
 
@@ -78,15 +78,13 @@ def syntax_error(spec: str, start: int, end: int, problem: str, fix: str) -> Nam
     """An error that quotes ``spec`` and underlines ``spec[start:end]``."""
     width = max(end - start, 1)
     caret = " " * start + "^" * width
-    return NamedShapeSyntaxError(
-        f"invalid spec {spec!r}: {problem}\n    {spec}\n    {caret}\nfix: {fix}"
-    )
+    return NamedShapeSyntaxError(f"invalid spec {spec!r}: {problem}\n    {spec}\n    {caret}\nfix: {fix}")
 
 
 def _tokens(spec: str) -> list[re.Match[str]]:
     if not isinstance(spec, str):
         raise NamedShapeSyntaxError(
-            f"a named-shape spec must be a string such as \"batch=32 features\", got {spec!r} "
+            f'a named-shape spec must be a string such as "batch=32 features", got {spec!r} '
             f"of type {type(spec).__name__}"
         )
     return list(_TOKEN.finditer(spec.replace(",", " ")))
@@ -101,22 +99,30 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
         name, eq, size_text = token.partition("=")
         if not _NAME.match(name):
             raise syntax_error(
-                spec, match.start(), match.start() + len(name) if name else match.end(),
+                spec,
+                match.start(),
+                match.start() + len(name) if name else match.end(),
                 f"{name or token!r} is not an axis name",
-                "axis names are Python identifiers, optionally with a size: \"batch=32 in_features\"",
+                'axis names are Python identifiers, optionally with a size: "batch=32 in_features"',
             )
         size: int | None = None
         if eq:
             if not _SIZE.match(size_text):
                 start = match.start() + len(name) + 1
                 raise syntax_error(
-                    spec, start, match.end(), f"the size of axis {name!r} must be a non-negative integer, "
-                    f"got {size_text!r}", f"write {name}=SIZE with an integer SIZE, or just {name}",
+                    spec,
+                    start,
+                    match.end(),
+                    f"the size of axis {name!r} must be a non-negative integer, got {size_text!r}",
+                    f"write {name}=SIZE with an integer SIZE, or just {name}",
                 )
             size = int(size_text)
         if name in seen:
             raise syntax_error(
-                spec, match.start(), match.end(), f"axis {name!r} is listed twice",
+                spec,
+                match.start(),
+                match.end(),
+                f"axis {name!r} is listed twice",
                 "list each named axis once; named axes are order-free",
             )
         seen[name] = match.start()
@@ -134,13 +140,19 @@ def parse_positional(spec: str) -> tuple[PositionalDim, ...]:
         elif token in (ANY_DIM, MANY_DIMS) or _NAME.match(token):
             if token == MANY_DIMS and MANY_DIMS in dims:
                 raise syntax_error(
-                    spec, match.start(), match.end(), "'...' appears twice",
+                    spec,
+                    match.start(),
+                    match.end(),
+                    "'...' appears twice",
                     "use '...' at most once among the positional dims",
                 )
             dims.append(token)
         else:
             raise syntax_error(
-                spec, match.start(), match.end(), f"{token!r} is not a positional dim",
+                spec,
+                match.start(),
+                match.end(),
+                f"{token!r} is not a positional dim",
                 "positional dims are integers, symbols (bound per call), '_' (any size) or '...'",
             )
     return tuple(dims)
@@ -148,9 +160,7 @@ def parse_positional(spec: str) -> tuple[PositionalDim, ...]:
 
 def parse_shape_spec(named: str, positional: str | None = None) -> ShapeSpec:
     """Parse the two spec strings of a ``NamedArray[...]`` annotation."""
-    return ShapeSpec(
-        parse_named_axes(named), None if positional is None else parse_positional(positional)
-    )
+    return ShapeSpec(parse_named_axes(named), None if positional is None else parse_positional(positional))
 
 
 def format_named_shape(shape: Mapping[str, int] | Sequence[AxisSpec]) -> str:

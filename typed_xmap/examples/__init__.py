@@ -1,1 +1,4 @@
-"""Small programs shipped with typed_xmap (the demo runs ``regression.py`` and type-checks a copy with a planted bug)."""
+"""Small programs shipped with typed_xmap.
+
+The demo runs ``regression.py`` and type-checks a copy with a planted bug.
+"""
