@@ -11,11 +11,12 @@ Pure Python.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 from ._errors import ErrorKind, NamedShapeError
+from ._spec import _NAME  # the annotation language's name rule, reused so both accept the same names
 
-__all__ = ["AxisMap", "check_fits", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
+__all__ = ["AxisMap", "check_axis_name", "check_fits", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +110,7 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
                 f"Fix: leave dim {dim} out of the dict (unnamed dims stay positional)",
                 kind=ErrorKind.SYNTAX,
             )
-        if not isinstance(name, str):
-            if not isinstance(name, Hashable) or isinstance(name, int):
-                raise NamedShapeError(
-                    f"{where} = {text}: axis names must be strings, got {name!r} at dim {dim}. "
-                    f"Fix: name the axis with a string",
-                    kind=ErrorKind.SYNTAX,
-                )
+        check_axis_name(name, f"{where} = {text}", f" at dim {dim}")
         if name in seen:
             raise NamedShapeError(
                 f"{where} = {text}: axis {name!r} is named twice (dims {seen[name]} and {dim}); "
@@ -124,6 +119,24 @@ def parse_axis_map(leaf: Any, *, where: str = "axes") -> AxisMap:
             )
         seen[name] = dim
     return AxisMap(tuple(sorted(dims.items())), rank, text)
+
+
+def check_axis_name(name: object, where: str, at: str = "") -> None:
+    """Raise unless ``name`` is an axis name: a Python identifier, as in ``NamedArray[f32, "batch"]``.
+
+    Any other name (``''``, ``b'a'``, ``1.5``, ``...``) could never match an annotation.
+    """
+    if not isinstance(name, str):
+        raise NamedShapeError(
+            f"{where}: axis names must be strings, got {name!r}{at}. Fix: name the axis with a string",
+            kind=ErrorKind.SYNTAX,
+        )
+    if _NAME.match(name) is None:
+        raise NamedShapeError(
+            f"{where}: axis names are Python identifiers (as in NamedArray annotations), got {name!r}{at}. "
+            f"Fix: name the axis with an identifier, e.g. 'batch'",
+            kind=ErrorKind.SYNTAX,
+        )
 
 
 def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:

@@ -21,6 +21,7 @@ __all__ = [
     "check_conflicts",
     "check_divisible",
     "conflict_error",
+    "loop_conflict_error",
     "normalize_axis_resources",
     "resource_conflicts",
     "resource_count",
@@ -38,8 +39,12 @@ class SerialLoop:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.length, int) or self.length < 1:
-            raise NamedShapeError(f"SerialLoop length must be a positive int, got {self.length!r}", kind=ErrorKind.INVALID_ARGUMENT)
+        if not isinstance(self.length, int) or isinstance(self.length, bool) or self.length < 1:
+            raise NamedShapeError(
+                f"SerialLoop length must be a positive int, got {self.length!r}. Fix: give the number of loop "
+                f"steps, e.g. SerialLoop(4)",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
         if not self.name:
             object.__setattr__(self, "name", f"<loop{next(_loop_ids)}>")
 
@@ -67,6 +72,12 @@ def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dic
     result: dict[str, tuple[Resource, ...]] = {}
     for axis, value in axis_resources.items():
         resources = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        if not resources:
+            raise NamedShapeError(
+                f"axis_resources[{axis!r}] = {value!r} assigns no resource. Fix: leave {axis!r} out of "
+                f"axis_resources (it is then not split), or name a mesh axis: axis_resources={{{axis!r}: 'x'}}",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
         for resource in resources:
             if not isinstance(resource, (str, SerialLoop)):
                 raise NamedShapeError(
@@ -92,6 +103,7 @@ class Conflict:
     first: str
     second: str
     resource: str
+    loop: SerialLoop | None = None  # set when the shared resource is a serial loop, not a mesh axis
 
 
 def resource_conflicts(
@@ -104,7 +116,8 @@ def resource_conflicts(
         for resource in axis_resources.get(name, ()):
             key = resource_name(resource)
             if key in owner and owner[key] != name:
-                found.append(Conflict(owner[key], name, key))
+                loop = resource if isinstance(resource, SerialLoop) else None
+                found.append(Conflict(owner[key], name, key, loop))
             else:
                 owner.setdefault(key, name)
     return found
@@ -112,11 +125,26 @@ def resource_conflicts(
 
 def conflict_error(conflict: Conflict, where: str) -> AxisResourceConflict:
     """The error for one conflict; ``where`` says which value (``"input x of f"``)."""
+    if conflict.loop is not None:
+        return loop_conflict_error(conflict)
     return AxisResourceConflict(
         f"axes {conflict.first!r} and {conflict.second!r} are both assigned to mesh axis "
         f"{conflict.resource!r}, but they meet in {where}: one value cannot be split over one mesh axis "
         f"along two of its axes. Fix: assign {conflict.second!r} to another mesh axis, or keep the two "
         f"axes in separate values (reduce one of them first)"
+    )
+
+
+def loop_conflict_error(conflict: Conflict) -> AxisResourceConflict:
+    """Two axes of one xmap assigned the same serial loop: one loop runs the chunks of one axis."""
+    loop = conflict.loop
+    label = f"the serial loop {conflict.resource!r}" if loop is not None and not loop.name.startswith("<") else (
+        f"the same serial loop {loop!r}"
+    )
+    return AxisResourceConflict(
+        f"axes {conflict.first!r} and {conflict.second!r} are both assigned {label}, but a loop steps through "
+        f"the chunks of one axis: two axes on one loop resource conflict. Fix: give {conflict.second!r} its own "
+        f"loop or a mesh axis, or nest two xmaps"
     )
 
 
@@ -141,6 +169,14 @@ def check_divisible(
     for axis, assigned in resources.items():
         if axis not in sizes:
             continue
+        on_mesh = [r for r in assigned if not isinstance(r, SerialLoop)]
+        if sizes[axis] == 0 and on_mesh:
+            raise NamedShapeError(
+                f"axis {axis!r} has size 0 and is assigned to mesh axis {', '.join(repr(r) for r in on_mesh)}: "
+                f"JAX cannot split an empty axis over devices (the result could not be read back). Fix: drop "
+                f"{axis!r} from axis_resources for empty inputs, or skip the call when {axis!r} is empty",
+                kind=ErrorKind.AXIS_SIZE,
+            )
         count = resource_count(assigned, mesh_shape)
         if sizes[axis] % count:
             what = " x ".join(

@@ -14,9 +14,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
-from ._algebra import ErrorKind, check_fits, AxisMap, is_axis_map_leaf, parse_axis_map
-from ._algebra import NamedShapeError
-from ._named_array import NamedArray
+from .._algebra import ErrorKind, check_fits, AxisMap, is_axis_map_leaf, parse_axis_map
+from .._algebra import NamedShapeError
+from .._named_array import NamedArray
 
 __all__ = [
     "Leaf",

@@ -7,7 +7,7 @@ so a call under another mesh retraces, and a cached call costs no lookup here.
 ``jax.set_mesh(mesh)`` sets the abstract mesh that ``jit`` traces under. The older ``with mesh:`` sets
 only the concrete one (jax 0.10.2); xmap then traces under an all-Auto view of it, which needs no
 concrete mesh in the type system. Meshes from ``jax.make_mesh`` have Explicit axes by default; the body
-runs with those axes made Auto (see ``_xmap_lowering``).
+runs with those axes made Auto (see ``_placement``).
 """
 
 from __future__ import annotations

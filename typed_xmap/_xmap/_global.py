@@ -15,10 +15,10 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import tree_flatten, tree_unflatten
 
-from ._algebra import ErrorKind, NamedShapeError
-from ._named_array import NamedArray, wrap
-from ._algebra import SerialLoop
-from ._xmap_specs import SpecTree, match_inputs
+from .._algebra import ErrorKind, NamedShapeError
+from .._named_array import NamedArray, wrap
+from .._algebra import SerialLoop
+from ._specs import SpecTree, match_inputs
 
 __all__ = ["globalize"]
 

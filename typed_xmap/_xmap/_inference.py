@@ -1,82 +1,25 @@
-"""``xmap``'s checks: resources against the mesh, resource conflicts, and the out_axes rule.
+"""Named-shape inference over a jaxpr: which named axes each value of an xmapped body varies along.
 
-Resource conflicts (two named axes on one mesh axis meeting in one value) are caught in three places:
-
-- inputs and outputs: from the specs (every named axis of a spec leaf ends up as a dim of that value);
-- intermediates: by a named-shape inference over the jaxpr of the per-element body. Each variable gets
-  the set of named axes it varies along: inputs start with their mapped axes, every primitive's result
-  carries the union of its operands' axes (broadcast by name), ``psum``/``pmax``/``pmin``/``all_gather``/
-  ``psum_scatter`` remove their axes, ``axis_index`` adds its own, and sub-jaxprs (``jit``, ``cond``,
-  ``scan``, ``while``, ``checkpoint``, custom derivatives) are followed, loops to a fixed point. This is
-  the rule the original xmap applied to its named shapes, and the one ``vmap`` applies to decide what
-  is batched. It runs only when two axes in scope share a resource, so other calls pay nothing.
+Inputs start with their mapped axes; every primitive's result carries the union of its operands' axes
+(broadcast by name); ``psum``/``pmax``/``pmin``/``all_gather``/``psum_scatter`` remove their axes,
+``axis_index`` adds its own, and sub-jaxprs (``jit``, ``cond``, ``scan``, ``while``, ``checkpoint``, custom
+derivatives) are followed, loops to a fixed point. This is the rule the original xmap applied to its
+named shapes, and the one ``vmap`` applies to decide what is batched. Every value is checked for a resource
+conflict on the way, and the error names the user's line that computed it.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
-from ._algebra import ErrorKind, AxisResourceConflict, NamedShapeError
-from ._algebra import SerialLoop, conflict_error, resource_conflicts
+from .._algebra import Resource, conflict_error, resource_conflicts
 
-__all__ = [
-    "check_in_scope",
-    "check_intermediates",
-    "check_output_conflicts",
-    "may_conflict",
-]
+__all__ = ["check_jaxpr", "user_line"]
 
-Resources = Mapping[str, tuple[Any, ...]]
-
-
-def check_in_scope(resources: Resources, mesh_shape: Mapping[str, int] | None) -> None:
-    """Every mesh-axis resource must be an axis of the current mesh."""
-    for axis, assigned in resources.items():
-        for resource in assigned:
-            if isinstance(resource, SerialLoop):
-                continue
-            if mesh_shape is None:
-                raise NamedShapeError(
-                    f"axis_resources[{axis!r}] = {resource!r}, but no device mesh is set, so mesh axis {resource!r} "
-                    f"is not in scope. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); call the xmapped function "
-                    f"under `with jax.set_mesh(mesh):`, or use serial_loop({resource!r}, n)",
-                    kind=ErrorKind.INVALID_ARGUMENT,
-                )
-            if resource not in mesh_shape:
-                raise NamedShapeError(
-                    f"axis_resources[{axis!r}] = {resource!r}, but the current mesh has axes "
-                    f"{', '.join(repr(a) for a in mesh_shape)} and no serial_loop({resource!r}, n) is active. "
-                    f"Fix: use one of the mesh axes, or set a mesh that has {resource!r}",
-                    kind=ErrorKind.INVALID_ARGUMENT,
-                )
-
-
-def may_conflict(names: Sequence[str], resources: Resources) -> bool:
-    """Whether any two of ``names`` share a resource (else no value can hold a conflict)."""
-    return bool(resource_conflicts(names, resources))
-
-
-def check_output_conflicts(
-    listed: Sequence[str], carried: Sequence[str], resources: Resources, where: str
-) -> None:
-    """An output gets a dim for every listed axis; say so when one of them is only a broadcast."""
-    conflicts = resource_conflicts(listed, resources)
-    if not conflicts:
-        return
-    conflict = conflicts[0]
-    for broadcast, owner in ((conflict.second, conflict.first), (conflict.first, conflict.second)):
-        if broadcast not in carried and owner in carried:
-            raise AxisResourceConflict(
-                f"{where} is broadcast along axis {broadcast!r}, which is assigned to mesh axis "
-                f"{conflict.resource!r}, but the output is already partitioned along {conflict.resource!r} "
-                f"because it carries axis {owner!r}. Fix: drop {broadcast!r} from its out_axes, or assign "
-                f"{broadcast!r} to another mesh axis"
-            )
-    raise conflict_error(conflict, where)
-
-
-# -- intermediates: named-shape inference over a jaxpr -------------------------------------------------
-
+Resources = Mapping[str, tuple[Resource, ...]]
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # typed_xmap/
+_EXAMPLES = os.path.join(_PACKAGE, "examples")
 _REDUCING = {"psum": "axes", "pmax": "axes", "pmin": "axes", "all_gather": "axis_name",
              "reduce_scatter": "axis_name", "psum_invariant": "axes"}
 
@@ -173,16 +116,28 @@ def _open(jaxpr: Any) -> Any:
     return getattr(jaxpr, "jaxpr", jaxpr)
 
 
-def _describe_eqn(eqn: Any) -> str:
+def _is_library_file(path: str) -> bool:
+    path = os.path.abspath(path)
+    return path.startswith(_PACKAGE + os.sep) and not path.startswith(_EXAMPLES + os.sep)
+
+
+def user_line(source_info: Any) -> str:
+    """``file:line:col (function)`` of the innermost frame outside JAX and typed_xmap (the user's code)."""
     from jax._src import source_info_util
 
-    where = source_info_util.summarize(eqn.source_info)
-    return f"a value computed by `{eqn.primitive.name}` at {where}"
+    for frame in source_info_util.user_frames(source_info.traceback):
+        if not _is_library_file(frame.file_name):
+            column = f":{frame.start_column}" if frame.start_column else ""
+            return f"{frame.file_name}:{frame.start_line}{column} ({frame.function_name})"
+    return source_info_util.summarize(source_info)
 
 
-def check_intermediates(
+def _describe_eqn(eqn: Any) -> str:
+    return f"a value computed by `{eqn.primitive.name}` at {user_line(eqn.source_info)}"
+
+
+def check_jaxpr(
     closed_jaxpr: Any, inputs: Sequence[frozenset[str]], names: frozenset[str], resources: Resources
 ) -> list[frozenset[str]]:
     """Raise ``AxisResourceConflict`` if a value of the per-element body meets two axes on one resource."""
     return _Inference(names, resources).run(_open(closed_jaxpr), inputs)
-

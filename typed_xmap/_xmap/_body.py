@@ -1,0 +1,170 @@
+"""The traced body: the user's function per element, wrapped in one ``vmap`` level per named axis.
+
+For every named axis, outermost first, one ``vmap(axis_name=name, spmd_axis_name=its mesh axes)``;
+``in_axes``/``out_axes`` of each level come from the plan (a listed axis an output lacks is broadcast by
+``vmap``; an unlisted axis it carries is our error, raised at the level that sees it). What the levels see
+(which axes each output leaf carries) is recorded in an ``Observed`` for the output conflict check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+from .._algebra import ErrorKind, NamedShapeError, unlisted_axis_error
+from .._named_array import NamedArray, wrap
+from ._frames import Frame, carries, current_trace
+from ._jax_errors import unbound_axis_error
+from ._loops import loop_level
+from ._plan import Plan
+from ._specs import flatten_prefix
+
+__all__ = ["Observed", "element_function", "nest"]
+
+
+@dataclass
+class Observed:
+    """What tracing saw: the xmap axes each output leaf ``(output j, leaf i)`` carries, and its label."""
+
+    carried: dict[tuple[int, int], set[str]] = field(default_factory=dict)
+    labels: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def axes(self, j: int, i: int) -> set[str]:
+        return self.carried.get((j, i), set())
+
+    def label(self, plan: Plan, j: int, i: int) -> str:
+        return self.labels.get((j, i), plan.config.out_spec.paths[j])
+
+
+def _is_named(obj: Any) -> bool:
+    return isinstance(obj, NamedArray)
+
+
+def _named_leaves(plan: Plan, arguments: tuple[Any, ...]) -> list[bool]:
+    """Per flattened argument value: does its parameter take NamedArrays (others get plain arrays)?"""
+    flags = plan.config.typed or ()
+    per_argument = [flags[min(i, len(flags) - 1)] if flags else False for i in range(len(arguments))]
+    return [flag for argument, flag in zip(arguments, per_argument) for _ in tree_flatten(argument, is_leaf=_is_named)[0]]
+
+
+def element_function(
+    plan: Plan, body: Callable[..., Any], arguments: tuple[Any, ...], observed: Observed
+) -> Callable[..., tuple[Any, ...]]:
+    """The function of one element: per-element arrays in, one checked per-element subtree per out_axes leaf."""
+    config = plan.config
+    named = _named_leaves(plan, arguments) if config.typed is not None else None
+
+    def element(*values: Any) -> tuple[Any, ...]:
+        if named is not None:
+            values = tuple(
+                wrap(v, (), tuple((n, plan.sizes[n]) for n in leaf.names)) if wrap_it else v
+                for v, leaf, wrap_it in zip(values, plan.leaves, named)
+            )
+        try:
+            out = body(*tree_unflatten(plan.treedef, list(values)))
+        except NameError as error:
+            raise unbound_axis_error(error, plan.scope, config.name) from error
+        spec = config.out_spec
+        subtrees = flatten_prefix(
+            spec, out, f"what {config.name} returns", "give one spec per output, or one spec for all outputs"
+        )
+        if spec.treedef.num_leaves == 1 and spec.treedef.num_nodes == 1 and not subtrees:
+            raise NamedShapeError(
+                f"xmapped function {config.name} returned nothing; xmap needs a return value. Fix: return the "
+                f"result(s) that out_axes describe",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+        return tuple(_output(plan, observed, j, sub) for j, sub in enumerate(subtrees))
+
+    return element
+
+
+def _output(plan: Plan, observed: Observed, j: int, subtree: Any) -> Any:
+    """One out_axes leaf's subtree as per-element arrays, checked against the leaf's positions and rank."""
+    axis_map = plan.config.out_spec.leaves[j]
+    where = plan.config.out_spec.paths[j]
+    pairs, treedef = tree_flatten_with_path(subtree, is_leaf=_is_named)
+    converted = []
+    for i, (path, value) in enumerate(pairs):
+        label = f"output{keystr(path)} ({where} = {axis_map})" if keystr(path) else f"the output ({where} = {axis_map})"
+        observed.labels[(j, i)] = label
+        if isinstance(value, NamedArray):
+            value = _unname(plan, value, label)
+        value = jnp.asarray(value)
+        rank = value.ndim
+        needed = axis_map.min_rank - len(axis_map.dims)
+        if needed > rank:
+            raise NamedShapeError(
+                f"{label} puts axis {axis_map.dims[-1][1]!r} at dim {axis_map.dims[-1][0]}, which needs at "
+                f"least {needed} positional dims per element, but the result has {rank} (shape {value.shape}). "
+                f"Fix: use lower positions in out_axes",
+                kind=ErrorKind.POSITIONAL,
+            )
+        if axis_map.rank is not None and axis_map.rank != rank + len(axis_map.dims):
+            raise NamedShapeError(
+                f"{label}: a list spec without '...' asserts rank {axis_map.rank}, but the output has rank "
+                f"{rank + len(axis_map.dims)} ({rank} positional dims per element, shape {value.shape}, plus "
+                f"{len(axis_map.dims)} named). Fix: end the list with ... to allow more dims",
+                kind=ErrorKind.POSITIONAL,
+            )
+        converted.append(value)
+    return tree_unflatten(treedef, converted)
+
+
+def _unname(plan: Plan, value: NamedArray, label: str) -> Any:
+    """A NamedArray result as per-element data: its named dims that are xmap axes are indexed here."""
+    data = value.data
+    for name in reversed(value.axes):
+        dim = value.ndim + value.axes.index(name)
+        if name not in plan.scope:
+            raise NamedShapeError(
+                f"{label}: the returned {value!r} carries axis {name!r}, which is not an axis of this xmap; "
+                f"outputs carry only xmap axes. Fix: reduce {name!r} first (tnp.sum(x, {name!r})), or convert "
+                f"it to a positional dim with tx.positional",
+                kind=ErrorKind.AXIS_MISSING,
+            )
+        data = jnp.take(data, jax.lax.axis_index(name), axis=dim)
+    return data
+
+
+def _level(plan: Plan, frame: Frame, observed: Observed, inner: Callable[..., Any], k: int) -> Callable[..., Any]:
+    """Level ``k``: ``inner`` vmapped over axis ``plan.names[k]`` (or looped, for the loop axis)."""
+    name = plan.names[k]
+    out_spec = plan.config.out_spec
+
+    def level_body(*values: Any) -> Any:
+        trace = current_trace()
+        frame.traces[name] = trace
+        outs = inner(*values)
+        for j, sub in enumerate(outs):
+            listed = out_spec.leaves[j].names
+            for i, leaf in enumerate(jax.tree_util.tree_leaves(sub)):
+                if not carries(leaf, trace):
+                    continue
+                observed.carried.setdefault((j, i), set()).add(name)
+                if name not in listed:
+                    raise unlisted_axis_error(observed.label(plan, j, i), plan.config.name, name, listed)
+        return outs
+
+    if name == plan.loop_axis:
+        return loop_level(plan, level_body, k)
+    return jax.vmap(
+        level_body,
+        in_axes=plan.in_positions[k],
+        out_axes=plan.out_positions[k],
+        axis_name=name,
+        axis_size=plan.sizes[name],
+        spmd_axis_name=plan.spmd_axis_name(name),
+    )
+
+
+def nest(plan: Plan, frame: Frame, observed: Observed, element: Callable[..., Any]) -> Callable[..., Any]:
+    """The whole mapped function: ``element`` inside every level, the first axis outermost."""
+    fn = element
+    for k in reversed(range(len(plan.names))):
+        fn = _level(plan, frame, observed, fn, k)
+    return fn

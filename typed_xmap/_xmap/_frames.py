@@ -1,0 +1,82 @@
+"""The xmaps being traced right now (for nesting), and which named axes a traced value carries.
+
+Each named axis of an xmap is one ``jax.vmap(axis_name=...)`` level; while that level traces, its
+``BatchTrace`` is recorded here. A value carries the axis iff it is batched at that trace: exactly
+the "named shape" of the original (``vmap`` batches the union of its operands, and collectives such
+as ``psum`` return unbatched values). This reads ``jax._src.interpreters.batching.BatchTracer``, the
+one private JAX type xmap relies on; if JAX changes it, ``carries`` answers "no" and ``vmap``'s own
+``out_axes`` check still catches a missing output axis (``_trace`` turns it into our error).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+__all__ = ["Frame", "active_frames", "carries", "current_trace", "outer_carried", "varying_mapped"]
+
+
+@dataclass
+class Frame:
+    """One xmap being traced: its axes, their sizes and resources, the vmap trace of each axis."""
+
+    names: tuple[str, ...]
+    sizes: dict[str, int]
+    resources: dict[str, tuple[Any, ...]]
+    mesh: Any
+    traces: dict[str, Any] = field(default_factory=dict)
+
+
+class _Frames(threading.local):
+    stack: list[Frame]
+
+    def __init__(self) -> None:
+        self.stack = []
+
+
+_frames = _Frames()
+
+
+def active_frames() -> list[Frame]:
+    return _frames.stack
+
+
+def current_trace() -> Any:
+    from jax._src import core
+
+    return core.trace_ctx.trace
+
+
+def varying_mapped(data: Any, mapped: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """The mapped axes of a NamedArray whose ``data`` still varies along them.
+
+    After ``jax.lax.psum(x, 'i')`` (or pmean, pmax, all_gather...) the data is no longer batched at
+    axis ``i``'s vmap level, so ``i`` leaves the named shape, as in the original xmap. Where that
+    cannot be seen (inside an inner ``jit``, outside xmap), the axes are kept.
+    """
+    frames = active_frames()
+    if not frames:
+        return mapped
+    traces = {name: trace for frame in frames for name, trace in frame.traces.items()}
+    if not any(current_trace() is trace for trace in traces.values()):
+        return mapped  # e.g. inside a jit within the body: the vmap levels are not visible from here
+    return tuple((name, size) for name, size in mapped if name not in traces or carries(data, traces[name]))
+
+
+def carries(value: Any, trace: Any) -> bool:
+    """Whether ``value`` is batched at ``trace`` (a vmap level), looking through the levels inside it."""
+    try:
+        from jax._src.interpreters.batching import BatchTracer
+    except ImportError:  # pragma: no cover - a JAX without the type: answer "no"
+        return False
+    while isinstance(value, BatchTracer):
+        if value._trace is trace:
+            return type(value.batch_dim) is int
+        value = value.val
+    return False
+
+
+def outer_carried(outer: Sequence[Frame], value: Any) -> list[str]:
+    """The enclosing xmaps' axes that ``value`` carries (is batched along), outermost first."""
+    return [n for f in outer for n in f.names if n in f.traces and carries(value, f.traces[n])]
