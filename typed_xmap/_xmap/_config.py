@@ -116,10 +116,12 @@ def donated_arguments(donate_argnums: object, fun: Callable[..., Any], name: str
     for index in indices:
         if (count is not None and not -count <= index < count) or (count is None and index < 0):
             takes = "any number of" if count is None else str(count)
+            valid = "non-negative index" if count is None else (
+                "index 0" if count == 1 else f"index 0 to {count - 1} (or -{count} to -1)"
+            )
             raise NamedShapeError(
                 f"donate_argnums={donate_argnums!r} for {name}, which takes {takes} positional argument(s): "
-                f"there is no argument {index}. Fix: donate existing arguments by non-negative index"
-                f"{'' if count is None else f' (0 to {count - 1})'}",
+                f"there is no argument {index}. Fix: donate existing arguments, by {valid}",
                 kind=ErrorKind.INVALID_ARGUMENT,
             )
     return tuple(sorted({i % count if count else i for i in indices}))
@@ -130,6 +132,6 @@ def check_donated(donate: tuple[int, ...], args: tuple[Any, ...], name: str) -> 
     if donate and donate[-1] >= len(args):
         raise NamedShapeError(
             f"donate_argnums={donate!r} for {name}, but it was called with {len(args)} argument(s): there is no "
-            f"argument {donate[-1]}. Fix: donate existing arguments by index (0 to {len(args) - 1})",
+            f"argument {donate[-1]}. Fix: pass that argument, or donate only the arguments given",
             kind=ErrorKind.INVALID_ARGUMENT,
         )

@@ -11,6 +11,8 @@ conflict on the way, and the error names the user's line that computed it.
 from __future__ import annotations
 
 import os
+import sys
+from types import FrameType
 from typing import Any, Mapping, Sequence
 
 from .._algebra import Resource, conflict_error, resource_conflicts
@@ -122,14 +124,33 @@ def _is_library_file(path: str) -> bool:
 
 
 def user_line(source_info: Any) -> str:
-    """``file:line:col (function)`` of the innermost frame outside JAX and typed_xmap (the user's code)."""
+    """Where the user's code computed a value: ``file:line:col (function)``.
+
+    The innermost frame of the value's traceback outside JAX and typed_xmap (the xmapped function's line);
+    when that traceback holds none (it is cut short, or the function is JAX's own, like ``jnp.vdot``), the
+    line that called the xmapped function.
+    """
     from jax._src import source_info_util
 
     for frame in source_info_util.user_frames(source_info.traceback):
         if not _is_library_file(frame.file_name):
             column = f":{frame.start_column}" if frame.start_column else ""
             return f"{frame.file_name}:{frame.start_line}{column} ({frame.function_name})"
-    return source_info_util.summarize(source_info)
+    caller = _calling_line()
+    return caller if caller is not None else source_info_util.summarize(source_info)
+
+
+def _calling_line() -> str | None:
+    """The innermost frame of the running Python stack outside JAX and typed_xmap: the xmapped call's line."""
+    from jax._src import source_info_util
+
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if source_info_util.is_user_filename(path) and not _is_library_file(path):
+            return f"{path}:{frame.f_lineno} ({frame.f_code.co_qualname})"
+        frame = frame.f_back
+    return None
 
 
 def _describe_eqn(eqn: Any) -> str:

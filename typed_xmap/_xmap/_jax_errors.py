@@ -104,7 +104,7 @@ def multi_axis_permute_error(
 
 def invalid_argument_error(error: TypeError, fun_name: str, args: tuple[Any, ...]) -> Exception:
     """jit's "not a valid JAX type" (which names our internal function) for the argument at fault."""
-    if "is not a valid JAX type" not in str(error):
+    if "is not a valid JAX type" not in str(error) and "as an abstract array" not in str(error):
         return error
     for path, leaf in jax.tree_util.tree_flatten_with_path(args)[0]:
         try:
