@@ -52,6 +52,7 @@ class _HintMeta(type):
         if not isinstance(value, NamedArray):
             return False
         data = value.data
+        key: tuple[Any, ...]
         try:
             key = (value.axes, value.mapped, data.aval)  # jax arrays and tracers: the cheapest key
         except AttributeError:
@@ -70,7 +71,9 @@ class _HintMeta(type):
             # the whole call, so names bound before it do no harm.
             for name, size in found.items():
                 if memo.setdefault(name, size) != size:
-                    call_state.failure = (cls, value, merge_bindings(cls.shape_spec, found, memo))
+                    clash = merge_bindings(cls.shape_spec, found, memo)
+                    assert isinstance(clash, Mismatch), "a name bound to two sizes is always a mismatch"
+                    call_state.failure = (cls, value, clash)
                     return False
         return True
 

@@ -26,7 +26,8 @@ def run_demo() -> int:
 
         import typed_xmap as tx
         import typed_xmap.numpy as tnp
-        from typed_xmap import NamedArray, f32
+
+        tour = _example("tour")  # the user code of steps 1 and 2
 
     console.print(
         Panel.fit(
@@ -36,26 +37,18 @@ def run_demo() -> int:
     )
 
     console.rule("1. Values carry named shapes and broadcast by name")
-    x = tx.named(jnp.arange(8.0 * 4).reshape(8, 4), ["batch", "in_features"])
-    w = tx.named(jnp.ones((4, 3)), ["in_features", "out_features"])
+    x, w = tour.inputs(), tour.weights()
     say(f"x = tx.named(jnp.arange(32.).reshape(8, 4), ['batch', 'in_features'])  ->  {x!r}")
     say(f"w = tx.named(jnp.ones((4, 3)), ['in_features', 'out_features'])        ->  {w!r}")
-    say(f"x * w  ->  {x * w!r}   (the union of the named axes; order never matters)")
+    say(f"x * w  ->  {tour.broadcast(x, w)!r}   (the union of the named axes; order never matters)")
     try:
-        x + tx.named(jnp.ones(6), ["batch"])
+        tour.add_batch_of_six(x)
     except tx.NamedShapeError as error:
         say(f"x + tx.named(jnp.ones(6), ['batch'])  ->  NamedShapeError: {error}")
 
     console.rule("2. @tx.typed checks NamedArray annotations on every call, binding sizes")
 
-    @tx.typed
-    def affine(
-        x: NamedArray[f32, "batch in_features"],
-        w: NamedArray[f32, "in_features out_features"],
-        b: NamedArray[f32, "out_features"],
-    ) -> NamedArray[f32, "batch out_features"]:
-        return tnp.einsum("{in_features},{in_features,out_features}->{out_features}", x, w) + b
-
+    affine = tour.affine
     bias = tx.named(jnp.ones(3), ["out_features"])
     say(
         '@tx.typed def affine(x: NamedArray[f32, "batch in_features"], w: NamedArray[f32, '
@@ -93,7 +86,7 @@ def run_demo() -> int:
         )
         tx.visualize(tx.named(sharded_product, ["left", "right"]), console=console)
 
-        from .examples.regression import regression_loss
+        regression_loss = _example("regression").regression_loss
 
         ys = tx.named(jnp.ones((8, 3)), ["batch", "out_features"])
         with console.status("compiling the typed regression loss..."):
@@ -165,6 +158,22 @@ def _static_check(console: Console, say: Callable[[str], None]) -> int:
     return code
 
 
+def _example(name: str) -> Any:
+    """A program of typed_xmap/examples/, run as the user code it is.
+
+    The examples are typed as users see them (the public stubs and the plugin; tests/test_self_checks.py
+    checks them so), not as the package sources see ``NamedArray``: here they are opaque modules.
+    """
+    import importlib
+
+    return importlib.import_module(f"{__package__}.examples.{name}")
+
+
+def _blocking(run: Callable[[], Any]) -> Callable[[], Any]:
+    """``run`` then wait for its result, so the time measured is the computation's."""
+    return lambda: run().block_until_ready()
+
+
 def _ratio_table(jax: Any, jnp: Any, np: Any, tx: Any, tnp: Any, mesh: Any) -> Table:
     """A few small ratios against the hand-written equivalent, measured in this run."""
     from jax.sharding import NamedSharding, PartitionSpec as P
@@ -188,10 +197,7 @@ def _ratio_table(jax: Any, jnp: Any, np: Any, tx: Any, tnp: Any, mesh: Any) -> T
     table = Table("what", "typed_xmap us", "hand-written us", "ratio")
     for name, ours, theirs in rows:
         times = interleaved(
-            {
-                "ours": lambda ours=ours: ours().block_until_ready(),
-                "theirs": lambda theirs=theirs: theirs().block_until_ready(),
-            },
+            {"ours": _blocking(ours), "theirs": _blocking(theirs)},
             rounds=25,
             calls=5,
         )

@@ -31,7 +31,7 @@ __all__ = ["constrain", "current_mesh", "resources_of", "shard"]
 
 def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
     """The mesh set by ``jax.set_mesh`` (or ``with mesh:``); ``purpose`` words the error."""
-    mesh = concrete_mesh()
+    mesh: jax.sharding.Mesh | None = concrete_mesh()
     if mesh is None:
         raise NamedShapeError(
             f"{purpose} needs a device mesh, but none is set. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); "

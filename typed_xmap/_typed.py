@@ -20,7 +20,7 @@ from beartype import beartype
 from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
-from ._algebra import ErrorKind, NamedShapeError, format_named_shape
+from ._algebra import ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
 
 __all__ = ["check_named_hints", "typed"]
@@ -55,7 +55,7 @@ def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callabl
             parts.append("/")
     namespace: dict[str, Any] = dict(defaults)
     exec(f"def checker({', '.join(parts)}): pass", namespace)
-    checker = namespace["checker"]
+    checker: Callable[..., None] = namespace["checker"]
     checker.__name__ = getattr(fn, "__name__", "checker")
     checker.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
     checker.__qualname__ = fn.__qualname__
@@ -123,7 +123,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         """beartype checks the parameters, then ``fn`` runs, then its return value is checked."""
         hints, check_parameters, _, _ = plan
         outer = state.memo
-        state.memo = memo = {}
+        memo: dict[str, int] = {}
+        state.memo = memo
         try:
             try:
                 check_parameters(*args, **kwargs)
@@ -228,11 +229,16 @@ def _parameter_error(
     return None
 
 
+def _recorded_failure() -> tuple[Any, Any, Mismatch] | None:
+    """The failure an annotation class recorded during the last check (read after the check runs)."""
+    return call_state.failure
+
+
 def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, int]) -> Exception:
     call_state.failure = None
     bindings = dict(memo)
     is_bearable(result, hint)
-    if call_state.failure is None and not _named_hint(hint):
+    if _recorded_failure() is None and not _named_hint(hint):
         from beartype.door import die_if_unbearable
 
         try:

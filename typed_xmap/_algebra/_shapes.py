@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import final
 
 from ._errors import ErrorKind, NamedShapeError
 from ._spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
@@ -117,6 +118,7 @@ def broadcast_positional(
     return tuple(result)
 
 
+@final  # matched with `type(x) is Mismatch` on the hot path; final lets type checkers narrow that
 @dataclass(frozen=True, slots=True)
 class Mismatch:
     """Why a value does not fit an annotation; ``axis`` names the offending axis or dim, if one."""
