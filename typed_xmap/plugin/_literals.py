@@ -16,7 +16,7 @@ from mypy.nodes import (
     UnaryExpr,
 )
 
-from .._algebra import SerialLoop
+from .._algebra import NamedShapeError, SerialLoop
 
 __all__ = ["UNKNOWN", "literal_value"]
 
@@ -49,5 +49,10 @@ def literal_value(expr: Expression | None) -> object:
         return result
     if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.name == "SerialLoop":
         length = literal_value(expr.args[0]) if expr.args else UNKNOWN
-        return SerialLoop(length if isinstance(length, int) and length > 0 else 1)
+        if length is UNKNOWN:
+            return SerialLoop(1)  # a loop of a length only known at run time is a loop resource all the same
+        try:
+            return SerialLoop(length)  # type: ignore[arg-type]  # SerialLoop checks the length itself
+        except NamedShapeError:
+            return UNKNOWN
     return UNKNOWN

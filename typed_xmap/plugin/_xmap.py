@@ -19,9 +19,18 @@ from typing import TYPE_CHECKING, Any, Mapping
 from mypy.nodes import ARG_NAMED, CallExpr, Decorator, FuncDef, RefExpr
 from mypy.types import CallableType, Instance, Parameters, Type, get_proper_type
 
-from .._algebra import AxisMap, is_axis_map_leaf, parse_axis_map
-from .._algebra import NamedShapeError
-from .._algebra import Resource, conflict_error, normalize_axis_resources, resource_conflicts
+from .._algebra import (
+    AxisMap,
+    NamedShapeError,
+    Resource,
+    conflict_error,
+    is_axis_map_leaf,
+    normalize_axis_resources,
+    parse_axis_map,
+    resource_conflicts,
+    unlisted_axes,
+    unlisted_return_error,
+)
 from ._codes import AXIS_RESOURCE_CONFLICT, NAMED_AXIS_MISSING, NAMED_SHAPE_SYNTAX, one_line
 from ._encoding import decode, describe
 from ._literals import UNKNOWN, literal_value
@@ -35,8 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = ["XMAP_NAMES", "Resources", "xmap_hook"]
 
-XMAP_NAMES = frozenset({"typed_xmap._xmap.xmap", "typed_xmap.xmap"})
-XMAP_FUNCTION = "typed_xmap._xmap.XmapFunction"
+XMAP_NAMES = frozenset({"typed_xmap._xmap.xmap", "typed_xmap._xmap._api.xmap", "typed_xmap.xmap"})
+XMAP_FUNCTIONS = frozenset({"typed_xmap._xmap.XmapFunction", "typed_xmap._xmap._api.XmapFunction"})
 PARTIAL_NAMES = frozenset({"functools.partial"})
 
 AxisResources = Mapping[str, tuple[Resource, ...]]
@@ -188,13 +197,10 @@ def _check_return(
     shape = decode(fun.ret_type)
     declared = list(shape.named) if shape is not None and shape.named is not None else []
     if leaf is not None and shape is not None and shape.named is not None:
-        unlisted = [n for n in declared if n not in leaf.names]
+        unlisted = unlisted_axes(declared, leaf.names)
         if unlisted:
-            fail(ctx.api, f"xmap({name}): {name} returns named axes {describe(shape.named)} but out_axes {leaf} does not "
-                f"list {', '.join(repr(n) for n in unlisted)}; an output must list every named axis it "
-                f"carries. Fix: add them to out_axes, or reduce them in {name}", ctx.context,
-                code=NAMED_AXIS_MISSING,
-            )
+            error = unlisted_return_error(name, describe(shape.named), str(leaf), unlisted)
+            fail(ctx.api, one_line(error), ctx.context, code=NAMED_AXIS_MISSING)
     mapped = list(leaf.names) if leaf is not None else []
     _fail_conflicts(ctx, list(dict.fromkeys(declared + mapped)), resources, f"the return value of {name}")
 
@@ -202,7 +208,7 @@ def _check_return(
 def _mapped_type(plugin: TypedXmapPlugin, ctx: FunctionContext, fun: CallableType, omitted: bool) -> Type:
     """``XmapFunction[fun's parameters]``: NamedArray types when in_axes is omitted, else ``Any``."""
     default = get_proper_type(ctx.default_return_type)
-    if not isinstance(default, Instance) or default.type.fullname != XMAP_FUNCTION:
+    if not isinstance(default, Instance) or default.type.fullname not in XMAP_FUNCTIONS:
         return ctx.default_return_type
     any_type = plugin.types.any()
     arg_types = [t if omitted else any_type for t in fun.arg_types]
