@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from typed_xmap import NamedShapeError, NamedShapeSyntaxError
-from typed_xmap._algebra import AxisSpec, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
+from typed_xmap._algebra import AxisSpec, ErrorKind, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
 
 
 def test_parses_names_and_sizes():
@@ -45,6 +45,23 @@ def test_syntax_error_on_repeated_axis():
     with pytest.raises(NamedShapeSyntaxError, match="axis 'a' is listed twice") as info:
         parse_named_axes("a b a")
     assert "\n        ^\n" in str(info.value)
+
+
+@pytest.mark.parametrize("spec", [",", ",,", " , ", ", ,"])
+def test_separators_alone_are_a_syntax_error_not_the_empty_shape(spec):
+    """Fuzz finding: ",," parsed as "" (no axes). "" is the empty shape; commas only separate names."""
+    assert parse_named_axes("") == () and parse_positional("") == ()
+    for parse in (parse_named_axes, parse_positional):
+        with pytest.raises(NamedShapeSyntaxError) as info:
+            parse(spec)
+        assert info.value.kind is ErrorKind.SYNTAX
+        first, last = spec.index(","), len(spec.rstrip())
+        assert str(info.value) == (
+            f"invalid spec {spec!r}: commas separate names, but there are none\n"
+            f"    {spec}\n"
+            f"    {' ' * first}{'^' * (last - first)}\n"
+            'fix: write "" for no names, or names between the commas: "batch, features"'
+        )
 
 
 def test_syntax_errors_are_named_shape_errors_and_both_builtin_kinds():

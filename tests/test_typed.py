@@ -237,3 +237,45 @@ def test_container_return_errors_name_the_element():
         r"NamedArray\[float32, 'b'\]: expected named axes 'b'",
     ):
         split(tx.named(jnp.ones((2, 3)), ["a", "b"]))
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        (
+            ([],),
+            "NamedArray[float32, []]: the shape is given by spec strings, got list []. "
+            "Fix: write NamedArray[float32, '']",
+        ),
+        (
+            (["a", "b"],),
+            "NamedArray[float32, ['a', 'b']]: the shape is given by spec strings, got list ['a', 'b']. "
+            "Fix: write NamedArray[float32, 'a b']",
+        ),
+        (
+            ("a", ("n", 3)),
+            "NamedArray[float32, 'a', ('n', 3)]: the shape is given by spec strings, got tuple "
+            "('n', 3). Fix: write NamedArray[float32, 'a', 'batch features']",
+        ),
+        (
+            (None,),
+            "NamedArray[float32, None]: the shape is given by spec strings, got NoneType None. "
+            "Fix: write NamedArray[float32, 'batch features']",
+        ),
+    ],
+)
+def test_a_spec_that_is_not_a_string_is_a_syntax_error(specs, message):
+    """Fuzz finding: NamedArray[f32, []] raised TypeError: unhashable type: 'list'."""
+    with pytest.raises(NamedShapeSyntaxError) as info:
+        NamedArray[(f32, *specs)]
+    assert str(info.value) == message
+    assert info.value.kind is tx._algebra.ErrorKind.SYNTAX
+
+
+def test_a_spec_of_separators_alone_is_a_syntax_error_and_empty_is_no_axes():
+    """Fuzz finding: NamedArray[f32, ",,"] meant NamedArray[f32, ""]."""
+    assert isinstance(tx.named(jnp.ones(()), []), NamedArray[f32, ""])
+    with pytest.raises(NamedShapeSyntaxError, match="commas separate names, but there are none"):
+        NamedArray[f32, ",,"]
+    with pytest.raises(NamedShapeSyntaxError, match="commas separate names, but there are none"):
+        NamedArray[f32, "", ","]

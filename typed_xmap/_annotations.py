@@ -121,7 +121,8 @@ def _dtype_spec(dtype: Any) -> DTypeSpec:
     if found is None:
         raise NamedShapeSyntaxError(
             f"NamedArray[{dtype!r}, ...]: the first argument must be a dtype such as tx.f32 or a kind "
-            f"such as tx.Float; known: {', '.join(list(DTYPES) + list(KINDS))}"
+            f"such as tx.Float; known: {', '.join(list(DTYPES) + list(KINDS))}. "
+            f'Fix: from typed_xmap import f32, then NamedArray[f32, "batch features"]'
         )
     return found
 
@@ -130,10 +131,27 @@ def named_array_hint(params: Any) -> type:
     """``NamedArray[dtype, "axes"]`` or ``NamedArray[dtype, "axes", "positional dims"]``."""
     if not isinstance(params, tuple) or len(params) not in (2, 3):
         raise NamedShapeSyntaxError(
-            f"NamedArray[...] takes a dtype and one or two spec strings, as in "
-            f'NamedArray[f32, "batch features"] or NamedArray[f32, "batch", "n 3"]; got {params!r}'
+            f"NamedArray[...] takes a dtype and one or two spec strings; got {params!r}. "
+            f'Fix: write NamedArray[f32, "batch features"], or NamedArray[f32, "batch", "n 3"] with positional dims'
         )
-    return _hint_class(_dtype_spec(params[0]), *params[1:])
+    dtype = _dtype_spec(params[0])
+    specs = params[1:]
+    for spec in specs:
+        if not isinstance(spec, str):
+            wrote = ", ".join(repr(s) for s in specs)
+            meant = ", ".join(repr(s if isinstance(s, str) else _as_spec(s)) for s in specs)
+            raise NamedShapeSyntaxError(
+                f"NamedArray[{dtype.name}, {wrote}]: the shape is given by spec strings, got "
+                f"{type(spec).__name__} {spec!r}. Fix: write NamedArray[{dtype.name}, {meant}]"
+            )
+    return _hint_class(dtype, *params[1:])
+
+
+def _as_spec(value: Any) -> str:
+    """The spec string a user most likely meant: ``["a", "b"]`` -> ``"a b"``, ``[]`` -> ``""``."""
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return " ".join(value if isinstance(value, (list, tuple)) else sorted(value))
+    return "batch features"
 
 
 @cache

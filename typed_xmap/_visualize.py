@@ -28,13 +28,16 @@ def sharding_diagram(x: NamedArray) -> Group:
     """
     if not isinstance(x, NamedArray):
         raise NamedShapeError(
-            f"tx.visualize takes a NamedArray, got {type(x).__name__}", kind=ErrorKind.INVALID_ARGUMENT
+            f"tx.visualize takes a NamedArray, got {type(x).__name__}. Fix: tx.visualize(tx.named(array, axes)), "
+            f"or jax.debug.visualize_array_sharding(array) for a positional array",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     data = x.data
     sharding = getattr(data, "sharding", None)
     if sharding is None:
         raise NamedShapeError(
-            "tx.visualize needs a concrete array (not a tracer): call it outside jax.jit",
+            "tx.visualize needs a concrete array, not a tracer. Fix: call it outside jax.jit, on the result, "
+            "or use tx.resources_of(x) inside",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
     placement = resources_of(x)

@@ -85,9 +85,20 @@ def _tokens(spec: str) -> list[re.Match[str]]:
     if not isinstance(spec, str):
         raise NamedShapeSyntaxError(
             f'a named-shape spec must be a string such as "batch=32 features", got {spec!r} '
-            f"of type {type(spec).__name__}"
+            f'of type {type(spec).__name__}. Fix: write the names in one string, separated by spaces or commas; "" '
+            f"for none"
         )
-    return list(_TOKEN.finditer(spec.replace(",", " ")))
+    tokens = list(_TOKEN.finditer(spec.replace(",", " ")))
+    if not tokens and "," in spec:
+        # "" is the empty shape; commas only separate names, so a spec of separators alone is a slip
+        raise syntax_error(
+            spec,
+            spec.index(","),
+            len(spec.rstrip()),
+            "commas separate names, but there are none",
+            'write "" for no names, or names between the commas: "batch, features"',
+        )
+    return tokens
 
 
 def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
