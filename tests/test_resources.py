@@ -10,7 +10,9 @@ from typed_xmap._algebra import Conflict, conflict_error, normalize_axis_resourc
 def test_normalize():
     loop = tx.SerialLoop(2)
     assert normalize_axis_resources({"a": "x", "b": ("x", "y"), "c": loop}) == {
-        "a": ("x",), "b": ("x", "y"), "c": (loop,)
+        "a": ("x",),
+        "b": ("x", "y"),
+        "c": (loop,),
     }
     assert normalize_axis_resources(None) == {}
 

@@ -125,7 +125,9 @@ def test_out_axes_must_list_carried_axes():
         "it in the body (jax.lax.psum(y, 'j') or jnp.sum(y, axis='j'))"
     )
     g = xmap(lambda v: {"a": v, "b": v}, in_axes=["i", ...], out_axes={"a": ["i", ...], "b": [...]})
-    with pytest.raises(NamedShapeError, match=r"the output \(out_axes\['b'\] = \[...\]\) of <lambda> carries named axis 'i'"):
+    with pytest.raises(
+        NamedShapeError, match=r"the output \(out_axes\['b'\] = \[...\]\) of <lambda> carries named axis 'i'"
+    ):
         g(A)
 
 
@@ -179,11 +181,13 @@ def test_grad_through_broadcast_input_sums_over_named_axes():
 
 def test_jvp_checkpoint_vmap_of_xmap():
     f = xmap(lambda v: jnp.sin(v) * lax.psum(v, "i"), in_axes=["i", ...], out_axes=["i", ...])
-    ref = lambda x: jnp.sin(x) * x.sum(0)  # noqa: E731
-    primal, tangent = jax.jvp(f, (A,), (jnp.ones_like(A),))
-    ref_primal, ref_tangent = jax.jvp(ref, (A,), (jnp.ones_like(A),))
+    ref = lambda x: jnp.sin(x) * x.sum(0)
+    _primal, tangent = jax.jvp(f, (A,), (jnp.ones_like(A),))
+    _ref_primal, ref_tangent = jax.jvp(ref, (A,), (jnp.ones_like(A),))
     np.testing.assert_allclose(tangent, ref_tangent, rtol=1e-5)
-    np.testing.assert_allclose(jax.grad(lambda x: jax.checkpoint(f)(x).sum())(A), jax.grad(lambda x: ref(x).sum())(A), rtol=1e-5)
+    np.testing.assert_allclose(
+        jax.grad(lambda x: jax.checkpoint(f)(x).sum())(A), jax.grad(lambda x: ref(x).sum())(A), rtol=1e-5
+    )
     stacked = np.stack([A, A + 1])
     np.testing.assert_allclose(jax.vmap(f)(stacked), jax.vmap(ref)(stacked), rtol=1e-5)
 
@@ -263,12 +267,17 @@ def test_lax_collectives_on_named_arrays_update_the_named_shape():
 
 
 def test_serial_loop_over_an_axis_only_axis_sizes_defines():
-    f = xmap(lambda c: c + jnp.zeros(()), in_axes=({},), out_axes=["i", ...], axis_sizes={"i": 8},
-             axis_resources={"i": tx.SerialLoop(2)})
+    f = xmap(
+        lambda c: c + jnp.zeros(()),
+        in_axes=({},),
+        out_axes=["i", ...],
+        axis_sizes={"i": 8},
+        axis_resources={"i": tx.SerialLoop(2)},
+    )
     np.testing.assert_allclose(f(np.float32(1.0)), np.ones(8))
 
 
 def test_a_list_return_takes_a_list_of_out_axes():
     f = xmap(lambda a: [a, a * 2], in_axes=["i"], out_axes=[["i"], ["i"]])
-    first, second = f(np.arange(3.0, dtype=np.float32))
+    _first, second = f(np.arange(3.0, dtype=np.float32))
     np.testing.assert_allclose(second, 2 * np.arange(3.0))

@@ -20,31 +20,50 @@ def identity(v):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(in_axes="i", out_axes=["i", ...]),
-         "in_axes = 'i': a spec is a list of axis names (optionally ending in ...), like ['batch', ...], or a dict "
-         "from positional dims to names, like {0: 'batch'}; got str. Fix: for a whole argument without named axes, use {}"),
-        (dict(in_axes=(["i", "i"],), out_axes=["i", ...]),
-         "in_axes[0] = ['i', 'i']: axis 'i' is named twice (dims 0 and 1); names must be unique within one spec. "
-         "Fix: give each dim its own name"),
-        (dict(in_axes=({-1: "i"},), out_axes=["i", ...]),
-         "in_axes[0] = {-1: 'i'}: negative dim -1 for axis 'i'; xmap specs count dims from the front. "
-         "Fix: use a non-negative position"),
-        (dict(in_axes=(["i", ...],), out_axes={-1: "i"}),
-         "out_axes = {-1: 'i'}: negative dim -1 for axis 'i'; xmap specs count dims from the front. "
-         "Fix: use a non-negative position"),
-        (dict(in_axes=(["i", ...],), out_axes=()),
-         "out_axes=() for identity: an xmapped function must return something. Fix: give one spec per output"),
-        (dict(in_axes=({"a": "i"},), out_axes=["i", ...]),
-         "in_axes[0] = {'a': 'i'}: dict specs map positional dims (ints) to names, but key 'a' is not an int. "
-         "Fix: write {0: 'batch'}, or a list ['batch', ...]"),
-        (dict(in_axes=(["i", ...], None), out_axes=["i", ...]),
-         "in_axes[1] is None, which xmap does not accept as a spec. Fix: write {} for a value without named axes"),
-        (dict(in_axes=(["i", ...],), out_axes=["i", ...], axis_resources={"i": ("x", "x")}),
-         "axis_resources['i'] = ('x', 'x'): a single axis must be assigned a tuple of distinct resources. "
-         "Fix: list each mesh axis once"),
-        (dict(in_axes=(["i", ...],)),
-         "xmap needs out_axes: which named axes each output carries, and where. "
-         "Fix: xmap(f, in_axes=..., out_axes=['batch', ...])"),
+        (
+            dict(in_axes="i", out_axes=["i", ...]),
+            "in_axes = 'i': a spec is a list of axis names (optionally ending in ...), like ['batch', ...], or a dict "
+            "from positional dims to names, like {0: 'batch'}; got str. Fix: for a whole argument without named "
+            "axes, use {}",
+        ),
+        (
+            dict(in_axes=(["i", "i"],), out_axes=["i", ...]),
+            "in_axes[0] = ['i', 'i']: axis 'i' is named twice (dims 0 and 1); names must be unique within one spec. "
+            "Fix: give each dim its own name",
+        ),
+        (
+            dict(in_axes=({-1: "i"},), out_axes=["i", ...]),
+            "in_axes[0] = {-1: 'i'}: negative dim -1 for axis 'i'; xmap specs count dims from the front. "
+            "Fix: use a non-negative position",
+        ),
+        (
+            dict(in_axes=(["i", ...],), out_axes={-1: "i"}),
+            "out_axes = {-1: 'i'}: negative dim -1 for axis 'i'; xmap specs count dims from the front. "
+            "Fix: use a non-negative position",
+        ),
+        (
+            dict(in_axes=(["i", ...],), out_axes=()),
+            "out_axes=() for identity: an xmapped function must return something. Fix: give one spec per output",
+        ),
+        (
+            dict(in_axes=({"a": "i"},), out_axes=["i", ...]),
+            "in_axes[0] = {'a': 'i'}: dict specs map positional dims (ints) to names, but key 'a' is not an int. "
+            "Fix: write {0: 'batch'}, or a list ['batch', ...]",
+        ),
+        (
+            dict(in_axes=(["i", ...], None), out_axes=["i", ...]),
+            "in_axes[1] is None, which xmap does not accept as a spec. Fix: write {} for a value without named axes",
+        ),
+        (
+            dict(in_axes=(["i", ...],), out_axes=["i", ...], axis_resources={"i": ("x", "x")}),
+            "axis_resources['i'] = ('x', 'x'): a single axis must be assigned a tuple of distinct resources. "
+            "Fix: list each mesh axis once",
+        ),
+        (
+            dict(in_axes=(["i", ...],)),
+            "xmap needs out_axes: which named axes each output carries, and where. "
+            "Fix: xmap(f, in_axes=..., out_axes=['batch', ...])",
+        ),
     ],
 )
 def test_construction_errors(kwargs, message):

@@ -43,7 +43,9 @@ def entry_params(lowered):
 def test_seed_matmul_on_2x2_mesh(axis_type):
     mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(axis_type,) * 2, devices=jax.devices()[:4])
     f = xmap(
-        jnp.vdot, in_axes=({0: "left"}, {1: "right"}), out_axes=["left", "right", ...],
+        jnp.vdot,
+        in_axes=({0: "left"}, {1: "right"}),
+        out_axes=["left", "right", ...],
         axis_resources={"left": "x", "right": "y"},
     )
     with jax.set_mesh(mesh):
@@ -60,9 +62,7 @@ def regression_untyped(x, w, y):
     return lax.pmean(lax.psum((pred - y) ** 2, "out"), "batch")
 
 
-def regression_typed(
-    x: NamedArray[f32, "batch inp"], w: NamedArray[f32, "inp out"], y: NamedArray[f32, "batch out"]
-):
+def regression_typed(x: NamedArray[f32, "batch inp"], w: NamedArray[f32, "inp out"], y: NamedArray[f32, "batch out"]):
     pred = tx.named(lax.psum((x * w).data, "inp"), [])  # mapped axes: batch, out
     err = (pred.data - y.data) ** 2
     return lax.pmean(lax.psum(err, "out"), "batch")
@@ -106,7 +106,9 @@ def test_inputs_sharded_otherwise_are_resharded(mesh):
 
 def test_jit_and_transforms_under_mesh(mesh):
     f = xmap(
-        lambda v, w: jnp.vdot(v, w) * lax.psum(1.0, "l"), in_axes=({0: "l"}, {1: "r"}), out_axes=["l", "r", ...],
+        lambda v, w: jnp.vdot(v, w) * lax.psum(1.0, "l"),
+        in_axes=({0: "l"}, {1: "r"}),
+        out_axes=["l", "r", ...],
         axis_resources={"l": "x", "r": "y"},
     )
     a, b = jnp.asarray(A), jnp.asarray(B)
@@ -131,7 +133,9 @@ def test_legacy_with_mesh(axis_type):
 
 def test_shared_resource_when_axes_never_meet(mesh):
     f = xmap(
-        lambda q, u: jnp.sum(q, axis="a") + jnp.sum(u, axis="b"), in_axes=(["a", ...], ["b", ...]), out_axes=[...],
+        lambda q, u: jnp.sum(q, axis="a") + jnp.sum(u, axis="b"),
+        in_axes=(["a", ...], ["b", ...]),
+        out_axes=[...],
         axis_resources={"a": "x", "b": "x"},
     )
     np.testing.assert_allclose(f(A, A), 2 * A.sum(0))
@@ -149,7 +153,9 @@ def test_nested_xmap_on_mesh(mesh):
 def test_serial_loops(mesh, resources):
     w = np.arange(4.0, dtype=np.float32)
     f = xmap(
-        lambda v, w: (jnp.sin(v) * w, jnp.sum(w)), in_axes=(["i", ...], {}), out_axes=(["i", ...], [...]),
+        lambda v, w: (jnp.sin(v) * w, jnp.sum(w)),
+        in_axes=(["i", ...], {}),
+        out_axes=(["i", ...], [...]),
         axis_resources=resources,
     )
     out, total = f(A, w)
@@ -179,8 +185,12 @@ def test_conflict_in_an_input(mesh):
 
 
 def test_conflict_in_an_intermediate(mesh):
-    f = xmap(lambda q, u: jnp.sum(q + u), in_axes=(["a", ...], ["b", ...]), out_axes=[...],
-             axis_resources={"a": "x", "b": "x"})
+    f = xmap(
+        lambda q, u: jnp.sum(q + u),
+        in_axes=(["a", ...], ["b", ...]),
+        out_axes=[...],
+        axis_resources={"a": "x", "b": "x"},
+    )
     with pytest.raises(AxisResourceConflict, match=r"they meet in a value computed by `add` at .*test_xmap_mesh.py"):
         f(A, A)
 
@@ -195,8 +205,13 @@ def test_conflict_in_an_intermediate_inside_control_flow(mesh):
 
 
 def test_conflict_in_an_output_broadcast(mesh):
-    f = xmap(lambda q: q, in_axes=["a", ...], out_axes=["a", "b", ...], axis_sizes={"b": 4},
-             axis_resources={"a": "x", "b": "x"})
+    f = xmap(
+        lambda q: q,
+        in_axes=["a", ...],
+        out_axes=["a", "b", ...],
+        axis_sizes={"b": 4},
+        axis_resources={"a": "x", "b": "x"},
+    )
     with pytest.raises(AxisResourceConflict) as info:
         f(A)
     assert str(info.value) == (
@@ -243,10 +258,16 @@ def test_resource_without_a_mesh():
 
 def test_loop_errors(mesh):
     f = xmap(lambda q: lax.psum(q, "a"), in_axes=["a", ...], out_axes=[...], axis_resources={"a": tx.SerialLoop(2)})
-    with pytest.raises(NamedShapeError, match=r"axis 'a' is assigned the serial loop SerialLoop\(2\), so it cannot be referenced"):
+    with pytest.raises(
+        NamedShapeError, match=r"axis 'a' is assigned the serial loop SerialLoop\(2\), so it cannot be referenced"
+    ):
         f(A)
-    two = xmap(lambda q: q, in_axes=["a", "b", ...], out_axes=["a", "b", ...],
-               axis_resources={"a": tx.SerialLoop(2), "b": tx.SerialLoop(2)})
+    two = xmap(
+        lambda q: q,
+        in_axes=["a", "b", ...],
+        out_axes=["a", "b", ...],
+        axis_resources={"a": tx.SerialLoop(2), "b": tx.SerialLoop(2)},
+    )
     with pytest.raises(NotImplementedError, match="only one loop per xmap"):
         two(A)
     before = xmap(lambda q: q, in_axes=["a", ...], out_axes=["a", ...], axis_resources={"a": (tx.SerialLoop(2), "x")})

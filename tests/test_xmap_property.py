@@ -2,8 +2,7 @@
 
 import jax
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from jax import lax
 from jax.sharding import AxisType
 
@@ -27,11 +26,11 @@ def cases(draw):
     listed = carried + broadcast
     out_rank = len(listed) + positional
     positions = draw(st.permutations(range(out_rank)))[: len(listed)]
-    out_spec = dict(zip(positions, listed))
+    out_spec = dict(zip(positions, listed, strict=False))
     resources = {}
     free = dict(MESH_SIZES)
     for n in names:
-        choice = draw(st.sampled_from([None] + sorted(free)))
+        choice = draw(st.sampled_from([None, *sorted(free)]))
         if choice is not None and sizes[n] % free[choice] == 0:
             resources[n] = choice
             del free[choice]
@@ -50,7 +49,7 @@ def reference(data, layout, sizes, reduced, out_spec, positional):
         names.remove(n)
     for n in out_spec.values():  # broadcast listed axes the value lacks
         if n not in names:
-            canon = np.broadcast_to(canon[None], (sizes[n],) + canon.shape)
+            canon = np.broadcast_to(canon[None], (sizes[n], *canon.shape))
             names.insert(0, n)
     rank = len(out_spec) + positional
     result_dims = [None] * rank

@@ -87,8 +87,11 @@ def test_permute_over_two_axes_is_our_error(collective):
 
 
 def test_permute_over_one_axis_of_two_still_works():
-    f = xmap(lambda v: lax.ppermute(v, "j", [(k, (k + 1) % 4) for k in range(4)]), in_axes=["i", "j", ...],
-             out_axes=["i", "j", ...])
+    f = xmap(
+        lambda v: lax.ppermute(v, "j", [(k, (k + 1) % 4) for k in range(4)]),
+        in_axes=["i", "j", ...],
+        out_axes=["i", "j", ...],
+    )
     np.testing.assert_array_equal(f(np.arange(8.0).reshape(2, 4)), np.roll(np.arange(8.0).reshape(2, 4), 1, 1))
 
 
@@ -115,8 +118,12 @@ def test_two_axes_on_one_serial_loop_object():
 
 
 def test_conflict_in_the_body_names_the_users_line(mesh):
-    f = xmap(lambda q, u: tnp.einsum("{},{}->{}", q, u), in_axes=(["a", ...], ["b", ...]), out_axes=["a", "b", ...],
-             axis_resources={"a": "x", "b": "x"})
+    f = xmap(
+        lambda q, u: tnp.einsum("{},{}->{}", q, u),
+        in_axes=(["a", ...], ["b", ...]),
+        out_axes=["a", "b", ...],
+        axis_resources={"a": "x", "b": "x"},
+    )
     with pytest.raises(AxisResourceConflict) as info:
         f(X, X)
     message = str(info.value)
@@ -125,13 +132,18 @@ def test_conflict_in_the_body_names_the_users_line(mesh):
         r"axes 'a' and 'b' are both assigned to mesh axis 'x', but they meet in a value computed by `dot_general` at "
         r"\S+test_xmap_regressions.py:\d+(:\d+)? \(\S+\): one value cannot be split over one mesh axis along two of "
         r"its axes. Fix: assign 'b' to another mesh axis, or keep the two axes in separate values \(reduce one of "
-        r"them first\)", message,
+        r"them first\)",
+        message,
     ), message
 
 
 def test_conflict_in_a_library_function_names_the_calling_line(mesh):
-    matmul = xmap(jnp.vdot, in_axes=({0: "left"}, {1: "right"}), out_axes=["left", "right", ...],
-                  axis_resources={"left": "x", "right": "x"})
+    matmul = xmap(
+        jnp.vdot,
+        in_axes=({0: "left"}, {1: "right"}),
+        out_axes=["left", "right", ...],
+        axis_resources={"left": "x", "right": "x"},
+    )
     with pytest.raises(AxisResourceConflict) as info:
         matmul(np.ones((8, 4)), np.ones((4, 8)))
     line = f"{__file__}:{info.tb.tb_lineno}"
@@ -143,16 +155,31 @@ def test_conflict_in_a_library_function_names_the_calling_line(mesh):
     )
 
 
-@pytest.mark.parametrize(("donate", "message"), [
-    (5, "donate_argnums=5 for identity, which takes 1 positional argument(s): there is no argument 5. Fix: "
-        "donate existing arguments, by index 0"),
-    (-5, "donate_argnums=-5 for identity, which takes 1 positional argument(s): there is no argument -5. Fix: "
-         "donate existing arguments, by index 0"),
-    ("0", "donate_argnums='0' for identity: donate_argnums is an argument index or a tuple of them. Fix: write "
-          "donate_argnums=0 or donate_argnums=(0, 2)"),
-    ((True,), "donate_argnums=(True,) for identity: donate_argnums is an argument index or a tuple of them. Fix: "
-              "write donate_argnums=0 or donate_argnums=(0, 2)"),
-])
+@pytest.mark.parametrize(
+    ("donate", "message"),
+    [
+        (
+            5,
+            "donate_argnums=5 for identity, which takes 1 positional argument(s): there is no argument 5. Fix: "
+            "donate existing arguments, by index 0",
+        ),
+        (
+            -5,
+            "donate_argnums=-5 for identity, which takes 1 positional argument(s): there is no argument -5. Fix: "
+            "donate existing arguments, by index 0",
+        ),
+        (
+            "0",
+            "donate_argnums='0' for identity: donate_argnums is an argument index or a tuple of them. Fix: write "
+            "donate_argnums=0 or donate_argnums=(0, 2)",
+        ),
+        (
+            (True,),
+            "donate_argnums=(True,) for identity: donate_argnums is an argument index or a tuple of them. Fix: "
+            "write donate_argnums=0 or donate_argnums=(0, 2)",
+        ),
+    ],
+)
 def test_bad_donate_argnums(donate, message):
     with pytest.raises(NamedShapeError) as info:
         xmap(identity, in_axes=["a", ...], out_axes=["a", ...], donate_argnums=donate)
@@ -183,16 +210,28 @@ def test_axis_sizes_must_be_a_dict():
     assert info.value.kind is ErrorKind.INVALID_ARGUMENT
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ([""], "in_axes = ['']: axis names are Python identifiers (as in NamedArray annotations), got '' at dim 0. "
-           "Fix: name the axis with an identifier, e.g. 'batch'"),
-    (["a b"], "in_axes = ['a b']: axis names are Python identifiers (as in NamedArray annotations), got 'a b' at "
-              "dim 0. Fix: name the axis with an identifier, e.g. 'batch'"),
-    ([b"a"], "in_axes = [b'a']: axis names must be strings, got b'a' at dim 0. Fix: name the axis with a string"),
-    ([1.5], "in_axes = [1.5]: axis names must be strings, got 1.5 at dim 0. Fix: name the axis with a string"),
-    ({0: ...}, "in_axes = {0: Ellipsis}: axis names must be strings, got Ellipsis at dim 0. Fix: name the axis "
-               "with a string"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            [""],
+            "in_axes = ['']: axis names are Python identifiers (as in NamedArray annotations), got '' at dim 0. "
+            "Fix: name the axis with an identifier, e.g. 'batch'",
+        ),
+        (
+            ["a b"],
+            "in_axes = ['a b']: axis names are Python identifiers (as in NamedArray annotations), got 'a b' at "
+            "dim 0. Fix: name the axis with an identifier, e.g. 'batch'",
+        ),
+        ([b"a"], "in_axes = [b'a']: axis names must be strings, got b'a' at dim 0. Fix: name the axis with a string"),
+        ([1.5], "in_axes = [1.5]: axis names must be strings, got 1.5 at dim 0. Fix: name the axis with a string"),
+        (
+            {0: ...},
+            "in_axes = {0: Ellipsis}: axis names must be strings, got Ellipsis at dim 0. Fix: name the axis "
+            "with a string",
+        ),
+    ],
+)
 def test_axis_names_are_identifiers(spec, message):
     with pytest.raises(NamedShapeError) as info:
         xmap(identity, in_axes=spec, out_axes=["a", ...])

@@ -6,7 +6,7 @@ the axes a function's return annotation declares). Pure Python.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ._axis_map import format_axis_list
 from ._errors import ErrorKind, NamedShapeError

@@ -8,11 +8,12 @@ over one mesh axis along two of its dims. This module states that rule once, in 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from ._errors import ErrorKind, AxisResourceConflict, NamedShapeError
+from ._errors import AxisResourceConflict, ErrorKind, NamedShapeError
 
 __all__ = [
     "Conflict",
@@ -39,7 +40,8 @@ class SerialLoop:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.length, int) or isinstance(self.length, bool) or self.length < 1:
+        length: object = self.length  # annotated int, but given anything at run time
+        if not isinstance(length, int) or isinstance(length, bool) or length < 1:
             raise NamedShapeError(
                 f"SerialLoop length must be a positive int, got {self.length!r}. Fix: give the number of loop "
                 f"steps, e.g. SerialLoop(4)",
@@ -71,14 +73,15 @@ def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dic
         )
     result: dict[str, tuple[Resource, ...]] = {}
     for axis, value in axis_resources.items():
-        resources = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-        if not resources:
+        given: tuple[object, ...] = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        resources = tuple(r for r in given if isinstance(r, (str, SerialLoop)))
+        if not given:
             raise NamedShapeError(
                 f"axis_resources[{axis!r}] = {value!r} assigns no resource. Fix: leave {axis!r} out of "
                 f"axis_resources (it is then not split), or name a mesh axis: axis_resources={{{axis!r}: 'x'}}",
                 kind=ErrorKind.INVALID_ARGUMENT,
             )
-        for resource in resources:
+        for resource in given:
             if not isinstance(resource, (str, SerialLoop)):
                 raise NamedShapeError(
                     f"axis_resources[{axis!r}] = {value!r}: a resource is a mesh axis name, a SerialLoop "
@@ -106,9 +109,7 @@ class Conflict:
     loop: SerialLoop | None = None  # set when the shared resource is a serial loop, not a mesh axis
 
 
-def resource_conflicts(
-    names: Iterable[str], axis_resources: Mapping[str, tuple[Resource, ...]]
-) -> list[Conflict]:
+def resource_conflicts(names: Iterable[str], axis_resources: Mapping[str, tuple[Resource, ...]]) -> list[Conflict]:
     """Every pair of ``names`` that share a resource, in the order the names come."""
     owner: dict[str, str] = {}
     found: list[Conflict] = []
@@ -138,8 +139,10 @@ def conflict_error(conflict: Conflict, where: str) -> AxisResourceConflict:
 def loop_conflict_error(conflict: Conflict) -> AxisResourceConflict:
     """Two axes of one xmap assigned the same serial loop: one loop runs the chunks of one axis."""
     loop = conflict.loop
-    label = f"the serial loop {conflict.resource!r}" if loop is not None and not loop.name.startswith("<") else (
-        f"the same serial loop {loop!r}"
+    label = (
+        f"the serial loop {conflict.resource!r}"
+        if loop is not None and not loop.name.startswith("<")
+        else (f"the same serial loop {loop!r}")
     )
     return AxisResourceConflict(
         f"axes {conflict.first!r} and {conflict.second!r} are both assigned {label}, but a loop steps through "

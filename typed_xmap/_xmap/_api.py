@@ -8,7 +8,8 @@ while tracing, which ``jit`` caches per argument structure and shapes.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import jax
 
@@ -105,7 +106,7 @@ class XmapFunction:
 
 @functools.cache
 def _process_count() -> int:
-    return jax.process_count()
+    return int(jax.process_count())
 
 
 def _multi_process() -> bool:

@@ -8,8 +8,9 @@ For every named axis, outermost first, one ``vmap(axis_name=name, spmd_axis_name
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -48,7 +49,11 @@ def _named_leaves(plan: Plan, arguments: tuple[Any, ...]) -> list[bool]:
     """Per flattened argument value: does its parameter take NamedArrays (others get plain arrays)?"""
     flags = plan.config.typed or ()
     per_argument = [flags[min(i, len(flags) - 1)] if flags else False for i in range(len(arguments))]
-    return [flag for argument, flag in zip(arguments, per_argument) for _ in tree_flatten(argument, is_leaf=_is_named)[0]]
+    return [
+        flag
+        for argument, flag in zip(arguments, per_argument, strict=False)
+        for _ in tree_flatten(argument, is_leaf=_is_named)[0]
+    ]
 
 
 def element_function(
@@ -62,7 +67,7 @@ def element_function(
         if named is not None:
             values = tuple(
                 wrap(v, (), tuple((n, plan.sizes[n]) for n in leaf.names)) if wrap_it else v
-                for v, leaf, wrap_it in zip(values, plan.leaves, named)
+                for v, leaf, wrap_it in zip(values, plan.leaves, named, strict=False)
             )
         try:
             out = body(*tree_unflatten(plan.treedef, list(values)))
@@ -92,26 +97,24 @@ def _output(plan: Plan, observed: Observed, j: int, subtree: Any) -> Any:
     for i, (path, value) in enumerate(pairs):
         label = f"output{keystr(path)} ({where} = {axis_map})" if keystr(path) else f"the output ({where} = {axis_map})"
         observed.labels[(j, i)] = label
-        if isinstance(value, NamedArray):
-            value = _unname(plan, value, label)
-        value = jnp.asarray(value)
-        rank = value.ndim
+        array = jnp.asarray(_unname(plan, value, label) if isinstance(value, NamedArray) else value)
+        rank = array.ndim
         needed = axis_map.min_rank - len(axis_map.dims)
         if needed > rank:
             raise NamedShapeError(
                 f"{label} puts axis {axis_map.dims[-1][1]!r} at dim {axis_map.dims[-1][0]}, which needs at "
-                f"least {needed} positional dims per element, but the result has {rank} (shape {value.shape}). "
+                f"least {needed} positional dims per element, but the result has {rank} (shape {array.shape}). "
                 f"Fix: use lower positions in out_axes",
                 kind=ErrorKind.POSITIONAL,
             )
         if axis_map.rank is not None and axis_map.rank != rank + len(axis_map.dims):
             raise NamedShapeError(
                 f"{label}: a list spec without '...' asserts rank {axis_map.rank}, but the output has rank "
-                f"{rank + len(axis_map.dims)} ({rank} positional dims per element, shape {value.shape}, plus "
+                f"{rank + len(axis_map.dims)} ({rank} positional dims per element, shape {array.shape}, plus "
                 f"{len(axis_map.dims)} named). Fix: end the list with ... to allow more dims",
                 kind=ErrorKind.POSITIONAL,
             )
-        converted.append(value)
+        converted.append(array)
     return tree_unflatten(treedef, converted)
 
 

@@ -10,7 +10,8 @@ goes when the function does.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import jax
 

@@ -5,7 +5,8 @@ Resource conflicts on the traced values are ``_conflicts``'s.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .._algebra import ErrorKind, NamedShapeError, Resource, SerialLoop
 from ._frames import Frame

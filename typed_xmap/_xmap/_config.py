@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .._algebra import ErrorKind, NamedShapeError, Resource, check_axis_name
 from ._specs import SpecTree
 
-__all__ = ["Config", "body_of", "check_donated", "donated_arguments", "function_name", "named_parameters", "validated_sizes"]
+__all__ = [
+    "Config",
+    "body_of",
+    "check_donated",
+    "donated_arguments",
+    "function_name",
+    "named_parameters",
+    "validated_sizes",
+]
 
 
 @dataclass(frozen=True)
@@ -104,8 +113,10 @@ def _positional_count(fun: Callable[..., Any]) -> int | None:
 def donated_arguments(donate_argnums: object, fun: Callable[..., Any], name: str) -> tuple[int, ...]:
     """``donate_argnums`` as non-negative argument indices, checked against ``fun``'s signature when known."""
     indices = (donate_argnums,) if isinstance(donate_argnums, int) else donate_argnums
-    if not isinstance(indices, Sequence) or isinstance(indices, str) or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in indices
+    if (
+        not isinstance(indices, Sequence)
+        or isinstance(indices, str)
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in indices)
     ):
         raise NamedShapeError(
             f"donate_argnums={donate_argnums!r} for {name}: donate_argnums is an argument index or a tuple of "
@@ -116,8 +127,10 @@ def donated_arguments(donate_argnums: object, fun: Callable[..., Any], name: str
     for index in indices:
         if (count is not None and not -count <= index < count) or (count is None and index < 0):
             takes = "any number of" if count is None else str(count)
-            valid = "non-negative index" if count is None else (
-                "index 0" if count == 1 else f"index 0 to {count - 1} (or -{count} to -1)"
+            valid = (
+                "non-negative index"
+                if count is None
+                else ("index 0" if count == 1 else f"index 0 to {count - 1} (or -{count} to -1)")
             )
             raise NamedShapeError(
                 f"donate_argnums={donate_argnums!r} for {name}, which takes {takes} positional argument(s): "

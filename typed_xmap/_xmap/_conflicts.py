@@ -10,7 +10,8 @@ They are caught in three places:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import jax
 
@@ -26,15 +27,17 @@ Resources = Mapping[str, tuple[Resource, ...]]
 
 def check_argument_conflicts(plan: Plan, data: Sequence[Any]) -> None:
     """No argument holds two axes on one resource (its mapped axes, and the enclosing xmaps' it carries)."""
-    for leaf, value in zip(plan.leaves, data):
+    for leaf, value in zip(plan.leaves, data, strict=False):
         check_conflicts(
-            outer_carried(plan.outer, value) + list(leaf.names), plan.all_resources,
+            outer_carried(plan.outer, value) + list(leaf.names),
+            plan.all_resources,
             f"argument {leaf.describe()} of {plan.config.name}",
         )
 
 
-def check_output_conflicts(plan: Plan, outs: Sequence[Any], carried: Callable[[int, int], set[str]],
-                           label: Callable[[int, int], str]) -> None:
+def check_output_conflicts(
+    plan: Plan, outs: Sequence[Any], carried: Callable[[int, int], set[str]], label: Callable[[int, int], str]
+) -> None:
     """Every output gets a dim per listed axis and keeps the enclosing xmaps' axes it carries: no two may clash."""
     for j, sub in enumerate(outs):
         listed = list(plan.config.out_spec.leaves[j].names)
@@ -66,7 +69,8 @@ def check_intermediates(plan: Plan, element: Callable[..., Any], data: Sequence[
     if not resource_conflicts(scope, plan.all_resources):
         return
     inputs = [
-        frozenset(leaf.names) | frozenset(outer_carried(plan.outer, value)) for leaf, value in zip(plan.leaves, data)
+        frozenset(leaf.names) | frozenset(outer_carried(plan.outer, value))
+        for leaf, value in zip(plan.leaves, data, strict=False)
     ]
     jaxpr = jax.make_jaxpr(element, axis_env=list(plan.axis_env().items()))(*element_avals(plan, data))
     check_jaxpr(jaxpr, inputs, frozenset(scope), plan.all_resources)

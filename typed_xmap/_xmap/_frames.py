@@ -11,8 +11,9 @@ one private JAX type xmap relies on; if JAX changes it, ``carries`` answers "no"
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["Frame", "active_frames", "carries", "current_trace", "outer_carried", "varying_mapped"]
 

@@ -8,16 +8,16 @@ passed through, so it must be sharded as xmap would shard it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import tree_flatten, tree_unflatten
 
-from .._algebra import ErrorKind, NamedShapeError
+from .._algebra import ErrorKind, NamedShapeError, SerialLoop
 from .._named_array import NamedArray, wrap
-from .._algebra import SerialLoop
 from ._specs import SpecTree, match_inputs
 
 __all__ = ["globalize"]
@@ -39,7 +39,7 @@ def globalize(
     leaves = match_inputs(in_spec, args)
     flat, treedef = tree_flatten(args, is_leaf=_is_named)
     out = []
-    for leaf, value in zip(leaves, flat):
+    for leaf, value in zip(leaves, flat, strict=False):
         data = value.data if isinstance(value, NamedArray) else value
         if isinstance(data, jax.Array) and not data.is_fully_addressable:
             out.append(value)  # already global

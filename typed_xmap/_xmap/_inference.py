@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from types import FrameType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .._algebra import Resource, conflict_error, resource_conflicts
 
@@ -22,8 +23,14 @@ __all__ = ["check_jaxpr", "user_line"]
 Resources = Mapping[str, tuple[Resource, ...]]
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # typed_xmap/
 _EXAMPLES = os.path.join(_PACKAGE, "examples")
-_REDUCING = {"psum": "axes", "pmax": "axes", "pmin": "axes", "all_gather": "axis_name",
-             "reduce_scatter": "axis_name", "psum_invariant": "axes"}
+_REDUCING = {
+    "psum": "axes",
+    "pmax": "axes",
+    "pmin": "axes",
+    "all_gather": "axis_name",
+    "reduce_scatter": "axis_name",
+    "psum_invariant": "axes",
+}
 
 
 def _axis_names(param: Any) -> tuple[Any, ...]:
@@ -50,7 +57,7 @@ class _Inference:
         empty: frozenset[str] = frozenset()
         for var in jaxpr.constvars:
             env[var] = empty
-        for var, found in zip(jaxpr.invars, inputs):
+        for var, found in zip(jaxpr.invars, inputs, strict=False):
             env[var] = found
 
         def read(atom: Any) -> frozenset[str]:
@@ -59,7 +66,7 @@ class _Inference:
         for eqn in jaxpr.eqns:
             ins = [read(v) for v in eqn.invars]
             outs = self.equation(eqn, ins)
-            for var, found in zip(eqn.outvars, outs):
+            for var, found in zip(eqn.outvars, outs, strict=False):
                 self.check(found, eqn)
                 env[var] = found
         return [read(v) for v in jaxpr.outvars]
@@ -79,19 +86,21 @@ class _Inference:
             return sub
         return [union] * len(eqn.outvars)
 
-    def subjaxpr_outputs(self, name: str, params: Mapping[str, Any], ins: list[frozenset[str]]) -> list[frozenset[str]] | None:
+    def subjaxpr_outputs(
+        self, name: str, params: Mapping[str, Any], ins: list[frozenset[str]]
+    ) -> list[frozenset[str]] | None:
         if name == "cond":
             branches = params["branches"]
             per_branch = [self.run(_open(b), ins[1:]) for b in branches]
-            return [frozenset().union(ins[0], *found) for found in zip(*per_branch)]
+            return [frozenset().union(ins[0], *found) for found in zip(*per_branch, strict=False)]
         if name == "while":
             cond, body = _open(params["cond_jaxpr"]), _open(params["body_jaxpr"])
             cn, bn = params["cond_nconsts"], params["body_nconsts"]
-            cconsts, bconsts, carry = ins[:cn], ins[cn: cn + bn], list(ins[cn + bn:])
+            cconsts, bconsts, carry = ins[:cn], ins[cn : cn + bn], list(ins[cn + bn :])
             for _ in range(len(carry) + 2):
                 new = self.run(body, bconsts + carry)
                 predicate = frozenset().union(*self.run(cond, cconsts + carry))
-                merged = [c | n | predicate for c, n in zip(carry, new)]
+                merged = [c | n | predicate for c, n in zip(carry, new, strict=False)]
                 if merged == carry:
                     break
                 carry = merged
@@ -99,10 +108,11 @@ class _Inference:
         if name == "scan":
             body = _open(params["jaxpr"])
             nc, ncarry = params["num_consts"], params["num_carry"]
-            consts, carry, xs = ins[:nc], list(ins[nc: nc + ncarry]), ins[nc + ncarry:]
+            consts, carry, xs = ins[:nc], list(ins[nc : nc + ncarry]), ins[nc + ncarry :]
+            outs: list[frozenset[str]] = []  # set by the first pass (there are at least two)
             for _ in range(len(carry) + 2):
                 outs = self.run(body, consts + carry + xs)
-                merged = [c | n for c, n in zip(carry, outs[:ncarry])]
+                merged = [c | n for c, n in zip(carry, outs[:ncarry], strict=False)]
                 if merged == carry:
                     break
                 carry = merged

@@ -8,7 +8,8 @@ error unchanged when it is something else).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 
@@ -39,7 +40,7 @@ def unbound_axis_error(error: NameError, scope: Sequence[str], fun_name: str) ->
 
 def loop_axis_error(error: NameError, loop_axis: str | None, loop: Any) -> Exception:
     """A collective over the serial-loop axis, which no vmap level binds."""
-    if loop_axis is None or repr(loop_axis) not in str(error) and f": {loop_axis}." not in str(error):
+    if loop_axis is None or (repr(loop_axis) not in str(error) and f": {loop_axis}." not in str(error)):
         return error
     return NamedShapeError(
         f"axis {loop_axis!r} is assigned the serial loop {loop!r}, so it cannot be "
@@ -75,7 +76,10 @@ def _permutes(jaxpr: Any) -> list[Any]:
 
 
 def multi_axis_permute_error(
-    error: AssertionError, element: Callable[..., Any], avals: Sequence[Any], axis_env: Sequence[tuple[str, int]],
+    error: AssertionError,
+    element: Callable[..., Any],
+    avals: Sequence[Any],
+    axis_env: Sequence[tuple[str, int]],
     fun_name: str,
 ) -> Exception:
     """``lax.ppermute``/``pshuffle`` over several axes, which JAX's vmap rule asserts against."""
@@ -91,7 +95,7 @@ def multi_axis_permute_error(
             if len(eqn.params["axis_name"]) > 1:
                 axes, where = tuple(eqn.params["axis_name"]), f" at {user_line(eqn.source_info)}"
                 break
-    except Exception:  # noqa: BLE001 - best effort: the message below still says what is wrong
+    except Exception:
         pass
     over = f"axes {', '.join(repr(a) for a in axes)}" if axes else "several axes"
     return NamedShapeError(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -102,13 +103,18 @@ def loop_level(plan: Plan, level_body: Callable[..., Any], k: int) -> Callable[.
     chunk = plan.sizes[name] // (mesh_part * steps)
     in_pos, out_pos = plan.in_positions[k], plan.out_positions[k]
     chunk_body = jax.vmap(  # axis_size: the axis may come from axis_sizes alone, mapping no input
-        level_body, in_axes=in_pos, out_axes=out_pos, spmd_axis_name=plan.spmd_axis_name(name),
+        level_body,
+        in_axes=in_pos,
+        out_axes=out_pos,
+        spmd_axis_name=plan.spmd_axis_name(name),
         axis_size=mesh_part * chunk,
     )
 
     def run(*values: Any) -> Any:
-        fixed = [v for v, p in zip(values, in_pos) if p is None]
-        mapped = [_chunked(v, p, steps, mesh_part, chunk) for v, p in zip(values, in_pos) if p is not None]
+        fixed = [v for v, p in zip(values, in_pos, strict=False) if p is None]
+        mapped = [
+            _chunked(v, p, steps, mesh_part, chunk) for v, p in zip(values, in_pos, strict=False) if p is not None
+        ]
 
         def step(carry: Any, xs: Any) -> Any:
             chunks, constants = iter(xs), iter(fixed)
@@ -116,7 +122,7 @@ def loop_level(plan: Plan, level_body: Callable[..., Any], k: int) -> Callable[.
             return carry, chunk_body(*args)
 
         _, stacked = jax.lax.scan(step, None, mapped, length=steps)
-        return tuple(_unloop(sub, p, steps, mesh_part, chunk) for sub, p in zip(stacked, out_pos))
+        return tuple(_unloop(sub, p, steps, mesh_part, chunk) for sub, p in zip(stacked, out_pos, strict=False))
 
     return run
 
@@ -124,8 +130,8 @@ def loop_level(plan: Plan, level_body: Callable[..., Any], k: int) -> Callable[.
 def _chunked(value: Any, pos: int, steps: int, mesh_part: int, chunk: int) -> Any:
     """The loop axis at ``pos`` as (steps, mesh_part * chunk, ...): one device-local chunk per step."""
     value = jnp.moveaxis(value, pos, 0)
-    value = value.reshape((mesh_part, steps, chunk) + value.shape[1:]).swapaxes(0, 1)
-    return value.reshape((steps, mesh_part * chunk) + value.shape[3:])
+    value = value.reshape((mesh_part, steps, chunk, *value.shape[1:])).swapaxes(0, 1)
+    return value.reshape((steps, mesh_part * chunk, *value.shape[3:]))
 
 
 def _unloop(sub: Any, pos: int | None, steps: int, mesh_part: int, chunk: int) -> Any:
@@ -136,8 +142,8 @@ def _unloop(sub: Any, pos: int | None, steps: int, mesh_part: int, chunk: int) -
             return value[0]  # not carrying the loop axis: the same in every step
         value = jnp.moveaxis(value, pos + 1, 1)  # (steps, mesh_part * chunk, ...)
         rest = value.shape[2:]
-        value = value.reshape((steps, mesh_part, chunk) + rest).swapaxes(0, 1)
-        value = value.reshape((mesh_part * steps * chunk,) + rest)
+        value = value.reshape((steps, mesh_part, chunk, *rest)).swapaxes(0, 1)
+        value = value.reshape((mesh_part * steps * chunk, *rest))
         return jnp.moveaxis(value, 0, pos)
 
     return tree_map(one, sub)

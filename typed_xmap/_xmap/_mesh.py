@@ -13,14 +13,19 @@ runs with those axes made Auto (see ``_placement``).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import jax
 from jax.sharding import AxisType, Mesh
 
 __all__ = [
-    "abstract_mesh_scope", "concrete_mesh", "explicit_axes", "mesh_platform",
-    "same_mesh", "trace_mesh",
+    "abstract_mesh_scope",
+    "concrete_mesh",
+    "explicit_axes",
+    "mesh_platform",
+    "same_mesh",
+    "trace_mesh",
 ]
 
 
@@ -57,7 +62,7 @@ def concrete_mesh() -> Any:
 def explicit_axes(mesh: Any) -> tuple[str, ...]:
     """The mesh axes of Explicit type (``jax.make_mesh``'s default)."""
     return tuple(
-        name for name, kind in zip(mesh.axis_names, mesh.axis_types) if kind == AxisType.Explicit
+        name for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=False) if kind == AxisType.Explicit
     )
 
 

@@ -8,7 +8,8 @@ results are resharded back, since ``vmap`` collectives with ``spmd_axis_name`` n
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
@@ -51,13 +52,14 @@ def run_constrained(plan: Plan, data: Sequence[Any], run: Run) -> tuple[Any, ...
         return run(data)
     data = [
         jax.lax.with_sharding_constraint(v, _placed(plan, input_spec(plan, leaf, len(shape))))
-        if any(plan.mesh_axes(n) for n in leaf.names) else v
-        for v, leaf, shape in zip(data, plan.leaves, plan.shapes)
+        if any(plan.mesh_axes(n) for n in leaf.names)
+        else v
+        for v, leaf, shape in zip(data, plan.leaves, plan.shapes, strict=False)
     ]
     outs = run(data)
     return tuple(
         tree_map(lambda o, m=m: jax.lax.with_sharding_constraint(o, _placed(plan, output_spec(plan, m, o.ndim))), sub)
-        for sub, m in zip(outs, plan.config.out_spec.leaves)
+        for sub, m in zip(outs, plan.config.out_spec.leaves, strict=False)
     )
 
 
@@ -70,13 +72,16 @@ def run_on_mesh(plan: Plan, data: Sequence[Any], run: Run) -> tuple[Any, ...]:
             return run_constrained(plan, data, run)
         # Values without a mesh in their type (numpy inputs) are typed on the mesh first, so that
         # reverse mode hands their cotangents back on the Explicit mesh.
-        typed = [_on_mesh(v, input_spec(plan, leaf, len(shape))) for v, leaf, shape in zip(data, plan.leaves, plan.shapes)]
+        typed = [
+            _on_mesh(v, input_spec(plan, leaf, len(shape)))
+            for v, leaf, shape in zip(data, plan.leaves, plan.shapes, strict=False)
+        ]
         auto = current.update_axis_types({a: AxisType.Auto for a in explicit})
         with jax.sharding.use_abstract_mesh(auto):
             outs = run_constrained(plan, [_on_mesh(v, PartitionSpec(), force=True) for v in typed], run)
         return tuple(
             tree_map(lambda o, m=m: jax.sharding.reshard(o, output_spec(plan, m, o.ndim)), sub)
-            for sub, m in zip(outs, plan.config.out_spec.leaves)
+            for sub, m in zip(outs, plan.config.out_spec.leaves, strict=False)
         )
 
 

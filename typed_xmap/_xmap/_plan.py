@@ -8,8 +8,9 @@ per signature.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -80,7 +81,7 @@ class Plan:
 def element_avals(plan: Plan, data: Sequence[Any]) -> list[Any]:
     """The per-element shape and dtype of each argument value (its named dims removed)."""
     avals = []
-    for leaf, value, shape in zip(plan.leaves, data, plan.shapes):
+    for leaf, value, shape in zip(plan.leaves, data, plan.shapes, strict=False):
         named_dims = {d for d, _ in leaf.dims}
         element_shape = tuple(s for d, s in enumerate(shape) if d not in named_dims)
         avals.append(jax.ShapeDtypeStruct(element_shape, jnp.result_type(value)))
@@ -129,9 +130,7 @@ def _position(names: Sequence[str], dims: Sequence[tuple[int, str]], k: int) -> 
     return d - sum(1 for n2, d2 in where.items() if order[n2] < k and d2 < d)
 
 
-def make_plan(
-    config: Config, mesh: Any, resources: Mapping[str, tuple[Resource, ...]], args: tuple[Any, ...]
-) -> Plan:
+def make_plan(config: Config, mesh: Any, resources: Mapping[str, tuple[Resource, ...]], args: tuple[Any, ...]) -> Plan:
     """Match ``args`` to the specs, infer sizes, place resources on ``mesh``; raise on the first fault."""
     leaves = tuple(match_inputs(config.in_spec, args))
     data, treedef = unwrap_arguments(args)
@@ -147,9 +146,18 @@ def make_plan(
     all_resources.update(resources)
     out_dims = [m.dims for m in config.out_spec.leaves]
     return Plan(
-        config, mesh, mesh_shape, dict(resources), all_resources, outer, leaves, treedef, shapes, names, sizes,
+        config,
+        mesh,
+        mesh_shape,
+        dict(resources),
+        all_resources,
+        outer,
+        leaves,
+        treedef,
+        shapes,
+        names,
+        sizes,
         loop_axis(resources),
         tuple(tuple(_position(names, leaf.dims, k) for leaf in leaves) for k in range(len(names))),
         tuple(tuple(_position(names, dims, k) for dims in out_dims) for k in range(len(names))),
     )
-

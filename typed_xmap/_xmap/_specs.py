@@ -8,14 +8,14 @@ array, with the dims that hold named axes and the paths that error messages quot
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
-from .._algebra import ErrorKind, check_fits, AxisMap, is_axis_map_leaf, parse_axis_map
-from .._algebra import NamedShapeError
+from .._algebra import AxisMap, ErrorKind, NamedShapeError, check_fits, is_axis_map_leaf, parse_axis_map
 from .._named_array import NamedArray
 
 __all__ = [
@@ -107,11 +107,15 @@ def match_inputs(spec: SpecTree | None, args: tuple[Any, ...]) -> list[Leaf]:
     if spec is None:
         return named_array_specs(args)
     subtrees = flatten_prefix(
-        spec, args, "the argument tuple",
+        spec,
+        args,
+        "the argument tuple",
         "give one spec per argument, e.g. in_axes=(['batch', ...], {}), or one spec for all of them",
     )
     leaves: list[Leaf] = []
-    for axis_map, where, subtree, index in zip(spec.leaves, spec.paths, subtrees, _prefix_paths(spec, args)):
+    for axis_map, where, subtree, index in zip(
+        spec.leaves, spec.paths, subtrees, _prefix_paths(spec, args), strict=False
+    ):
         for path, value in tree_flatten_with_path(subtree, is_leaf=_is_named)[0]:
             arg = "args" + index + keystr(path)
             shape = _array_shape(value.data if isinstance(value, NamedArray) else value)
@@ -136,7 +140,7 @@ def match_inputs(spec: SpecTree | None, args: tuple[Any, ...]) -> list[Leaf]:
 def flatten_prefix(spec: SpecTree, tree: Any, what: str, fix: str) -> list[Any]:
     """The subtree of ``tree`` under each leaf of ``spec``, or an error naming both structures."""
     try:
-        return spec.treedef.flatten_up_to(tree)
+        return list(spec.treedef.flatten_up_to(tree))
     except (ValueError, TypeError) as error:
         raise NamedShapeError(
             f"{spec.kind} must be a tree prefix of {what}, but {spec.kind} has structure {spec.treedef} and the "
@@ -191,7 +195,7 @@ def infer_sizes(
     for name, size in axis_sizes.items():
         sizes[name] = int(size)
         source[name] = f"axis_sizes[{name!r}]"
-    for leaf, shape in zip(leaves, shapes):
+    for leaf, shape in zip(leaves, shapes, strict=False):
         for dim, name in leaf.dims:
             size = shape[dim]
             known = sizes.get(name)

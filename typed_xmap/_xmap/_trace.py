@@ -6,12 +6,13 @@ Everything here runs while tracing (inside the call's ``jit``, or inline inside 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn
 
 from .._algebra import Resource
 from ._body import Observed, element_function, nest
-from ._conflicts import check_argument_conflicts, check_intermediates, check_output_conflicts
 from ._config import Config
+from ._conflicts import check_argument_conflicts, check_intermediates, check_output_conflicts
 from ._frames import Frame, active_frames
 from ._jax_errors import loop_axis_error, multi_axis_permute_error, unlisted_by_vmap_error
 from ._placement import run_constrained, run_on_mesh

@@ -9,8 +9,8 @@ from mypy.nodes import (
     Expression,
     IntExpr,
     ListExpr,
+    MemberExpr,
     NameExpr,
-    RefExpr,
     StrExpr,
     TupleExpr,
     UnaryExpr,
@@ -47,7 +47,8 @@ def literal_value(expr: Expression | None) -> object:
                 return UNKNOWN
             result[k] = v
         return result
-    if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.name == "SerialLoop":
+    callee = expr.callee if isinstance(expr, CallExpr) else None
+    if isinstance(expr, CallExpr) and isinstance(callee, (NameExpr, MemberExpr)) and callee.name == "SerialLoop":
         length = literal_value(expr.args[0]) if expr.args else UNKNOWN
         if length is UNKNOWN:
             return SerialLoop(1)  # a loop of a length only known at run time is a loop resource all the same

@@ -14,9 +14,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import ARG_NAMED, CallExpr, Decorator, FuncDef, RefExpr
+from mypy.nodes import CallExpr, Decorator, FuncDef, RefExpr
 from mypy.types import CallableType, Instance, Parameters, Type, get_proper_type
 
 from .._algebra import (
@@ -56,7 +57,7 @@ def _is_xmap(expr: Expression) -> bool:
 
 
 def _keyword(call: CallExpr, name: str) -> Expression | None:
-    for arg_name, value in zip(call.arg_names, call.args):
+    for arg_name, value in zip(call.arg_names, call.args, strict=False):
         if arg_name == name:
             return value
     return None
@@ -67,9 +68,13 @@ def _decorator_resources(decorator: Expression) -> Expression | None:
     if not isinstance(decorator, CallExpr):
         return None
     callee = decorator.callee
-    if isinstance(callee, RefExpr) and callee.fullname in PARTIAL_NAMES and decorator.args:
-        if _is_xmap(decorator.args[0]):
-            return _keyword(decorator, "axis_resources")
+    if (
+        isinstance(callee, RefExpr)
+        and callee.fullname in PARTIAL_NAMES
+        and decorator.args
+        and _is_xmap(decorator.args[0])
+    ):
+        return _keyword(decorator, "axis_resources")
     return None
 
 
@@ -129,8 +134,8 @@ def _leaves(spec: object, count: int, kind: str) -> list[AxisMap | None] | None:
     if spec is UNKNOWN:
         return None
     if is_axis_map_leaf(spec):
-        leaf = parse_axis_map(spec, where=kind)
-        return [leaf] * count
+        leaves: list[AxisMap | None] = [parse_axis_map(spec, where=kind)] * count
+        return leaves
     if isinstance(spec, (list, tuple)):
         return [
             parse_axis_map(item, where=f"{kind}[{i}]") if is_axis_map_leaf(item) else None
@@ -175,7 +180,12 @@ def _fail_conflicts(ctx: FunctionContext, names: list[str], resources: AxisResou
 
 
 def _check_param(
-    ctx: FunctionContext, name: str, fun: CallableType, index: int, leaf: AxisMap | None, omitted: bool,
+    ctx: FunctionContext,
+    name: str,
+    fun: CallableType,
+    index: int,
+    leaf: AxisMap | None,
+    omitted: bool,
     resources: AxisResources,
 ) -> None:
     param = fun.arg_names[index] or f"argument {index}"
@@ -183,9 +193,13 @@ def _check_param(
     declared = list(shape.named) if shape is not None and shape.named is not None else []
     mapped = list(leaf.names) if leaf is not None else []
     if shape is not None and shape.named is not None and leaf is not None and set(declared) != set(mapped):
-        fail(ctx.api, f"xmap({name}): in_axes {leaf} maps named axes {describe(dict.fromkeys(mapped))} onto "
+        fail(
+            ctx.api,
+            f"xmap({name}): in_axes {leaf} maps named axes {describe(dict.fromkeys(mapped))} onto "
             f"parameter {param!r}, but {name} declares {param}: {describe(shape.named)}. Fix: make the "
-            f"in_axes leaf list exactly the axes the annotation declares", ctx.context, code=NAMED_AXIS_MISSING,
+            f"in_axes leaf list exactly the axes the annotation declares",
+            ctx.context,
+            code=NAMED_AXIS_MISSING,
         )
     names = list(dict.fromkeys(declared + mapped))
     _fail_conflicts(ctx, names, resources, f"parameter {param!r} of {name}")
@@ -212,6 +226,6 @@ def _mapped_type(plugin: TypedXmapPlugin, ctx: FunctionContext, fun: CallableTyp
         return ctx.default_return_type
     any_type = plugin.types.any()
     arg_types = [t if omitted else any_type for t in fun.arg_types]
-    kinds = [k if k != ARG_NAMED or omitted else k for k in fun.arg_kinds]
+    kinds = list(fun.arg_kinds)
     params = Parameters(arg_types, kinds, list(fun.arg_names))
     return default.copy_modified(args=[params])
