@@ -55,3 +55,11 @@ def test_mkdocs_build_strict(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_api_reference_names_only_public_paths():
+    """``::: typed_xmap._xmap.xmap`` would break when a private module moves: the reference uses public names."""
+    identifiers = re.findall(r"^::: (\S+)", (ROOT / "docs" / "api.md").read_text(), re.M)
+    assert "typed_xmap.xmap" in identifiers and "typed_xmap.numpy.sum" in identifiers
+    private = [name for name in identifiers if any(part.startswith("_") for part in name.split("."))]
+    assert not private, f"docs/api.md documents private paths: {private}"

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     )
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
-    from ._xmap import serial_loop as serial_loop, xmap as xmap
+    from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
 else:
     from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
 
@@ -59,6 +59,7 @@ __all__ = [
     "SerialLoop",
     "Shaped",
     "UnboundAxisError",
+    "XmapFunction",
     "bf16",
     "bool_",
     "c64",
@@ -91,6 +92,7 @@ _LAZY = {
     "constrain": "._sharding",
     "resources_of": "._sharding",
     "visualize": "._visualize",
+    "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
 }
