@@ -23,6 +23,7 @@ __all__ = ["check_jaxpr", "user_line"]
 Resources = Mapping[str, tuple[Resource, ...]]
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # typed_xmap/
 _EXAMPLES = os.path.join(_PACKAGE, "examples")
+_DEMO = os.path.join(_PACKAGE, "_demo.py")  # the tour is user code that ships inside the package
 _REDUCING = {
     "psum": "axes",
     "pmax": "axes",
@@ -130,7 +131,7 @@ def _open(jaxpr: Any) -> Any:
 
 def _is_library_file(path: str) -> bool:
     path = os.path.abspath(path)
-    return path.startswith(_PACKAGE + os.sep) and not path.startswith(_EXAMPLES + os.sep)
+    return path.startswith(_PACKAGE + os.sep) and not path.startswith(_EXAMPLES + os.sep) and path != _DEMO
 
 
 def user_line(source_info: Any) -> str:
