@@ -7,6 +7,7 @@ rule and each message. README.md beside this file says how the modules fit.
 
 from ._axis_map import (
     AxisMap as AxisMap,
+    check_axis_name as check_axis_name,
     check_fits as check_fits,
     format_axis_list as format_axis_list,
     is_axis_map_leaf as is_axis_map_leaf,
@@ -48,6 +49,12 @@ from ._errors import (
     NamedShapeSyntaxError as NamedShapeSyntaxError,
     UnboundAxisError as UnboundAxisError,
 )
+from ._out_axes import (
+    OUT_AXES_RULE as OUT_AXES_RULE,
+    unlisted_axes as unlisted_axes,
+    unlisted_axis_error as unlisted_axis_error,
+    unlisted_return_error as unlisted_return_error,
+)
 from ._resources import (
     Conflict as Conflict,
     Resource as Resource,
@@ -55,6 +62,7 @@ from ._resources import (
     check_conflicts as check_conflicts,
     check_divisible as check_divisible,
     conflict_error as conflict_error,
+    loop_conflict_error as loop_conflict_error,
     normalize_axis_resources as normalize_axis_resources,
     resource_conflicts as resource_conflicts,
     resource_count as resource_count,
