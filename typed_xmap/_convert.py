@@ -40,7 +40,8 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
     """Put ``x``'s named axes at the dims ``spec`` gives; ``x`` must carry exactly the listed names."""
     if not isinstance(x, NamedArray):
         raise NamedShapeError(
-            f"{where}: expected a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first",
+            f"tx.positional takes a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first; "
+            f"a positional array needs no conversion",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
     listed = set(spec.names)
