@@ -51,7 +51,7 @@ class XmapFunction:
         functools.update_wrapper(self, fun, updated=())
 
     def _select(self) -> Any:
-        loops = active_loop_key(self._loop_names)
+        loops = active_loop_key(self._loop_names) if self._loop_names else ()
         if not loops:
             return self._program
         return program(self._fun, self._config, resolve_loops(self._config.resource_map), loops)
@@ -65,7 +65,8 @@ class XmapFunction:
             )
         if active_frames():
             return self._inline(args)
-        check_donated(self._config.donate, args, name)
+        if self._config.donate:
+            check_donated(self._config.donate, args, name)
         if _multi_process():
             args = self._globalize(args)
         try:
