@@ -12,6 +12,12 @@ from mypy import api
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def _plugin_debug(monkeypatch):
+    """A plugin hook that fails raises (mypy INTERNAL ERROR) instead of degrading quietly."""
+    monkeypatch.setenv("TYPED_XMAP_PLUGIN_DEBUG", "1")
+
 ORDINARY_ANNOTATED = textwrap.dedent(
     '''
     from dataclasses import dataclass

@@ -9,6 +9,12 @@ import pytest
 from mypy import api
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _plugin_debug(monkeypatch):
+    """A plugin hook that fails raises (mypy INTERNAL ERROR) instead of degrading quietly."""
+    monkeypatch.setenv("TYPED_XMAP_PLUGIN_DEBUG", "1")
 EXAMPLES = ROOT / "examples" / "typed"
 
 # example -> (text to replace, its replacement, the code, the line the error must be on: a text on it)

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from mypy import api
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "stubs" / "typed_xmap"
+
+
+@pytest.fixture(autouse=True)
+def _plugin_debug(monkeypatch):
+    """A plugin hook that fails raises (mypy INTERNAL ERROR) instead of degrading quietly."""
+    monkeypatch.setenv("TYPED_XMAP_PLUGIN_DEBUG", "1")
 
 
 def _stub_names(path: Path) -> set[str]:

@@ -12,15 +12,15 @@ sharded dim is otherwise ambiguous to JAX): the free dims keep their operands' m
 from __future__ import annotations
 
 import dataclasses
-import string
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-import opt_einsum  # type: ignore[import-untyped]
+import opt_einsum
 from jax.sharding import AxisType, PartitionSpec
 
-from ._algebra import einsum_result, parse_einsum, positional_einsum
+from ._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
 from ._mapped_axes import as_mapped, gather
 from ._named_array import NamedArray, apply_elementwise, index_mapped, wrap
 
@@ -35,16 +35,30 @@ def einsum(spec: str, *operands: Any, precision: Any = None, preferred_element_t
     the spec never mentions are carried (broadcast by name). Plain arrays (per element, inside ``xmap``)
     have exactly the named axes their braces list, held by the enclosing ``xmap``/``vmap`` levels.
     """
+    return _einsum(spec, operands, precision, preferred_element_type)
+
+
+def _einsum(
+    spec: str,
+    operands: Sequence[Any],
+    precision: Any,
+    preferred_element_type: Any,
+    labels: Sequence[str] | None = None,
+    where: str | None = None,
+) -> Any:
+    """``einsum``; ``labels`` and ``where`` name the operands and the call in messages (``tnp.dot``)."""
     parsed = parse_einsum(spec)
-    operation = f"tnp.einsum({spec!r})"
-    labels = [f"operand {i}" for i in range(len(operands))]
+    operation = where or f"tnp.einsum({spec!r})"
+    labels = list(labels) if labels is not None else [f"operand {i}" for i in range(len(operands))]
     if len(operands) != len(parsed.inputs):
-        einsum_result(parsed, [{}] * len(operands), [()] * len(operands))  # raises the count error
+        einsum_result(parsed, [{}] * len(operands), [()] * len(operands), operation=where)  # the count error
     values = [
         v if isinstance(v, NamedArray) else as_mapped(v, op.names, operation=operation)
-        for v, op in zip(operands, parsed.inputs)
+        for v, op in zip(operands, parsed.inputs, strict=True)
     ]
-    result = einsum_result(parsed, [v.named_shape for v in values], [v.shape for v in values], operands=labels)
+    result = einsum_result(
+        parsed, [v.named_shape for v in values], [v.shape for v in values], operands=labels, operation=where
+    )
     reduced = set(result.contracted) | set(result.summed)
     mapped = {n for v in values for n, _ in v.mapped}
     # A kept axis mapped in one operand is mapped in the result: index it where another holds it as a dim.
@@ -71,13 +85,25 @@ def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_
     explicit = _explicit_mesh()
     if not explicit or len(arrays) <= 2:
         out_sharding = _out_sharding(subscripts, arrays) if explicit else None
-        return jnp.einsum(subscripts, *arrays, precision=precision,
-                          preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+        return jnp.einsum(
+            subscripts,
+            *arrays,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+            out_sharding=out_sharding,
+        )
     _, info = opt_einsum.contract_path(subscripts, *[a.shape for a in arrays], shapes=True)
     for indices, _, step, *_ in info.contraction_list:
         picked = [arrays.pop(i) for i in indices]  # opt_einsum's order: `step` names them in pop order
-        arrays.append(jnp.einsum(step, *picked, precision=precision, preferred_element_type=preferred_element_type,
-                                 out_sharding=_out_sharding(step, picked)))
+        arrays.append(
+            jnp.einsum(
+                step,
+                *picked,
+                precision=precision,
+                preferred_element_type=preferred_element_type,
+                out_sharding=_out_sharding(step, picked),
+            )
+        )
     return arrays[0]
 
 
@@ -90,9 +116,9 @@ def _out_sharding(subscripts: str, arrays: Sequence[Any]) -> PartitionSpec:
     """Each output dim keeps the mesh axes an operand's same-letter dim has (each mesh axis used once)."""
     inputs, output = subscripts.split("->")
     spec_of: dict[str, Any] = {}
-    for term, array in zip(inputs.split(","), arrays):
+    for term, array in zip(inputs.split(","), arrays, strict=True):
         spec = tuple(getattr(jax.typeof(array).sharding, "spec", ()))
-        for letter, entry in zip(term, spec + (None,) * (len(term) - len(spec))):
+        for letter, entry in zip(term, spec + (None,) * (len(term) - len(spec)), strict=False):
             if entry is not None:
                 spec_of.setdefault(letter, entry)
     used: set[Any] = set()
@@ -108,25 +134,24 @@ def _out_sharding(subscripts: str, arrays: Sequence[Any]) -> PartitionSpec:
     return PartitionSpec(*parts)
 
 
-def dot(x: Any, y: Any, *, axis: str | Sequence[str] | None = None, precision: Any = None,
-        preferred_element_type: Any = None) -> Any:
+def dot(
+    x: Any,
+    y: Any,
+    *,
+    axis: str | Sequence[str] | None = None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
     """``axis=None``: ``jnp.dot`` of the positional dims, per element of the named axes (broadcast by name).
 
     ``axis=name`` or a tuple of names: contract those named axes (one ``dot_general``); the positional dims
     of ``x`` then ``y`` are kept, as ``lax.pdot`` did without positional contraction.
     """
-    kwargs = {"precision": precision, "preferred_element_type": preferred_element_type}
     if axis is None and not isinstance(x, NamedArray) and not isinstance(y, NamedArray):
-        return jnp.dot(x, y, **kwargs)
+        return jnp.dot(x, y, precision=precision, preferred_element_type=preferred_element_type)
     nx, ny = (v.ndim if isinstance(v, NamedArray) else jnp.ndim(v) for v in (x, y))
-    xl, yl = string.ascii_letters[:nx], string.ascii_letters[nx:nx + ny]
-    if axis is not None:
-        names = (axis,) if isinstance(axis, str) else tuple(axis)
-        braces = "{" + ",".join(names) + "}"
-        return einsum(f"{xl}{braces},{yl}{braces}->{xl}{yl}", x, y, **kwargs)
-    if nx == 0 or ny == 0:
-        return apply_elementwise(jnp.multiply, (x, y), operation="tnp.dot", operands=("x", "y"))
-    if ny == 1:
-        return einsum(f"{xl},{xl[-1]}->{xl[:-1]}", x, y, **kwargs)
-    yl = yl[:-2] + xl[-1] + yl[-1]
-    return einsum(f"{xl},{yl}->{xl[:-1]}{yl[:-2]}{yl[-1]}", x, y, **kwargs)
+    where = dot_operation("x", "y", axis)
+    spec = dot_spec(nx, ny, axis)
+    if spec is None:  # axis=None and a scalar positional part: the elementwise product
+        return apply_elementwise(jnp.multiply, (x, y), operation=where, operands=("x", "y"))
+    return _einsum(spec, (x, y), precision, preferred_element_type, labels=("x", "y"), where=where)

@@ -9,7 +9,8 @@ over it become ordinary positional work: one ``reduce``, one ``dot_general``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import jax.numpy as jnp
 from jax import lax
@@ -18,7 +19,6 @@ from ._algebra import ErrorKind, NamedShapeError, UnboundAxisError
 from ._named_array import NamedArray, wrap
 
 __all__ = ["UnboundAxisError", "as_mapped", "bound_size", "gather"]
-
 
 
 def _unbound(name: str, operation: str) -> UnboundAxisError:

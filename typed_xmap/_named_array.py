@@ -12,16 +12,23 @@ instead of a dim of ``data``. ``mapped`` lists those ``(name, size)`` pairs; the
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
-from ._algebra import ErrorKind, format_axis_list
-from ._algebra import NamedShapeError
-from ._algebra import broadcast_positional, union_named_shapes
+from ._algebra import (
+    OPERATORS,
+    ErrorKind,
+    NamedShapeError,
+    OperatorKind,
+    broadcast_positional,
+    format_axis_list,
+    union_named_shapes,
+)
 
 __all__ = ["NamedArray", "align", "apply_elementwise", "index_mapped", "wrap"]
 
@@ -33,7 +40,7 @@ class NamedArray:
     ``NamedArray[f32, "batch features"]`` is the annotation form, checked by ``@tx.typed``.
     """
 
-    __slots__ = ("data", "axes", "mapped")
+    __slots__ = ("axes", "data", "mapped")
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
     __array_ufunc__ = None  # np.float32(2) * x: numpy defers to our reflected operators
 
@@ -46,7 +53,9 @@ class NamedArray:
         mapped = tuple((str(n), int(s)) for n, s in mapped)
         both = [n for n, _ in mapped if n in axes]
         if both:
-            raise NamedShapeError(f"axis {both[0]!r} cannot be both a dim of the data and mapped", kind=ErrorKind.AXIS_MISSING)
+            raise NamedShapeError(
+                f"axis {both[0]!r} cannot be both a dim of the data and mapped", kind=ErrorKind.AXIS_MISSING
+            )
         ndim = getattr(data, "ndim", None)
         if isinstance(ndim, int) and ndim < len(axes):
             raise NamedShapeError(
@@ -71,7 +80,7 @@ class NamedArray:
     def named_shape(self) -> dict[str, int]:
         """Axis name -> size, for the axes in ``data`` and the mapped ones."""
         shape = self.data.shape
-        named = dict(zip(self.axes, shape[len(shape) - len(self.axes):]))
+        named = dict(zip(self.axes, shape[len(shape) - len(self.axes) :], strict=False))
         if self.mapped:
             named.update(self.mapped)
         return named
@@ -144,12 +153,12 @@ def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
     return (x.data,), (x.axes, x.mapped)
 
 
-def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[GetAttrKey, Any]], Aux]:
+def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
     return ((GetAttrKey("data"), x.data),), (x.axes, x.mapped)
 
 
-def _unflatten(aux: Aux, children: Sequence[Any]) -> NamedArray:
-    data = children[0]
+def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
+    (data,) = children
     axes, mapped = aux
     ndim = getattr(data, "ndim", None)
     if isinstance(ndim, int) and ndim < len(axes):
@@ -186,10 +195,10 @@ def align(
     named = [v for v in values if isinstance(v, NamedArray)]
     labels = None
     if operands is not None:
-        labels = [label for v, label in zip(values, operands) if isinstance(v, NamedArray)]
+        labels = [label for v, label in zip(values, operands, strict=False) if isinstance(v, NamedArray)]
     union = union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels)
     mapped_names = {n for v in named for n, _ in v.mapped}
-    result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names)
+    result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names and s is not None)  # sizes known
     result_axes = tuple(n for n in union if n not in mapped_names)
     if mapped_names:
         values = [index_mapped(v, mapped_names) if isinstance(v, NamedArray) else v for v in values]
@@ -197,7 +206,7 @@ def align(
     broadcast_positional(positional, operation=operation, operands=operands)
     rank = max((len(p) for p in positional), default=0)
     laid_out = []
-    for value, pos in zip(values, positional):
+    for value, pos in zip(values, positional, strict=False):
         if not isinstance(value, NamedArray):
             data = value
             if result_axes and np.ndim(value):
@@ -242,17 +251,12 @@ def apply_elementwise(
     return wrap(fn(*laid_out), axes, mapped)
 
 
-_BINARY = {
-    "add": (operator.add, "+"), "sub": (operator.sub, "-"), "mul": (operator.mul, "*"),
-    "truediv": (operator.truediv, "/"), "floordiv": (operator.floordiv, "//"), "mod": (operator.mod, "%"),
-    "pow": (operator.pow, "**"), "and": (operator.and_, "&"), "or": (operator.or_, "|"),
-    "xor": (operator.xor, "^"), "lshift": (operator.lshift, "<<"), "rshift": (operator.rshift, ">>"),
-}
-_COMPARE = {
-    "lt": (operator.lt, "<"), "le": (operator.le, "<="), "gt": (operator.gt, ">"),
-    "ge": (operator.ge, ">="), "eq": (operator.eq, "=="), "ne": (operator.ne, "!="),
-}
 _LABELS = ("the left operand", "the right operand")
+
+
+def _python_operator(name: str) -> Callable[..., Any]:
+    """``operator.add`` for ``add``, ``operator.and_`` for ``and``."""
+    return getattr(operator, name if hasattr(operator, name) else name + "_")  # type: ignore[no-any-return]  # operator's functions
 
 
 def _binary(fn: Callable[[Any, Any], Any], symbol: str, reflected: bool) -> Callable[[Any, Any], Any]:
@@ -264,13 +268,6 @@ def _binary(fn: Callable[[Any, Any], Any], symbol: str, reflected: bool) -> Call
     return method
 
 
-for _name, (_fn, _symbol) in _BINARY.items():
-    setattr(NamedArray, f"__{_name}__", _binary(_fn, _symbol, reflected=False))
-    setattr(NamedArray, f"__r{_name}__", _binary(_fn, _symbol, reflected=True))
-for _name, (_fn, _symbol) in _COMPARE.items():
-    setattr(NamedArray, f"__{_name}__", _binary(_fn, _symbol, reflected=False))
-
-
 def _unary(fn: Callable[[Any], Any]) -> Callable[[NamedArray], NamedArray]:
     def method(self: NamedArray) -> NamedArray:
         return wrap(fn(self.data), self.axes, self.mapped)
@@ -278,5 +275,16 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[NamedArray], NamedArray]:
     return method
 
 
-for _name, _fn in {"neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert}.items():
-    setattr(NamedArray, f"__{_name}__", _unary(_fn))
+def _install_operators() -> None:
+    """Every operator of the table of operations (``typed_xmap._algebra``), broadcasting by name."""
+    for op in OPERATORS.values():
+        fn = _python_operator(op.name)
+        if op.kind is OperatorKind.UNARY:
+            setattr(NamedArray, f"__{op.name}__", _unary(fn))
+            continue
+        setattr(NamedArray, f"__{op.name}__", _binary(fn, op.symbol, reflected=False))
+        if op.kind is OperatorKind.BINARY:
+            setattr(NamedArray, f"__r{op.name}__", _binary(fn, op.symbol, reflected=True))
+
+
+_install_operators()

@@ -10,86 +10,58 @@ reduction is one positional ``jnp`` reduction and keeps ``jnp``'s dtypes, gradie
 
 from __future__ import annotations
 
-import operator
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.special
 
-from ._algebra import ErrorKind, NamedShapeError
+from ._algebra import (
+    positional_dims,
+    reduce_named_shape,
+    reduction_operation,
+    single_axis,
+    split_axis,
+)
 from ._mapped_axes import as_mapped, gather
 from ._named_array import NamedArray, apply_elementwise, wrap
-from ._algebra import reduce_named_shape
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "log_softmax", "logsumexp", "max", "mean", "min", "prod", "softmax",
-    "std", "sum", "var",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "log_softmax",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "softmax",
+    "std",
+    "sum",
+    "var",
 ]
 
 AxisArg = str | int | Sequence[str | int] | None
 
 
-def _split_axis(axis: AxisArg, operation: str) -> tuple[list[str], list[int] | None]:
-    """``axis`` -> (names, ints); ints is None for ``axis=None`` (every positional dim)."""
-    if axis is None:
-        return [], None
-    items: list[Any] = list(axis) if isinstance(axis, (tuple, list)) else [axis]
-    names: list[str] = []
-    ints: list[int] = []
-    for item in items:
-        if isinstance(item, str):
-            names.append(item)
-        elif isinstance(item, bool):
-            raise NamedShapeError(f"{operation}: an axis is a name or an int, got {item!r}", kind=ErrorKind.SYNTAX)
-        else:
-            try:
-                ints.append(operator.index(item))
-            except TypeError:
-                raise NamedShapeError(
-                    f"{operation}: an axis is a name (str) or a positional dim (int), got {item!r}. "
-                    f"Fix: pass a name, an int, or a tuple of them",
-                    kind=ErrorKind.SYNTAX,
-                ) from None
-    if len(set(names)) != len(names):
-        raise NamedShapeError(f"{operation}: an axis name is listed twice in {axis!r}. Fix: list each axis once", kind=ErrorKind.SYNTAX)
-    return names, ints
-
-
-def _positional_dims(ints: list[int] | None, shape: tuple[int, ...], operation: str) -> list[int]:
-    ndim = len(shape)
-    if ints is None:
-        return list(range(ndim))
-    dims = []
-    for i in ints:
-        if not -ndim <= i < ndim:
-            raise NamedShapeError(
-                f"{operation}: positional axis {i} is out of range for a value with {ndim} positional dims "
-                f"(shape {shape}); named axes are reduced by name, not by position. "
-                f"Fix: use an int in [{-ndim}, {ndim}) or the axis name",
-                kind=ErrorKind.POSITIONAL,
-            )
-        dims.append(i % ndim)
-    if len(set(dims)) != len(dims):
-        raise NamedShapeError(f"{operation}: positional axis {ints} repeats a dim. Fix: list each dim once", kind=ErrorKind.POSITIONAL)
-    return dims
-
-
 def _operation(fname: str, axis: AxisArg) -> str:
-    return f"tnp.{fname}(x, axis={axis!r})"
+    return reduction_operation(fname, axis)
 
 
 def _reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool, kwargs: dict[str, Any]) -> Any:
     """Reduce ``x`` with the positional reduction ``fn(data, axis=dims, keepdims=False, **kwargs)``."""
     operation = _operation(fname, axis)
-    names, ints = _split_axis(axis, operation)
+    names, ints = split_axis(axis, operation=operation)
     plain = not isinstance(x, NamedArray)
     if plain:
         value = as_mapped(x, names, operation=operation)
     else:
         reduce_named_shape(x.named_shape, names, operation=operation, operand=f"x = {x!r}")
         value = x
-    positional = _positional_dims(ints, value.shape, operation)
+    positional = list(positional_dims(ints, value.shape, operation=operation))
     mapped = {n for n, _ in value.mapped}
     value = gather(value, [n for n in names if n in mapped], operation=operation)
     named_dims = [value.ndim + value.axes.index(n) for n in names]
@@ -127,20 +99,13 @@ any = _reduction("any", jnp.any, "Logical or")
 
 
 def _arg_reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool) -> Any:
-    if isinstance(axis, (tuple, list)):
-        if len(axis) != 1:
-            raise NamedShapeError(
-                f"{_operation(fname, axis)}: {fname} reduces over one axis, got {len(axis)}. "
-                f"Fix: pass a single name or int",
-                kind=ErrorKind.INVALID_ARGUMENT,
-            )
-        axis = axis[0]
+    axis = single_axis(axis, function=fname, operation=_operation(fname, axis))  # type: ignore[assignment]  # one item of AxisArg
     if axis is None:
         if not isinstance(x, NamedArray):
             return fn(x, axis=None, keepdims=keepdims)
         # numpy's axis=None: the index into the flattened positional dims, per named element
-        named = x.data.shape[x.ndim:]
-        data = fn(jnp.reshape(x.data, (-1,) + named), axis=0, keepdims=True)
+        named = x.data.shape[x.ndim :]
+        data = fn(jnp.reshape(x.data, (-1, *named)), axis=0, keepdims=True)
         data = jnp.reshape(data, ((1,) * x.ndim if keepdims else ()) + named)
         return wrap(data, x.axes, x.mapped)
 

@@ -1,4 +1,5 @@
-"""Elementwise functions for ``typed_xmap.numpy``, generated from tables of ``jax.numpy``/``jax.nn`` functions.
+"""Elementwise functions for ``typed_xmap.numpy``, generated from the table of operations
+(``typed_xmap._algebra._operations``: each ``ELEMENTWISE`` row names its ``jax`` function).
 
 Each takes arrays or NamedArrays: NamedArray arguments broadcast by name (the union of their named axes,
 ``_named_array.apply_elementwise``), positional dims broadcast as in numpy, and plain arrays pass straight
@@ -9,31 +10,22 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax.numpy as jnp
 
+from ._algebra import OpKind, operations_of
 from ._named_array import apply_elementwise
 
 __all__ = ["UFUNCS", "clip", "where"]
 
-# (module, number of array arguments, names): each name becomes tnp.<name>
-TABLES: tuple[tuple[str, int, str], ...] = (
-    ("jax.numpy", 1, "exp exp2 log log1p log2 log10 expm1 sin cos tan tanh sinh cosh arcsin arccos arctan arcsinh "
-                     "arccosh arctanh sqrt cbrt square abs absolute fabs sign negative positive reciprocal floor ceil "
-                     "round rint trunc isnan isfinite isinf logical_not conj conjugate real imag angle deg2rad "
-                     "rad2deg signbit"),
-    ("jax.nn", 1, "sigmoid relu relu6 gelu silu softplus log_sigmoid"),
-    ("jax.scipy.special", 1, "erf"),
-    ("jax.numpy", 2, "add subtract multiply divide true_divide floor_divide power float_power mod remainder fmod "
-                     "maximum minimum fmax fmin logical_and logical_or logical_xor arctan2 hypot copysign logaddexp "
-                     "equal not_equal less less_equal greater greater_equal"),
-)
 _LABELS = {1: ("x",), 2: ("x1", "x2"), 3: ("condition", "x", "y")}
 
 
-def _ufunc(name: str, module: str, nin: int) -> Callable[..., Any]:
-    fn = getattr(importlib.import_module(module), name)
+def _ufunc(name: str, source: str, nin: int) -> Callable[..., Any]:
+    module, _, attribute = source.rpartition(".")
+    fn = getattr(importlib.import_module(module), attribute)
     operation = f"tnp.{name}"
 
     def ufunc(*args: Any, **kwargs: Any) -> Any:
@@ -43,16 +35,14 @@ def _ufunc(name: str, module: str, nin: int) -> Callable[..., Any]:
         return apply_elementwise(call, args, operation=operation, operands=_LABELS[nin])
 
     ufunc.__name__ = ufunc.__qualname__ = name
-    ufunc.__doc__ = (
-        f"Elementwise ``{module}.{name}``: NamedArrays broadcast by name, "
-        f"positional dims as in numpy."
-    )
+    ufunc.__doc__ = f"Elementwise ``{source}``: NamedArrays broadcast by name, positional dims as in numpy."
     return ufunc
 
 
 UFUNCS: dict[str, Callable[..., Any]] = {
-    name: _ufunc(name, module, nin) for module, nin, names in TABLES for name in names.split()
+    op.name: _ufunc(op.name, op.source, op.arrays or 1) for op in operations_of(OpKind.ELEMENTWISE)
 }
+"""The generated elementwise functions: every ``ELEMENTWISE`` row of the operations table."""
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:
@@ -65,7 +55,6 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Any:
     bounds = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
 
     def call(data: Any, *limits: Any) -> Any:
-        return jnp.clip(data, **dict(zip(bounds, limits)))
+        return jnp.clip(data, **dict(zip(bounds, limits, strict=True)))
 
-    return apply_elementwise(call, (x, *bounds.values()), operation="tnp.clip",
-                             operands=("x", *bounds))
+    return apply_elementwise(call, (x, *bounds.values()), operation="tnp.clip", operands=("x", *bounds))

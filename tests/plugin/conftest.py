@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 pytest_mypy_plugins.utils.temp_sys_modules = contextlib.nullcontext
 
 
+# A hook that fails must fail its case, not degrade quietly to "no inference" (the plugin's guard re-raises).
+os.environ["TYPED_XMAP_PLUGIN_DEBUG"] = "1"
+
+
 def pytest_configure(config):
     folder = config.cache.mkdir("typed_xmap_plugin") if getattr(config, "cache", None) else tempfile.mkdtemp(prefix="typed_xmap_plugin")
     ini = Path(folder) / "mypy.ini"

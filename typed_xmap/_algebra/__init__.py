@@ -13,12 +13,17 @@ from ._axis_map import (
     is_axis_map_leaf as is_axis_map_leaf,
     parse_axis_map as parse_axis_map,
 )
+from ._conversions import (
+    check_named as check_named,
+    check_positional as check_positional,
+)
 from ._dtypes import (
     DTYPES as DTYPES,
+    KINDS as KINDS,
+    MARKERS as MARKERS,
     DTypeSpec as DTypeSpec,
     Float as Float,
     Int as Int,
-    KINDS as KINDS,
     Num as Num,
     Shaped as Shaped,
     bf16 as bf16,
@@ -27,17 +32,19 @@ from ._dtypes import (
     f16 as f16,
     f32 as f32,
     f64 as f64,
+    i8 as i8,
     i16 as i16,
     i32 as i32,
     i64 as i64,
-    i8 as i8,
-    u32 as u32,
     u8 as u8,
+    u32 as u32,
 )
 from ._einsum import (
     EinsumOperand as EinsumOperand,
     EinsumResult as EinsumResult,
     EinsumSpec as EinsumSpec,
+    dot_operation as dot_operation,
+    dot_spec as dot_spec,
     einsum_result as einsum_result,
     parse_einsum as parse_einsum,
     positional_einsum as positional_einsum,
@@ -49,11 +56,29 @@ from ._errors import (
     NamedShapeSyntaxError as NamedShapeSyntaxError,
     UnboundAxisError as UnboundAxisError,
 )
+from ._operations import (
+    OPERATORS as OPERATORS,
+    TNP_OPERATIONS as TNP_OPERATIONS,
+    Operation as Operation,
+    Operator as Operator,
+    OperatorKind as OperatorKind,
+    OpKind as OpKind,
+    ResultDType as ResultDType,
+    operations_of as operations_of,
+)
 from ._out_axes import (
     OUT_AXES_RULE as OUT_AXES_RULE,
     unlisted_axes as unlisted_axes,
     unlisted_axis_error as unlisted_axis_error,
     unlisted_return_error as unlisted_return_error,
+)
+from ._reductions import (
+    AxisArgument as AxisArgument,
+    positional_dims as positional_dims,
+    reduced_positional as reduced_positional,
+    reduction_operation as reduction_operation,
+    single_axis as single_axis,
+    split_axis as split_axis,
 )
 from ._resources import (
     Conflict as Conflict,
@@ -81,8 +106,8 @@ from ._shapes import (
 )
 from ._spec import (
     ANY_DIM as ANY_DIM,
-    AxisSpec as AxisSpec,
     MANY_DIMS as MANY_DIMS,
+    AxisSpec as AxisSpec,
     ShapeSpec as ShapeSpec,
     format_named_shape as format_named_shape,
     parse_named_axes as parse_named_axes,

@@ -9,9 +9,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "DTypeSpec", "DTYPES", "KINDS",
-    "f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u32", "bool_", "c64",
-    "Float", "Int", "Num", "Shaped",
+    "DTYPES",
+    "KINDS",
+    "MARKERS",
+    "DTypeSpec",
+    "Float",
+    "Int",
+    "Num",
+    "Shaped",
+    "bf16",
+    "bool_",
+    "c64",
+    "f16",
+    "f32",
+    "f64",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u32",
 ]
 
 
@@ -52,3 +69,23 @@ DTYPES = {d.name: d for d in (f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, b
 """Exact dtypes by dtype name."""
 KINDS = {d.name: d for d in (Float, Int, Num, Shaped)}
 """Dtype kinds by name."""
+MARKERS = {
+    "f16": f16,
+    "bf16": bf16,
+    "f32": f32,
+    "f64": f64,
+    "i8": i8,
+    "i16": i16,
+    "i32": i32,
+    "i64": i64,
+    "u8": u8,
+    "u32": u32,
+    "bool_": bool_,
+    "c64": c64,
+    "Float": Float,
+    "Int": Int,
+    "Num": Num,
+    "Shaped": Shaped,
+}
+"""The public dtype markers by the name annotations use (``NamedArray[f32, ...]``): the one list that
+``typed_xmap``'s exports, ``_static.py``'s aliases and the mypy plugin's hooks are held to."""

@@ -12,14 +12,23 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ._errors import ErrorKind, NamedShapeError, NamedShapeSyntaxError
 from ._shapes import Size, union_named_shapes
 from ._spec import syntax_error
 
-__all__ = ["EinsumOperand", "EinsumSpec", "EinsumResult", "parse_einsum", "einsum_result", "positional_einsum"]
+__all__ = [
+    "EinsumOperand",
+    "EinsumResult",
+    "EinsumSpec",
+    "dot_operation",
+    "dot_spec",
+    "einsum_result",
+    "parse_einsum",
+    "positional_einsum",
+]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -68,35 +77,60 @@ def _parse_operand(spec: str, start: int, text: str) -> EinsumOperand:
         if ch == "{":
             close = text.find("}", i)
             if close < 0:
-                raise syntax_error(spec, start + i, start + len(text), "unterminated named-axis brace",
-                                   "close every '{' with '}'")
+                raise syntax_error(
+                    spec, start + i, start + len(text), "unterminated named-axis brace", "close every '{' with '}'"
+                )
             if names:
-                raise syntax_error(spec, start + i, start + close + 1, "a second brace group in one operand",
-                                   "list all of an operand's named axes in one {...}")
+                raise syntax_error(
+                    spec,
+                    start + i,
+                    start + close + 1,
+                    "a second brace group in one operand",
+                    "list all of an operand's named axes in one {...}",
+                )
             inner_start = start + i + 1
-            for match in re.finditer(r"[^,\s]+", text[i + 1:close]):
+            for match in re.finditer(r"[^,\s]+", text[i + 1 : close]):
                 name = match.group()
                 pos = inner_start + match.start()
                 if not _NAME.match(name):
-                    raise syntax_error(spec, pos, pos + len(name), f"{name!r} is not an axis name",
-                                       "named axes in braces are identifiers separated by commas")
+                    raise syntax_error(
+                        spec,
+                        pos,
+                        pos + len(name),
+                        f"{name!r} is not an axis name",
+                        "named axes in braces are identifiers separated by commas",
+                    )
                 if name in names:
-                    raise syntax_error(spec, pos, pos + len(name), f"axis {name!r} appears twice in one operand",
-                                       "list each named axis once per operand")
+                    raise syntax_error(
+                        spec,
+                        pos,
+                        pos + len(name),
+                        f"axis {name!r} appears twice in one operand",
+                        "list each named axis once per operand",
+                    )
                 names.append(name)
             i = close + 1
         elif ch in string.ascii_letters:
             if ch in letters:
-                raise syntax_error(spec, start + i, start + i + 1,
-                                   f"positional letter {ch!r} appears twice in one operand",
-                                   "repeated (diagonal) positional letters are not supported")
+                raise syntax_error(
+                    spec,
+                    start + i,
+                    start + i + 1,
+                    f"positional letter {ch!r} appears twice in one operand",
+                    "repeated (diagonal) positional letters are not supported",
+                )
             letters.append(ch)
             i += 1
         elif ch.isspace():
             i += 1
         else:
-            raise syntax_error(spec, start + i, start + i + 1, f"unexpected character {ch!r}",
-                               "operands are positional letters plus one {name,...} group")
+            raise syntax_error(
+                spec,
+                start + i,
+                start + i + 1,
+                f"unexpected character {ch!r}",
+                "operands are positional letters plus one {name,...} group",
+            )
     return EinsumOperand("".join(letters), tuple(names))
 
 
@@ -105,8 +139,9 @@ def parse_einsum(spec: str) -> EinsumSpec:
     if not isinstance(spec, str):
         raise NamedShapeSyntaxError(f"an einsum spec must be a string, got {spec!r}")
     if spec.count("->") != 1:
-        raise syntax_error(spec, 0, len(spec), "the spec needs exactly one '->'",
-                           "write inputs->output, e.g. '{in},{in,out}->{out}'")
+        raise syntax_error(
+            spec, 0, len(spec), "the spec needs exactly one '->'", "write inputs->output, e.g. '{in},{in,out}->{out}'"
+        )
     lhs, rhs = spec.split("->")
     inputs = []
     # Commas also separate names inside braces: split operands only at depth 0.
@@ -164,10 +199,14 @@ def einsum_result(
     positional_shapes: Sequence[Sequence[Size]],
     *,
     operands: Sequence[str] | None = None,
+    operation: str | None = None,
 ) -> EinsumResult:
-    """Check operands against ``spec`` and compute the result's shape."""
+    """Check operands against ``spec`` and compute the result's shape.
+
+    ``operation`` names the call in messages when it is not an einsum (``tnp.dot``, see ``dot_spec``).
+    """
     labels = _labels(len(named_shapes), operands)
-    where = f"einsum {spec.text!r}"
+    where = operation or f"einsum {spec.text!r}"
     if len(named_shapes) != len(spec.inputs):
         raise NamedShapeError(
             f"{where} has {len(spec.inputs)} operand specs but was given {len(named_shapes)} operands. "
@@ -175,7 +214,7 @@ def einsum_result(
             kind=ErrorKind.INVALID_ARGUMENT,
         )
     mentioned = spec.mentioned
-    for index, (op, shape, pos) in enumerate(zip(spec.inputs, named_shapes, positional_shapes)):
+    for index, (op, shape, pos) in enumerate(zip(spec.inputs, named_shapes, positional_shapes, strict=True)):
         missing = [n for n in op.names if n not in shape]
         if missing:
             raise NamedShapeError(
@@ -200,8 +239,8 @@ def einsum_result(
     named = union_named_shapes(named_shapes, operation=where, operands=labels)
     letter_sizes: dict[str, Size] = {}
     letter_owner: dict[str, int] = {}
-    for index, (op, pos) in enumerate(zip(spec.inputs, positional_shapes)):
-        for letter, size in zip(op.letters, pos):
+    for index, (op, pos) in enumerate(zip(spec.inputs, positional_shapes, strict=True)):
+        for letter, size in zip(op.letters, pos, strict=True):
             known = letter_sizes.get(letter)
             if known is None:
                 letter_sizes[letter] = size
@@ -249,7 +288,35 @@ def positional_einsum(
                         f"positional letters and names together)",
                         kind=ErrorKind.INVALID_ARGUMENT,
                     ) from None
-    terms = [op.letters + "".join(letter_of[n] for n in order) for op, order in zip(spec.inputs, axis_orders)]
+    terms = [
+        op.letters + "".join(letter_of[n] for n in order) for op, order in zip(spec.inputs, axis_orders, strict=True)
+    ]
     out_order = tuple(result.named_shape)
     out = spec.output.letters + "".join(letter_of[n] for n in out_order)
     return ",".join(terms) + "->" + out, out_order
+
+
+def dot_operation(x: str, y: str, axis: object = None) -> str:
+    """How messages name a ``tnp.dot`` call: ``tnp.dot(x, w, axis='in')``."""
+    return f"tnp.dot({x}, {y})" if axis is None else f"tnp.dot({x}, {y}, axis={axis!r})"
+
+
+def dot_spec(x_rank: int, y_rank: int, axis: str | Sequence[str] | None) -> str | None:
+    """The brace einsum ``tnp.dot(x, y, axis=axis)`` computes, for operands with these positional ranks.
+
+    ``axis`` names: contract those named axes; the positional dims of ``x`` then ``y`` are kept (as
+    ``lax.pdot`` did). ``axis=None``: numpy's ``dot`` of the positional dims, per element of the named axes
+    (carried, so broadcast by name). ``None`` when ``axis`` is ``None`` and an operand has no positional
+    dims: then ``dot`` is the elementwise product, broadcast by name.
+    """
+    xl, yl = string.ascii_letters[:x_rank], string.ascii_letters[x_rank : x_rank + y_rank]
+    if axis is not None:
+        names = (axis,) if isinstance(axis, str) else tuple(axis)
+        braces = "{" + ",".join(names) + "}"
+        return f"{xl}{braces},{yl}{braces}->{xl}{yl}"
+    if x_rank == 0 or y_rank == 0:
+        return None
+    if y_rank == 1:
+        return f"{xl},{xl[-1]}->{xl[:-1]}"
+    yl = yl[:-2] + xl[-1] + yl[-1]
+    return f"{xl},{yl}->{xl[:-1]}{yl[:-2]}{yl[-1]}"

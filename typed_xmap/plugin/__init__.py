@@ -12,23 +12,25 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, cast
 
+from mypy.erasetype import erase_typevars
 from mypy.nodes import Decorator, FuncDef, TypeAlias
 from mypy.plugin import Plugin
-from mypy.erasetype import erase_typevars
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
+from .._algebra import MARKERS, TNP_OPERATIONS, OpKind
 from ._annotated import analyze_annotated, analyze_dtype_marker, repair_alias
-from ._broadcast import OPERATORS, elementwise_hook, operator_hook
+from ._broadcast import OPERATOR_METHODS as OPERATOR_DUNDERS, elementwise_hook, operator_hook
 from ._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
 from ._codes import ALL_CODES
 from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory
-from ._reductions import REDUCTIONS, SHAPE_KEEPING, reduction_hook
+from ._reductions import reduction_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
         MethodContext,
         ReportConfigContext,
     )
+    from mypy.typeanal import TypeAnalyser
 
 __all__ = ["ALL_CODES", "TypedXmapPlugin", "plugin"]
 
@@ -48,7 +51,7 @@ def _source_digest() -> str:
     """A digest of the plugin's and the algebra's sources: any change invalidates mypy's cache."""
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted([*package.glob("plugin/*.py"), *package.glob("_*.py")]):
+    for path in sorted([*package.glob("plugin/*.py"), *package.glob("_algebra/*.py"), package / "_static.py"]):
         digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -56,21 +59,24 @@ def _source_digest() -> str:
 SOURCE_DIGEST = _source_digest()
 
 ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
-DTYPE_MARKERS = frozenset(
-    f"typed_xmap._static.{name}"
-    for name in "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u32 bool_ c64 Float Int Num Shaped".split()
-)
+DTYPE_MARKERS = frozenset(f"typed_xmap._static.{name}" for name in MARKERS)
 SKIP_ALIAS_LOOKUP = ("builtins.", "typing.", "typing_extensions.", "collections.", "numpy.", "jax.", "typed_xmap.")
 TNP = "typed_xmap.numpy."
 DEBUG_ENV = "TYPED_XMAP_PLUGIN_DEBUG"
 """Set it to make a failing hook raise (a mypy INTERNAL ERROR) instead of giving up quietly: for tests."""
 CONTRACTIONS = {"einsum": einsum_hook, "dot": dot_hook}
+HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
+    OpKind.ELEMENTWISE: elementwise_hook,
+    OpKind.SELECT: elementwise_hook,
+    OpKind.REDUCTION: reduction_hook,
+    OpKind.INDEX_REDUCTION: reduction_hook,
+    OpKind.SHAPE_KEEPING: reduction_hook,
+    OpKind.CONTRACTION: lambda plugin, name, ctx: CONTRACTIONS[name](plugin, ctx),
+}
+"""The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
 NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
 POSITIONAL = frozenset({"typed_xmap._convert.positional", "typed_xmap.positional"})
-OPERATOR_METHODS = frozenset(
-    f"{NAMED_ARRAY}.__{prefix}{op}__" for op in OPERATORS for prefix in ("", "r")
-    if prefix == "" or op not in ("lt", "le", "gt", "ge", "eq", "ne")
-)
+OPERATOR_METHODS = frozenset(f"{NAMED_ARRAY}.{dunder}" for dunder in OPERATOR_DUNDERS)
 
 
 def _checked(hook: Callable[[Any], Type]) -> Callable[[Any], Type]:
@@ -79,7 +85,7 @@ def _checked(hook: Callable[[Any], Type]) -> Callable[[Any], Type]:
     def guarded(ctx: Any) -> Type:
         try:
             return hook(ctx)
-        except Exception:  # noqa: BLE001  (a plugin bug must never become a mypy INTERNAL ERROR)
+        except Exception:
             if os.environ.get(DEBUG_ENV):
                 raise
             return ctx.default_return_type  # type: ignore[no-any-return]
@@ -116,7 +122,7 @@ class TypedXmapPlugin(Plugin):
         (the first hook lookup during that analysis is for ``ctx.type`` itself)."""
         self._skip_next_hook = True
         try:
-            return ctx.api.visit_unbound_type_nonoptional(ctx.type, False)  # type: ignore[attr-defined]
+            return cast("TypeAnalyser", ctx.api).visit_unbound_type_nonoptional(ctx.type, False)
         finally:
             self._skip_next_hook = False
 
@@ -124,7 +130,7 @@ class TypedXmapPlugin(Plugin):
         def guarded(ctx: AnalyzeTypeContext) -> Type:
             try:
                 return hook(self, ctx)
-            except Exception:  # noqa: BLE001  (never an INTERNAL ERROR: fall back to mypy's own analysis)
+            except Exception:
                 if os.environ.get(DEBUG_ENV):
                     raise
                 self.in_annotated = 0
@@ -160,12 +166,10 @@ class TypedXmapPlugin(Plugin):
 
     def _function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname.startswith(TNP):
-            name = fullname[len(TNP):]
-            if name in REDUCTIONS or name in SHAPE_KEEPING:
-                return partial(reduction_hook, self, name)
-            if name in CONTRACTIONS:
-                return partial(CONTRACTIONS[name], self)
-            return partial(elementwise_hook, self, name)
+            operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
+            if operation is None:  # not in the table: mypy types it as the stub says
+                return None
+            return partial(HOOK_OF_KIND[operation.kind], self, operation.name)
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
         if fullname in NAMED:
@@ -179,7 +183,7 @@ class TypedXmapPlugin(Plugin):
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        if fullname.startswith(TNP):
+        if fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS:
             return _without_type_variables
         return None
 

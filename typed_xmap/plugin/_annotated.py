@@ -11,7 +11,8 @@ the hook of the dtype marker, whose enclosing expression still holds the spec st
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 from mypy.nodes import (
     AssignmentStmt,
@@ -41,14 +42,14 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._algebra import NamedShapeSyntaxError
-from .._algebra import MANY_DIMS, parse_shape_spec
+from .._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
 from ._codes import NAMED_SHAPE_SYNTAX, one_line
 from ._encoding import NAMED_ARRAY
 
 if TYPE_CHECKING:
     from mypy.nodes import Context
     from mypy.plugin import AnalyzeTypeContext
+    from mypy.typeanal import TypeAnalyser
 
     from . import TypedXmapPlugin
 
@@ -78,9 +79,7 @@ def _spec_text(arg: Type) -> str | None:
     return None
 
 
-def _build(
-    plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context: Context, fail: object
-) -> Type:
+def _build(plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context: Context, fail: object) -> Type:
     """``NamedArray_[DT, NS, PS]`` from the dtype marker's type and the spec strings."""
     proper = get_proper_type(base)
     if not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY):
@@ -106,7 +105,7 @@ def _build(
 
 def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
     """The ``typing.Annotated`` hook."""
-    t, api = ctx.type, ctx.api
+    t, api = ctx.type, cast("TypeAnalyser", ctx.api)  # the interface mypy documents; its implementation
     if len(t.args) >= 2 and isinstance(t.args[0], UnboundType):
         symbol = api.lookup_qualified(t.args[0].name, t.args[0], suppress_errors=True)
         if symbol is not None and is_dtype_marker(symbol.node):
@@ -125,7 +124,7 @@ def analyze_dtype_marker(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Ty
     base = plugin.default_analysis(ctx)
     if plugin.in_annotated or t.args:
         return base
-    statement = getattr(ctx.api.api, "statement", None)
+    statement = getattr(cast("TypeAnalyser", ctx.api).api, "statement", None)
     for expr in _statement_exprs(statement):
         index = _annotated_at(ctx, expr, t.line, t.column)
         if index is not None:
@@ -192,5 +191,5 @@ def _is_annotated(ctx: AnalyzeTypeContext, base: Expression) -> bool:
         name = f"{base.expr.name}.{base.name}"
     else:
         return False
-    symbol = ctx.api.lookup_qualified(name, base, suppress_errors=True)
+    symbol = cast("TypeAnalyser", ctx.api).lookup_qualified(name, base, suppress_errors=True)
     return symbol is not None and symbol.node is not None and symbol.node.fullname in ANNOTATED_TYPE_NAMES

@@ -8,13 +8,13 @@ understand (a plain jax array, ``Any``) makes the result's shape unknown, and no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mypy.nodes import OpExpr
 from mypy.types import AnyType, NoneType, Type, get_proper_type
 
-from .._algebra import NamedShapeError
-from .._algebra import broadcast_positional, union_named_shapes
+from .._algebra import OPERATORS, NamedShapeError, OperatorKind, broadcast_positional, union_named_shapes
 from ._encoding import Shape, decode
 from ._support import fallback, label, report, result_dtype, shapes_of
 
@@ -24,12 +24,11 @@ if TYPE_CHECKING:
 
     from . import TypedXmapPlugin
 
-__all__ = ["OPERATORS", "broadcast", "elementwise_hook", "operator_hook"]
+__all__ = ["OPERATOR_METHODS", "SYMBOLS", "broadcast", "elementwise_hook", "operator_hook"]
 
-OPERATORS = {
-    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
-    "and": "&", "or": "|", "xor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
-}
+SYMBOLS = {op.name: op.symbol for op in OPERATORS.values() if op.kind is not OperatorKind.UNARY}
+"""The binary operators and comparisons of the table of operations (unary ones keep the stub's type)."""
+OPERATOR_METHODS = frozenset(dunder for name in SYMBOLS for dunder in OPERATORS[name].dunders)
 ELEMENTWISE_PARAMS = ("x", "x1", "x2", "condition", "y", "min", "max")
 
 
@@ -53,19 +52,19 @@ def broadcast(
 ) -> Type:
     """The type of an elementwise result; reports a size clash or positional mismatch."""
     dtype = _declared_dtype(default) or result_dtype(shapes if dtype_from is None else dtype_from)
-    if any(s.named is None for s in shapes):
+    named_shapes = [s.named for s in shapes if s.named is not None]
+    if len(named_shapes) != len(shapes):
         return plugin.types.array(dtype, None, None)
     try:
-        named = union_named_shapes([s.named for s in shapes], operation=operation, operands=labels)  # type: ignore[misc]
+        named = union_named_shapes(named_shapes, operation=operation, operands=labels)
     except NamedShapeError as error:
         report(api, error, context)
         return plugin.types.array(dtype, None, None)
     positional = None
-    if all(s.positional is not None for s in shapes):
+    positional_shapes = [s.positional for s in shapes if s.positional is not None]
+    if len(positional_shapes) == len(shapes):
         try:
-            positional = broadcast_positional(
-                [s.positional for s in shapes], operation=operation, operands=labels  # type: ignore[misc]
-            )
+            positional = broadcast_positional(positional_shapes, operation=operation, operands=labels)
         except NamedShapeError as error:
             report(api, error, context)
     plugin.resources.check_value(api, named, operation, context)
@@ -76,8 +75,8 @@ def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> T
     """``x + y``, ``x < y``, ``2.0 * x`` (mypy calls ``__rmul__`` on the array for the last one)."""
     if len(ctx.arg_types) != 1 or len(ctx.arg_types[0]) != 1:
         return ctx.default_return_type
-    reflected = method.startswith("__r") and method[3:-2] in OPERATORS
-    symbol = OPERATORS[method[3:-2] if reflected else method[2:-2]]
+    reflected = method.startswith("__r") and method[3:-2] in SYMBOLS
+    symbol = SYMBOLS[method[3:-2] if reflected else method[2:-2]]
     ours, other = ctx.type, ctx.arg_types[0][0]
     shapes = shapes_of([other, ours] if reflected else [ours, other])
     if shapes is None:
@@ -95,10 +94,10 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
     """``tnp.exp(x)``, ``tnp.add(x, y)``, ``tnp.where(c, x, y)``, ``tnp.clip(x, 0, 1)``."""
     types: list[Type] = []
     labels: list[str] = []
-    for index, (formal, actuals, exprs) in enumerate(zip(ctx.callee_arg_names, ctx.arg_types, ctx.args)):
+    for index, (formal, actuals, exprs) in enumerate(zip(ctx.callee_arg_names, ctx.arg_types, ctx.args, strict=False)):
         if formal is not None and formal not in ELEMENTWISE_PARAMS:
             continue  # keyword options (**kwargs)
-        for typ, expr in zip(actuals, exprs):
+        for typ, expr in zip(actuals, exprs, strict=False):
             if isinstance(get_proper_type(typ), NoneType):
                 continue
             types.append(typ)

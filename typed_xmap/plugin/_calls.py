@@ -12,14 +12,21 @@ from typing import TYPE_CHECKING
 
 from mypy.types import CallableType, Type
 
-from .._algebra import AxisMap, parse_axis_map
-from .._algebra import NamedShapeError
-from .._algebra import Mismatch, match_shape_spec
-from .._algebra import AxisSpec, ShapeSpec
-from ._codes import NAMED_AXIS_MISSING, NAMED_AXIS_SIZE, NAMED_SHAPE_SYNTAX, POSITIONAL_SHAPE, one_line
+from .._algebra import (
+    AxisMap,
+    AxisSpec,
+    Mismatch,
+    NamedShapeError,
+    ShapeSpec,
+    check_named,
+    check_positional,
+    match_shape_spec,
+    parse_axis_map,
+)
+from ._codes import NAMED_AXIS_SIZE
 from ._encoding import Shape, decode, describe, is_named_array
 from ._literals import UNKNOWN, literal_value
-from ._support import arg, arg_expr, fail, label
+from ._support import arg, arg_expr, fail, label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
@@ -47,7 +54,7 @@ def _spec(shape: Shape) -> ShapeSpec:
 def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: FunctionContext) -> Type:
     bindings: dict[str, int] = {}
     name = callee.name or "the function"
-    for index, (actual_types, exprs) in enumerate(zip(ctx.arg_types, ctx.args)):
+    for index, (actual_types, exprs) in enumerate(zip(ctx.arg_types, ctx.args, strict=False)):
         if index >= len(callee.arg_types):
             break
         declared = decode(callee.arg_types[index])
@@ -55,7 +62,7 @@ def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: Func
             continue
         spec = _spec(declared)
         param = callee.arg_names[index] or f"argument {index + 1}"
-        for typ, expr in zip(actual_types, exprs):
+        for typ, expr in zip(actual_types, exprs, strict=False):
             shape = decode(typ)
             if shape is None or shape.named is None or shape.scalar:
                 continue
@@ -63,15 +70,21 @@ def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: Func
             if isinstance(alone, Mismatch):
                 if plugin.config.call_notes:
                     fail(
-                        ctx.api, f'{label(expr, "the argument")} does not fit parameter "{param}" of "{name}": '
-                        f"{alone.reason}", ctx.context, note=True,
+                        ctx.api,
+                        f'{label(expr, "the argument")} does not fit parameter "{param}" of "{name}": {alone.reason}',
+                        ctx.context,
+                        note=True,
                     )
                 continue
             found = match_shape_spec(spec, shape.named, (), bindings)
             if isinstance(found, Mismatch):
-                fail(ctx.api, f'argument "{param}" of "{name}" ({label(expr, "the argument")}: {describe(shape.named)}): '
+                fail(
+                    ctx.api,
+                    f'argument "{param}" of "{name}" ({label(expr, "the argument")}: {describe(shape.named)}): '
                     f"{found.reason}. Fix: one axis name has one size in a call; pass values whose shared axes "
-                    f"agree", ctx.context, code=NAMED_AXIS_SIZE,
+                    f"agree",
+                    ctx.context,
+                    code=NAMED_AXIS_SIZE,
                 )
                 continue
             bindings.update(found)
@@ -90,12 +103,12 @@ def _axes_spec(ctx: FunctionContext) -> AxisMap | None:
     try:
         return parse_axis_map(axes, where="axes")
     except NamedShapeError as error:
-        fail(ctx.api, one_line(error), ctx.context, NAMED_SHAPE_SYNTAX)
+        report(ctx.api, error, ctx.context)
         return None
 
 
 def named_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
-    """``tx.named(array, ['batch', 'feat', ...])`` / ``tx.named(array, {0: 'batch'})``."""
+    """``tx.named(array, ['batch', 'feat', ...])`` / ``tx.named(array, {0: 'batch'})``: ``check_named``'s rule."""
     spec = _axes_spec(ctx)
     if spec is None:
         return ctx.default_return_type
@@ -106,20 +119,14 @@ def named_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     positional = base.positional if base is not None and not base.scalar else None
     if base_named is None:
         return plugin.types.array(dtype, None, None)
-    clash = [n for n in spec.names if n in base_named]
-    if clash:
-        fail(ctx.api, f"axes = {spec}: the value already has named axis {clash[0]!r}. Fix: pick a new name",
-            ctx.context, code=NAMED_SHAPE_SYNTAX,
-        )
+    try:
+        if positional is not None:
+            check_named(spec, positional, base_named, where="axes")
+        elif [n for n in spec.names if n in base_named]:
+            check_named(spec, (None,) * spec.min_rank, base_named, where="axes")  # rank unknown: the names only
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
         return plugin.types.array(dtype, None, None)
-    if positional is not None:
-        rank = len(positional)
-        if (spec.rank is not None and spec.rank != rank) or spec.min_rank > rank:
-            fail(ctx.api, f"axes = {spec} does not fit a value with {rank} positional dims {tuple(positional)}. Fix: name "
-                f"dims the value has, or end the list with ... to allow more dims", ctx.context,
-                code=POSITIONAL_SHAPE,
-            )
-            return plugin.types.array(dtype, None, None)
     named = {n: (positional[d] if positional is not None else None) for d, n in spec.dims}
     named.update(base_named)
     taken = {d for d, _ in spec.dims}
@@ -132,20 +139,21 @@ def named_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
 
 
 def positional_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
-    """``tx.positional(x, ['batch', ...])``: the spec must list exactly the value's named axes."""
+    """``tx.positional(x, ['batch', ...])``: the spec lists exactly the value's named axes (``check_positional``)."""
     types = arg(ctx, "x", 0)
     shape = decode(types[0]) if len(types) == 1 else None
     spec = _axes_spec(ctx)
     if spec is None or shape is None or shape.named is None:
         return ctx.default_return_type
-    unlisted = [a for a in shape.named if a not in spec.names]
-    lacking = [n for n in spec.names if n not in shape.named]
-    if unlisted or lacking:
-        problem = (
-            f"does not list axis {', '.join(repr(a) for a in unlisted)}, which the value carries"
-            if unlisted else f"lists axis {', '.join(repr(n) for n in lacking)}, which the value does not carry"
+    positional = shape.positional
+    try:
+        check_positional(
+            spec,
+            tuple(shape.named),
+            len(positional) if positional is not None else None,
+            where="axes",
+            value=f"{label(arg_expr(ctx, 'x', 0), 'x')} ({describe(shape.named)})",
         )
-        fail(ctx.api, f"tx.positional: axes = {spec} {problem} (the value has {describe(shape.named)}). Fix: list every "
-            f"named axis of the value, and only those", ctx.context, code=NAMED_AXIS_MISSING,
-        )
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
     return ctx.default_return_type

@@ -27,9 +27,7 @@ NAMED_SHAPE_SYNTAX = ErrorCode(
     "named-shape-syntax", "A NamedArray spec, einsum spec or axis argument does not parse", CATEGORY
 )
 NAMED_AXIS_SIZE = ErrorCode("named-axis-size", "One axis name has two different sizes", CATEGORY)
-NAMED_AXIS_MISSING = ErrorCode(
-    "named-axis-missing", "An operation names an axis the value does not carry", CATEGORY
-)
+NAMED_AXIS_MISSING = ErrorCode("named-axis-missing", "An operation names an axis the value does not carry", CATEGORY)
 POSITIONAL_SHAPE = ErrorCode("positional-shape", "Positional dims do not broadcast or match", CATEGORY)
 AXIS_RESOURCE_CONFLICT = ErrorCode(
     "axis-resource-conflict", "Two named axes on one mesh axis meet in one value", CATEGORY

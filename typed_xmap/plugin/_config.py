@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import configparser
-import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ def load_config(config_file: str | None) -> PluginConfig:
         path = Path(config_file)
         if path.suffix == ".toml":
             import tomllib
+
             with path.open("rb") as handle:
                 values = dict(tomllib.load(handle).get("tool", {}).get(SECTION, {}))
         elif path.exists():

@@ -13,9 +13,11 @@ An ``Any`` NS or PS means "unknown": the plugin never reports on unknown shapes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from mypy.nodes import TypeInfo
 from mypy.types import (
     AnyType,
     Instance,
@@ -32,7 +34,6 @@ from mypy.types import (
 from .._algebra import describe_named_shape
 
 if TYPE_CHECKING:
-    from mypy.nodes import TypeInfo
     from mypy.plugin import Plugin
 
 __all__ = ["NAMED_ARRAY", "Shape", "TypeFactory", "decode", "describe", "is_named_array"]
@@ -125,9 +126,9 @@ class TypeFactory:
         if found is None:
             symbol = self._plugin.lookup_fully_qualified(fullname)
             node = symbol.node if symbol is not None else None
-            if node is None or not hasattr(node, "is_protocol"):  # a TypeInfo
+            if not isinstance(node, TypeInfo):
                 return None
-            found = self._infos[fullname] = node  # type: ignore[assignment]
+            found = self._infos[fullname] = node
         return found
 
     def instance(self, fullname: str, args: Sequence[Type] = ()) -> Instance | None:
@@ -150,7 +151,10 @@ class TypeFactory:
             return self.any()
         keys = set(named)
         return TypedDictType(
-            {name: self.size(size) for name, size in named.items()}, set(keys), set(keys), fallback,
+            {name: self.size(size) for name, size in named.items()},
+            set(keys),
+            set(keys),
+            fallback,
             is_closed=True,
         )
 
@@ -164,9 +168,7 @@ class TypeFactory:
 
     def array(self, dtype: Type, named: Mapping[str, Size] | None, positional: Sequence[Size] | None) -> Type:
         """``NamedArray_[dtype, NS, PS]``; Any when typed_xmap's static module is not loaded."""
-        result = self.instance(
-            NAMED_ARRAY, [dtype, self.named_shape(named), self.positional_shape(positional)]
-        )
+        result = self.instance(NAMED_ARRAY, [dtype, self.named_shape(named), self.positional_shape(positional)])
         return result if result is not None else self.any()
 
     def encode(self, shape: Shape) -> Type:

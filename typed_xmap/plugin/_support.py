@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, Expression, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
