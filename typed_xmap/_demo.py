@@ -38,13 +38,13 @@ def run_demo() -> int:
 
     console.rule("1. Values carry named shapes and broadcast by name")
     x, w = tour.inputs(), tour.weights()
-    say(f"x = tx.named(jnp.arange(32.).reshape(8, 4), ['batch', 'in_features'])  ->  {x!r}")
-    say(f"w = tx.named(jnp.ones((4, 3)), ['in_features', 'out_features'])        ->  {w!r}")
+    say(f"x = tx.named(np.arange(32.0, dtype=np.float32).reshape(8, 4), ['batch', 'in_features'])  ->  {x!r}")
+    say(f"w = tx.named(np.ones((4, 3), np.float32), ['in_features', 'out_features'])  ->  {w!r}")
     say(f"x * w  ->  {tour.broadcast(x, w)!r}   (the union of the named axes; order never matters)")
     try:
         tour.add_batch_of_six(x)
     except tx.NamedShapeError as error:
-        say(f"x + tx.named(jnp.ones(6), ['batch'])  ->  NamedShapeError: {error}")
+        say(f"x + tx.named(np.ones(6, np.float32), ['batch'])  ->  NamedShapeError: {error}")
 
     console.rule("2. @tx.typed checks NamedArray annotations on every call, binding sizes")
 

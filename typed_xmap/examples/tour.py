@@ -4,7 +4,7 @@ Like ``regression.py`` it is checked as user code (mypy strict with the typed_xm
 public stubs) by tests/test_self_checks.py.
 """
 
-import jax.numpy as jnp
+import numpy as np
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -12,11 +12,11 @@ from typed_xmap import NamedArray, f32
 
 
 def inputs() -> NamedArray[f32, "batch in_features"]:
-    return tx.named(jnp.arange(8.0 * 4).reshape(8, 4), ["batch", "in_features"])
+    return tx.named(np.arange(8.0 * 4, dtype=np.float32).reshape(8, 4), ["batch", "in_features"])
 
 
 def weights() -> NamedArray[f32, "in_features out_features"]:
-    return tx.named(jnp.ones((4, 3)), ["in_features", "out_features"])
+    return tx.named(np.ones((4, 3), np.float32), ["in_features", "out_features"])
 
 
 def broadcast(
@@ -28,7 +28,7 @@ def broadcast(
 
 def add_batch_of_six(x: NamedArray[f32, "batch in_features"]) -> NamedArray[f32, "batch in_features"]:
     """Raises ``NamedShapeError`` at run time unless ``x``'s batch has size 6."""
-    return x + tx.named(jnp.ones(6), ["batch"])
+    return x + tx.named(np.ones(6, np.float32), ["batch"])
 
 
 @tx.typed
