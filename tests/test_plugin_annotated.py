@@ -18,8 +18,9 @@ def _plugin_debug(monkeypatch):
     """A plugin hook that fails raises (mypy INTERNAL ERROR) instead of degrading quietly."""
     monkeypatch.setenv("TYPED_XMAP_PLUGIN_DEBUG", "1")
 
+
 ORDINARY_ANNOTATED = textwrap.dedent(
-    '''
+    """
     from dataclasses import dataclass
     from typing import Annotated, Any, ClassVar, Final, Generic, Literal, NotRequired, Optional, Required
     from typing import TypedDict, TypeVar, overload
@@ -97,13 +98,15 @@ ORDINARY_ANNOTATED = textwrap.dedent(
 
 
     reveal_type(g(1.5))
-    '''
+    """
 )
 
 
 def _mypy(tmp_path: Path, source: str, *, plugin: bool, name: str = "program.py") -> str:
     config = tmp_path / ("with.ini" if plugin else "without.ini")
-    config.write_text("[mypy]\n" + ("plugins = typed_xmap.plugin\n" if plugin else "") + f"mypy_path = {ROOT / 'stubs'}\n")
+    config.write_text(
+        "[mypy]\n" + ("plugins = typed_xmap.plugin\n" if plugin else "") + f"mypy_path = {ROOT / 'stubs'}\n"
+    )
     program = tmp_path / name
     program.write_text(source)
     stdout, stderr, _ = api.run(
@@ -123,13 +126,17 @@ def test_ordinary_annotated_is_untouched(tmp_path):
 
 
 def test_typed_xmap_annotated_is_taken_over(tmp_path):
-    source = 'from typed_xmap import NamedArray, f32\ndef f(x: NamedArray[f32, "batch=3"]) -> None:\n    reveal_type(x)\n'
+    source = (
+        'from typed_xmap import NamedArray, f32\ndef f(x: NamedArray[f32, "batch=3"]) -> None:\n    reveal_type(x)\n'
+    )
     assert "TypedDict({'batch'=: Literal[3]}" in _mypy(tmp_path, source, plugin=True)
-    assert "NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]" in _mypy(tmp_path, source, plugin=False)
+    assert "NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]" in _mypy(
+        tmp_path, source, plugin=False
+    )
 
 
 PYDANTIC_USER = textwrap.dedent(
-    '''
+    """
     from typing import Annotated
     from pydantic import BaseModel, Field, PositiveInt, conint
     from pydantic.functional_validators import AfterValidator
@@ -146,7 +153,7 @@ PYDANTIC_USER = textwrap.dedent(
     reveal_type(u.name)
     reveal_type(u.even)
     bad: Annotated[int, Field(gt=0)] = "x"
-    '''
+    """
 )
 
 
@@ -165,8 +172,16 @@ def test_installed_package_using_annotated_heavily(tmp_path):
         config = tmp_path / f"pkg{plugin}.ini"
         config.write_text("[mypy]\n" + ("plugins = typed_xmap.plugin\n" if plugin else ""))
         stdout, stderr, _ = api.run(
-            ["--config-file", str(config), "--no-incremental", "--follow-imports=silent", "--no-error-summary",
-             str(package / "types.py"), str(package / "fields.py"), str(package / "functional_validators.py")]
+            [
+                "--config-file",
+                str(config),
+                "--no-incremental",
+                "--follow-imports=silent",
+                "--no-error-summary",
+                str(package / "types.py"),
+                str(package / "fields.py"),
+                str(package / "functional_validators.py"),
+            ]
         )
         outputs.append(stdout + stderr)
     assert "INTERNAL ERROR" not in outputs[1]

@@ -15,23 +15,39 @@ ROOT = Path(__file__).resolve().parents[1]
 def _plugin_debug(monkeypatch):
     """A plugin hook that fails raises (mypy INTERNAL ERROR) instead of degrading quietly."""
     monkeypatch.setenv("TYPED_XMAP_PLUGIN_DEBUG", "1")
+
+
 EXAMPLES = ROOT / "examples" / "typed"
 
 # example -> (text to replace, its replacement, the code, the line the error must be on: a text on it)
 SEEDED_BUGS = {
-    "regression.py": ('error * error, "batch")', 'error * error, "batches")', "named-axis-missing",
-                      'tnp.mean(error * error, "batches")'),
-    "mlp.py": ('w2: NamedArray[f32, "hidden classes=10"]', 'w2: NamedArray[f32, "hidden=256 classes=10"]',
-               "named-axis-size", "logits = tnp.einsum"),
+    "regression.py": (
+        'error * error, "batch")',
+        'error * error, "batches")',
+        "named-axis-missing",
+        'tnp.mean(error * error, "batches")',
+    ),
+    "mlp.py": (
+        'w2: NamedArray[f32, "hidden classes=10"]',
+        'w2: NamedArray[f32, "hidden=256 classes=10"]',
+        "named-axis-size",
+        "logits = tnp.einsum",
+    ),
     "attention.py": ("weights, v2)", "weights, v)", "named-axis-missing", "mixed = tnp.einsum"),
-    "layer_norm.py": ('centered * centered, "embed")', 'centered * centered, "embd")', "named-axis-missing",
-                      "variance = tnp.mean"),
+    "layer_norm.py": (
+        'centered * centered, "embed")',
+        'centered * centered, "embd")',
+        "named-axis-missing",
+        "variance = tnp.mean",
+    ),
 }
 
 
 def _check(tmp_path: Path, files: list[Path], *, plugin: bool = True) -> tuple[str, int]:
     config = tmp_path / "mypy.ini"
-    config.write_text("[mypy]\n" + ("plugins = typed_xmap.plugin\n" if plugin else "") + f"mypy_path = {ROOT / 'stubs'}\n")
+    config.write_text(
+        "[mypy]\n" + ("plugins = typed_xmap.plugin\n" if plugin else "") + f"mypy_path = {ROOT / 'stubs'}\n"
+    )
     stdout, stderr, status = api.run(
         ["--config-file", str(config), "--strict", "--cache-dir", str(tmp_path / "cache"), *map(str, files)]
     )
@@ -56,8 +72,8 @@ def test_seeded_bug_is_reported_on_its_line(tmp_path, example):
     path.write_text(buggy)
     output, status = _check(tmp_path, [path])
     assert status == 1
-    errors = [l for l in output.splitlines() if ": error:" in l]
-    assert errors and all(f"{example}:{line}: error:" in l and l.endswith(f"[{code}]") for l in errors), output
+    errors = [row for row in output.splitlines() if ": error:" in row]
+    assert errors and all(f"{example}:{line}: error:" in row and row.endswith(f"[{code}]") for row in errors), output
 
 
 def test_examples_run(tmp_path):

@@ -18,23 +18,23 @@ def _plugin_debug(monkeypatch):
 
 
 LAYERS = textwrap.dedent(
-    '''
+    """
     import typed_xmap.numpy as tnp
     from typed_xmap import NamedArray, f32
 
     def project(x: NamedArray[f32, "batch in"], w: NamedArray[f32, "in out"]) -> NamedArray[f32, "batch out"]:
         return tnp.einsum("{in},{in,out}->{out}", x, w)
-    '''
+    """
 )
 CALLER = textwrap.dedent(
-    '''
+    """
     import typed_xmap.numpy as tnp
     from typed_xmap import NamedArray, f32
     from layers import project
 
     def loss(x: NamedArray[f32, "batch in"], w: NamedArray[f32, "in out"]) -> NamedArray[f32, ""]:
         return tnp.sum(tnp.sum(project(x, w), "out"), "batch")
-    '''
+    """
 )
 
 
@@ -42,8 +42,16 @@ def _run(tmp_path: Path, *extra: str) -> str:
     config = tmp_path / "mypy.ini"
     config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\nstrict = True\n")
     stdout, stderr, _ = api.run(
-        ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", *extra,
-         str(tmp_path / "layers.py"), str(tmp_path / "caller.py")]
+        [
+            "--config-file",
+            str(config),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--no-error-summary",
+            *extra,
+            str(tmp_path / "layers.py"),
+            str(tmp_path / "caller.py"),
+        ]
     )
     return (stdout + stderr).replace(str(tmp_path), "")
 
@@ -56,8 +64,11 @@ def test_second_run_and_edits_match_cold_runs(tmp_path):
     assert _run(tmp_path) == first  # warm: replayed from the cache
 
     # change the callee's declared return: the caller, unchanged, must now report
-    (tmp_path / "layers.py").write_text(LAYERS.replace('"batch out"]:', '"batch hidden"]:').replace("{out}", "{hidden}")
-                                        .replace('"in out"]) ->', '"in hidden"]) ->'))
+    (tmp_path / "layers.py").write_text(
+        LAYERS.replace('"batch out"]:', '"batch hidden"]:')
+        .replace("{out}", "{hidden}")
+        .replace('"in out"]) ->', '"in hidden"]) ->')
+    )
     warm = _run(tmp_path)
     assert "tnp.sum(project(...), axis='out') reduces over axis 'out'" in warm
     assert "[named-axis-missing]" in warm and "caller.py:7" in warm

@@ -27,8 +27,15 @@ def _run(tmp_path: Path, source: str) -> tuple[str, int]:
     program.write_text(source)
     try:
         stdout, stderr, status = api.run(
-            ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), "--no-error-summary",
-             "--show-traceback", str(program)]
+            [
+                "--config-file",
+                str(config),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--no-error-summary",
+                "--show-traceback",
+                str(program),
+            ]
         )
     finally:
         del os.environ["TYPED_XMAP_PLUGIN_DEBUG"]
@@ -61,19 +68,40 @@ def test_random_spec_strings_never_crash(tmp_path, named, positional, einsum, ax
 
 
 EXPRESSIONS = [
-    "x + y", "x * 2.0", "1.0 - y", "x < y", "-x", "tnp.exp(x)", "tnp.add(x, y)", "tnp.where(x > 0, x, y)",
-    "tnp.sum(x, {a})", "tnp.mean(y, ({a}, 0))", "tnp.softmax(x, {a})", "tnp.argmax(x, {a})",
-    "tnp.einsum('{{{n}}},{{{n}}}->{{}}', x, y)", "tnp.dot(x, y, axis={a})", "tnp.dot(x, y)",
-    "tx.named(x, [{a}, ...])", "tx.positional(x, [{a}])", "g(x, y)", "tnp.clip(x, 0, 1)", "tnp.max(x, keepdims=True)",
+    "x + y",
+    "x * 2.0",
+    "1.0 - y",
+    "x < y",
+    "-x",
+    "tnp.exp(x)",
+    "tnp.add(x, y)",
+    "tnp.where(x > 0, x, y)",
+    "tnp.sum(x, {a})",
+    "tnp.mean(y, ({a}, 0))",
+    "tnp.softmax(x, {a})",
+    "tnp.argmax(x, {a})",
+    "tnp.einsum('{{{n}}},{{{n}}}->{{}}', x, y)",
+    "tnp.dot(x, y, axis={a})",
+    "tnp.dot(x, y)",
+    "tx.named(x, [{a}, ...])",
+    "tx.positional(x, [{a}])",
+    "g(x, y)",
+    "tnp.clip(x, 0, 1)",
+    "tnp.max(x, keepdims=True)",
 ]
 
 
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    x=spec_words, y=spec_words, ret=spec_words,
-    body=st.lists(st.tuples(st.sampled_from(EXPRESSIONS), st.sampled_from(["'a'", "'b'", "'batch'", "1", "-1"])),
-                  min_size=1, max_size=5),
+    x=spec_words,
+    y=spec_words,
+    ret=spec_words,
+    body=st.lists(
+        st.tuples(st.sampled_from(EXPRESSIONS), st.sampled_from(["'a'", "'b'", "'batch'", "1", "-1"])),
+        min_size=1,
+        max_size=5,
+    ),
     resources=st.sampled_from(["", ", axis_resources={'a': 'x', 'b': 'x'}", ", axis_resources={'a': ('x', 'y')}"]),
 )
 def test_random_programs_never_crash(tmp_path, x, y, ret, body, resources):

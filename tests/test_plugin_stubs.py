@@ -21,10 +21,17 @@ def _plugin_debug(monkeypatch):
 
 def _stub_names(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
-    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))} | {
-        target.id for node in tree.body if isinstance(node, ast.AnnAssign) for target in [node.target]
-        if isinstance(target, ast.Name)
-    } | {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    return (
+        {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        | {
+            target.id
+            for node in tree.body
+            if isinstance(node, ast.AnnAssign)
+            for target in [node.target]
+            if isinstance(target, ast.Name)
+        }
+        | {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    )
 
 
 def test_numpy_stub_lists_every_runtime_function():
@@ -62,7 +69,7 @@ def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch):
     program = tmp_path / "model.py"
     program.write_text(
         "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n"
-        "def f(x: NamedArray[f32, \"batch\"]) -> None:\n    tnp.sum(x, \"hidden\")\n"
+        'def f(x: NamedArray[f32, "batch"]) -> None:\n    tnp.sum(x, "hidden")\n'
     )
     assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 1
     out = capsys.readouterr().out
@@ -81,8 +88,8 @@ def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch):
     program = tmp_path / "model.py"
     program.write_text(
         "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n"
-        "def f(x: NamedArray[f32, \"batch=2\"], y: NamedArray[f32, \"batch=3\"]) -> None:\n"
-        "    tnp.sum(x, \"hidden\")\n    x + y\n"
+        'def f(x: NamedArray[f32, "batch=2"], y: NamedArray[f32, "batch=3"]) -> None:\n'
+        '    tnp.sum(x, "hidden")\n    x + y\n'
     )
     assert run_check([str(program)], ["--cache-dir", str(tmp_path / "cache")]) == 1
     out = capsys.readouterr().out

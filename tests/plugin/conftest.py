@@ -21,14 +21,14 @@ os.environ["TYPED_XMAP_PLUGIN_DEBUG"] = "1"
 
 
 def pytest_configure(config):
-    folder = config.cache.mkdir("typed_xmap_plugin") if getattr(config, "cache", None) else tempfile.mkdtemp(prefix="typed_xmap_plugin")
+    folder = (
+        config.cache.mkdir("typed_xmap_plugin")
+        if getattr(config, "cache", None)
+        else tempfile.mkdtemp(prefix="typed_xmap_plugin")
+    )
     ini = Path(folder) / "mypy.ini"
     ini.write_text(
-        "[mypy]\n"
-        "plugins = typed_xmap.plugin\n"
-        f"mypy_path = {ROOT / 'stubs'}\n"
-        "strict = True\n"
-        "show_error_codes = True\n"
+        f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\nstrict = True\nshow_error_codes = True\n"
     )
     if not config.option.mypy_ini_file and not config.option.mypy_pyproject_toml_file:
         config.option.mypy_ini_file = str(ini)

@@ -15,6 +15,7 @@ from ._axis_map import (
 )
 from ._conversions import (
     check_named as check_named,
+    check_new_names as check_new_names,
     check_positional as check_positional,
 )
 from ._dtypes import (

@@ -14,12 +14,17 @@ from ._axis_map import AxisMap, check_fits, format_axis_list
 from ._errors import ErrorKind, NamedShapeError
 from ._shapes import Size
 
-__all__ = ["check_named", "check_positional"]
+__all__ = ["check_named", "check_new_names", "check_positional"]
 
 
 def check_named(spec: AxisMap, shape: Sequence[Size], held: Collection[str], *, where: str) -> None:
     """Raise unless ``spec`` can name the dims of positional ``shape`` on a value already holding ``held``."""
     check_fits(spec, tuple(shape), where=where)  # type: ignore[arg-type]  # unknown sizes (None) only print
+    check_new_names(spec, held, where=where)
+
+
+def check_new_names(spec: AxisMap, held: Collection[str], *, where: str) -> None:
+    """Raise if ``spec`` names an axis the value already holds (``held``)."""
     clash = [n for n in spec.names if n in held]
     if clash:
         raise NamedShapeError(

@@ -19,6 +19,7 @@ from .._algebra import (
     NamedShapeError,
     ShapeSpec,
     check_named,
+    check_new_names,
     check_positional,
     match_shape_spec,
     parse_axis_map,
@@ -122,8 +123,8 @@ def named_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     try:
         if positional is not None:
             check_named(spec, positional, base_named, where="axes")
-        elif [n for n in spec.names if n in base_named]:
-            check_named(spec, (None,) * spec.min_rank, base_named, where="axes")  # rank unknown: the names only
+        else:  # rank unknown: the names only
+            check_new_names(spec, base_named, where="axes")
     except NamedShapeError as error:
         report(ctx.api, error, ctx.context)
         return plugin.types.array(dtype, None, None)
