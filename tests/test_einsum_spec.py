@@ -1,10 +1,8 @@
 """The brace einsum spec: parsing, errors, and results against an independent NumPy reference."""
 
-
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from typed_xmap import NamedShapeError, NamedShapeSyntaxError
 from typed_xmap._algebra import einsum_result, parse_einsum, positional_einsum
@@ -103,7 +101,7 @@ def test_brace_einsum_agrees_with_numpy(case, rng):
     # everything broadcast over the full index space, then sum what the result does not keep.
     indices = sorted({c for _, _, ls in operands for c in ls}) + sorted({n for order in orders for n in order})
     total = np.ones([SIZES[i] for i in indices])
-    for array, order, (_, _, letters) in zip(arrays, orders, operands):
+    for array, order, (_, _, letters) in zip(arrays, orders, operands, strict=False):
         own = list(letters) + order
         in_index_order = np.transpose(array, np.argsort([indices.index(i) for i in own]))
         total = total * np.reshape(in_index_order, [SIZES[i] if i in own else 1 for i in indices])

@@ -9,10 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from jax.sharding import AxisType, NamedSharding
-from jax.sharding import PartitionSpec as P
+from hypothesis import given, settings, strategies as st
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 from test_numpy import MODES, compare, data, named
 
 import typed_xmap as tx
@@ -39,7 +37,7 @@ def np_reference(spec, inputs):
     result_names = sorted(set(out_names) | carried)
     upper = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     letter = {n: next(upper) for n in sorted({n for _, ns in inputs for n in ns})}
-    terms = [lt + "".join(letter[n] for n in ns) for (lt, _), (_, ns) in zip(operands, inputs)]
+    terms = [lt + "".join(letter[n] for n in ns) for (lt, _), (_, ns) in zip(operands, inputs, strict=False)]
     subscripts = ",".join(terms) + "->" + out_letters + "".join(letter[n] for n in result_names)
     return np.einsum(subscripts, *[a for a, _ in inputs]), tuple(result_names)
 
@@ -75,8 +73,16 @@ def test_einsum_matches_numpy(case, mode):
     spec, shapes = CASES[case]
     inputs = inputs_for(shapes)
     expected, names = np_reference(spec, inputs)
-    compare(lambda *xs: tnp.einsum(spec, *xs), inputs, mode, expected, names, mapped=mapped_name(shapes),
-            rtol=1e-5, atol=1e-6)
+    compare(
+        lambda *xs: tnp.einsum(spec, *xs),
+        inputs,
+        mode,
+        expected,
+        names,
+        mapped=mapped_name(shapes),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -126,8 +132,16 @@ def test_property_brace_einsum_with_a_mapped_axis(problem, pick):
     if not names:
         return
     expected, result_names = np_reference(spec, inputs)
-    compare(lambda *xs: tnp.einsum(spec, *xs), inputs, "mapped", expected, result_names,
-            mapped=names[pick % len(names)], rtol=1e-4, atol=1e-5)
+    compare(
+        lambda *xs: tnp.einsum(spec, *xs),
+        inputs,
+        "mapped",
+        expected,
+        result_names,
+        mapped=names[pick % len(names)],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_einsum_axis_held_as_a_dim_by_one_operand_and_mapped_in_another():
@@ -181,8 +195,8 @@ def test_dot_over_named_axes(mode):
 # ---------------------------------------------------------------------------------------------------------
 # gradients, the regression loss, one dot_general
 
-B, I, O = 16, 32, 24
-XS, WS, YS = data(B, I, seed=1), data(I, O, seed=2), data(B, O, seed=3)
+B, IN, OUT = 16, 32, 24
+XS, WS, YS = data(B, IN, seed=1), data(IN, OUT, seed=2), data(B, OUT, seed=3)
 
 
 def loss_ref(x, w, y):
@@ -206,9 +220,14 @@ def per_element(body, order=("batch", "in", "out"), out=("batch", "out"), resour
     def wrapped(x, w, y):
         f = body
         for name in reversed(order):
-            f = jax.vmap(f, in_axes=tuple(0 if name in d else None for d in dims), axis_name=name,
-                         spmd_axis_name=resources.get(name), out_axes=0 if name in out else None)
-        moved = [jnp.transpose(a, [d.index(n) for n in order if n in d]) for a, d in zip((x, w, y), dims)]
+            f = jax.vmap(
+                f,
+                in_axes=tuple(0 if name in d else None for d in dims),
+                axis_name=name,
+                spmd_axis_name=resources.get(name),
+                out_axes=0 if name in out else None,
+            )
+        moved = [jnp.transpose(a, [d.index(n) for n in order if n in d]) for a, d in zip((x, w, y), dims, strict=False)]
         return f(*moved)
 
     return wrapped
@@ -225,9 +244,10 @@ def test_regression_loss_named_arrays_values_and_gradients():
 
 def test_regression_loss_per_element_values_and_gradients():
     """The untyped xmap body: plain per-element values; the batch mean and out sum are collectives."""
+
     def body(xe, we, ye):
         err = tnp.einsum("{in},{in,out}->{out}", xe, we) - ye
-        return tnp.mean(tnp.sum(err ** 2, "out"), "batch")
+        return tnp.mean(tnp.sum(err**2, "out"), "batch")
 
     f = per_element(body, out=())
     value, grads = jax.jit(jax.value_and_grad(f, argnums=(0, 1)))(XS, WS, YS)
@@ -250,8 +270,8 @@ def _matmul_bodies():
         return tnp.einsum("{in},{in,out}->{out}", xe, we)
 
     def typed(xe, we):  # a typed xmap body: every named axis mapped
-        x = wrap(xe, (), (("batch", B), ("in", I)))
-        w = wrap(we, (), (("in", I), ("out", O)))
+        x = wrap(xe, (), (("batch", B), ("in", IN)))
+        w = wrap(we, (), (("in", IN), ("out", OUT)))
         return tnp.einsum("{in},{in,out}->{out}", x, w).data
 
     return {"plain": plain, "typed": typed}
@@ -312,13 +332,17 @@ def test_per_element_contraction_on_meshes(kind, resources, order):
     body = _matmul_bodies()[path]
 
     def loss(x, w, y):
-        return per_element(lambda xe, we, ye: tnp.sum((body(xe, we) - ye) ** 2, ("batch", "out")),
-                           order=order, out=(), resources=resources)(x, w, y)
+        return per_element(
+            lambda xe, we, ye: tnp.sum((body(xe, we) - ye) ** 2, ("batch", "out")),
+            order=order,
+            out=(),
+            resources=resources,
+        )(x, w, y)
 
     f = per_element(lambda x, w, y: body(x, w), order=order, resources=resources)
     with jax.set_mesh(mesh):
         shardings = tuple(sharding(mesh, n, resources) for n in (("batch", "in"), ("in", "out"), ("batch", "out")))
-        args = [jax.device_put(a, s) for a, s in zip((XS, WS, YS), shardings)]
+        args = [jax.device_put(a, s) for a, s in zip((XS, WS, YS), shardings, strict=False)]
         both = jax.jit(lambda x, w, y: (f(x, w, y), jax.grad(loss, argnums=(0, 1))(x, w, y)))
         out, (gx, gw) = both(*args)
         text = both.lower(*args).compile().as_text()
@@ -330,16 +354,21 @@ def test_per_element_contraction_on_meshes(kind, resources, order):
     assert re.search(r"\bdot\(", text) and not RANK3.search(text)
 
 
-@pytest.mark.parametrize("resources", [{"in": "x"}, {"batch": "x", "out": "y"}, {"in": "x", "out": "y"}],
-                         ids=lambda r: ",".join(f"{k}>{v}" for k, v in r.items()))
+@pytest.mark.parametrize(
+    "resources",
+    [{"in": "x"}, {"batch": "x", "out": "y"}, {"in": "x", "out": "y"}],
+    ids=lambda r: ",".join(f"{k}>{v}" for k, v in r.items()),
+)
 @pytest.mark.parametrize("kind", ["explicit", "auto"])
 def test_named_array_contraction_on_meshes(kind, resources):
     """NamedArrays whose named dims are sharded: a contraction over a sharded dim on an Explicit
     mesh needs the out_sharding fix."""
     mesh = mesh_of(kind)
     with jax.set_mesh(mesh):
-        x, w, y = (placed(mesh, a, names, resources) for a, names in
-                   ((XS, ("batch", "in")), (WS, ("in", "out")), (YS, ("batch", "out"))))
+        x, w, y = (
+            placed(mesh, a, names, resources)
+            for a, names in ((XS, ("batch", "in")), (WS, ("in", "out")), (YS, ("batch", "out")))
+        )
         f = jax.jit(jax.value_and_grad(lambda x, w: loss_named(x, w, y).data, argnums=(0, 1)))
         value, (gx, gw) = f(x, w)
         text = f.lower(x, w).compile().as_text()
@@ -358,8 +387,12 @@ def test_per_element_reductions_on_meshes(kind):
     def body(v):
         return tnp.softmax(v, "b"), tnp.prod(v, "b"), tnp.argmax(v, "b"), tnp.var(v, ("b", "f"))
 
-    f = jax.vmap(jax.vmap(body, axis_name="f", spmd_axis_name="y"), axis_name="b", spmd_axis_name="x",
-                 out_axes=(0, None, None, None))
+    f = jax.vmap(
+        jax.vmap(body, axis_name="f", spmd_axis_name="y"),
+        axis_name="b",
+        spmd_axis_name="x",
+        out_axes=(0, None, None, None),
+    )
     mesh = mesh_of(kind)
     with jax.set_mesh(mesh):
         sm, pr, am, va = jax.jit(f)(jax.device_put(a, NamedSharding(mesh, P("x", "y"))))
@@ -374,8 +407,11 @@ def test_three_operand_einsum_on_an_explicit_mesh():
     mesh = mesh_of("explicit")
     resources = {"i": "x", "j": "y"}
     with jax.set_mesh(mesh):
-        args = [placed(mesh, a, ("i",), resources), placed(mesh, b, ("i", "j"), resources),
-                placed(mesh, c, ("j",), resources)]
+        args = [
+            placed(mesh, a, ("i",), resources),
+            placed(mesh, b, ("i", "j"), resources),
+            placed(mesh, c, ("j",), resources),
+        ]
         out = jax.jit(lambda *v: tnp.einsum("{i},{i,j},{j}->{}", *v))(*args)
     np.testing.assert_allclose(out.data, np.einsum("i,ij,j->", a, b, c), rtol=1e-5)
 
