@@ -164,7 +164,7 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
     if isinstance(ndim, int) and ndim < len(axes):
         NamedArray(data, *aux)  # raises the explanatory error
     if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
-        from ._xmap_frames import varying_mapped
+        from ._xmap._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
     return wrap(data, axes, mapped)
