@@ -32,7 +32,7 @@ from .._algebra import (
     unlisted_axes,
     unlisted_return_error,
 )
-from ._codes import AXIS_RESOURCE_CONFLICT, NAMED_AXIS_MISSING, NAMED_SHAPE_SYNTAX, one_line
+from ._codes import NAMED_AXIS_MISSING, code_for, one_line
 from ._encoding import decode, describe
 from ._literals import UNKNOWN, literal_value
 from ._support import arg, arg_expr, fail
@@ -126,7 +126,7 @@ class Resources:
         conflicts = resource_conflicts(named, resources)
         if conflicts:
             error = conflict_error(conflicts[0], f"{operation} (a value with axes {describe(named)} in {fn.name})")
-            fail(api, one_line(error), context, AXIS_RESOURCE_CONFLICT)
+            fail(api, one_line(error), context, code_for(error))
 
 
 def _leaves(spec: object, count: int, kind: str) -> list[AxisMap | None] | None:
@@ -158,7 +158,7 @@ def xmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
         in_leaves = None if in_expr is None else _leaves(literal_value(in_expr), len(params), "in_axes")
         out_leaves = _leaves(literal_value(out_expr), 1, "out_axes")
     except NamedShapeError as error:
-        fail(ctx.api, one_line(error), ctx.context, NAMED_SHAPE_SYNTAX)
+        fail(ctx.api, one_line(error), ctx.context, code_for(error))
         return ctx.default_return_type
     if resources:
         plugin.resources.record_call(arg_expr(ctx, "fun", 0), resources)
@@ -176,7 +176,8 @@ def _value_or_none(expr: Expression | None) -> object:
 
 def _fail_conflicts(ctx: FunctionContext, names: list[str], resources: AxisResources, where: str) -> None:
     for conflict in resource_conflicts(names, resources)[:1]:
-        fail(ctx.api, one_line(conflict_error(conflict, where)), ctx.context, code=AXIS_RESOURCE_CONFLICT)
+        error = conflict_error(conflict, where)
+        fail(ctx.api, one_line(error), ctx.context, code=code_for(error))
 
 
 def _check_param(
@@ -214,7 +215,7 @@ def _check_return(
         unlisted = unlisted_axes(declared, leaf.names)
         if unlisted:
             error = unlisted_return_error(name, describe(shape.named), str(leaf), unlisted)
-            fail(ctx.api, one_line(error), ctx.context, code=NAMED_AXIS_MISSING)
+            fail(ctx.api, one_line(error), ctx.context, code=code_for(error))
     mapped = list(leaf.names) if leaf is not None else []
     _fail_conflicts(ctx, list(dict.fromkeys(declared + mapped)), resources, f"the return value of {name}")
 
