@@ -47,3 +47,14 @@ def test_demo_runs():
     assert "equals a @ b: True" in result.stdout and "split: left -> x, right -> y" in result.stdout
     assert "[named-axis-missing]" in result.stdout and "Success: no issues found" in result.stdout
     assert "demo finished" in result.stdout
+
+
+def test_every_package_folder_is_shipped():
+    """A package folder missing from pyproject's list works in an editable install and is absent from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "typed_xmap").rglob("__init__.py")
+    }
+    assert on_disk - listed == set(), f"add these to [tool.setuptools] packages in pyproject.toml: {on_disk - listed}"
