@@ -422,7 +422,7 @@ def test_three_operand_einsum_on_an_explicit_mesh():
 
 def test_einsum_errors():
     x = named(data(5), ("i",))
-    with pytest.raises(NamedShapeError, match="has 2 operand specs but was given 1 operands"):
+    with pytest.raises(NamedShapeError, match="has 2 operand specs but was given 1 operand"):
         tnp.einsum("{i},{i}->{}", x)
     with pytest.raises(NamedShapeError) as info:
         tnp.einsum("{i},{j}->{}", x, x)

@@ -54,7 +54,5 @@ def test_every_package_folder_is_shipped():
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {
-        ".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "typed_xmap").rglob("__init__.py")
-    }
+    on_disk = {".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "typed_xmap").rglob("__init__.py")}
     assert on_disk - listed == set(), f"add these to [tool.setuptools] packages in pyproject.toml: {on_disk - listed}"

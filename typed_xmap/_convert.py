@@ -6,7 +6,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from ._algebra import AxisMap, ErrorKind, NamedShapeError, check_fits, format_axis_list, parse_axis_map
+from ._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
 from ._named_array import NamedArray, wrap
 
 __all__ = ["named", "positional", "to_named", "to_positional"]
@@ -21,13 +21,7 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     else:
         data = jnp.asarray(array)
     rank = len(data.shape) - len(base_axes)
-    check_fits(spec, tuple(data.shape[:rank]), where=where)
-    clash = [n for n in spec.names if n in base_axes or n in dict(mapped)]
-    if clash:
-        raise NamedShapeError(
-            f"{where} = {spec}: the value already has named axis {clash[0]!r}. Fix: pick a new name",
-            kind=ErrorKind.AXIS_SIZE,
-        )
+    check_named(spec, tuple(data.shape[:rank]), (*base_axes, *dict(mapped)), where=where)
     named_dims = [d for d, _ in spec.dims]
     kept = [d for d in range(rank) if d not in named_dims]
     perm = kept + named_dims + list(range(rank, len(data.shape)))
@@ -44,35 +38,7 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
             f"a positional array needs no conversion",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
-    listed = set(spec.names)
-    unlisted = [a for a in x.axes if a not in listed]
-    if unlisted:
-        raise NamedShapeError(
-            f"{where} = {spec} does not list axis {', '.join(repr(a) for a in unlisted)}, which the value "
-            f"{x!r} carries. Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}",
-            kind=ErrorKind.AXIS_MISSING,
-        )
-    lacking = [n for n in spec.names if n not in x.axes]
-    if lacking:
-        raise NamedShapeError(
-            f"{where} = {spec} lists axis {', '.join(repr(n) for n in lacking)}, but the value {x!r} does "
-            f"not carry it, so its size is unknown. Fix: drop it from the spec, or broadcast x first",
-            kind=ErrorKind.AXIS_MISSING,
-        )
-    rank = x.data.ndim
-    needed = max((d for d, _ in spec.dims), default=-1) + 1 - len(spec.dims)
-    if needed > x.ndim:
-        raise NamedShapeError(
-            f"{where} = {spec} requires the value to have at least {needed} positional dims, but "
-            f"{x!r} has {x.ndim}. Fix: put the named axes at lower dims",
-            kind=ErrorKind.POSITIONAL,
-        )
-    if spec.rank is not None and spec.rank != rank:
-        raise NamedShapeError(
-            f"{where} = {spec}: a list spec without '...' asserts rank {spec.rank}, but the result has "
-            f"rank {rank}. Fix: end the list with ... to allow more dims",
-            kind=ErrorKind.POSITIONAL,
-        )
+    check_positional(spec, x.axes, x.ndim, where=where, value=repr(x))
     p = x.ndim
     source = [p + x.axes.index(name) for _, name in spec.dims]
     destination = [d for d, _ in spec.dims]

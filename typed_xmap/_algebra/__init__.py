@@ -111,6 +111,7 @@ from ._spec import (
     AxisSpec as AxisSpec,
     ShapeSpec as ShapeSpec,
     format_named_shape as format_named_shape,
+    is_axis_name as is_axis_name,
     parse_named_axes as parse_named_axes,
     parse_positional as parse_positional,
     parse_shape_spec as parse_shape_spec,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._errors import ErrorKind, NamedShapeError
-from ._spec import _NAME  # the annotation language's name rule, reused so both accept the same names
+from ._spec import is_axis_name
 
 __all__ = ["AxisMap", "check_axis_name", "check_fits", "format_axis_list", "is_axis_map_leaf", "parse_axis_map"]
 
@@ -131,7 +131,7 @@ def check_axis_name(name: object, where: str, at: str = "") -> None:
             f"{where}: axis names must be strings, got {name!r}{at}. Fix: name the axis with a string",
             kind=ErrorKind.SYNTAX,
         )
-    if _NAME.match(name) is None:
+    if not is_axis_name(name):
         raise NamedShapeError(
             f"{where}: axis names are Python identifiers (as in NamedArray annotations), got {name!r}{at}. "
             f"Fix: name the axis with an identifier, e.g. 'batch'",
@@ -139,7 +139,7 @@ def check_axis_name(name: object, where: str, at: str = "") -> None:
         )
 
 
-def check_fits(spec: AxisMap, shape: tuple[int, ...], *, where: str) -> None:
+def check_fits(spec: AxisMap, shape: tuple[int | None, ...], *, where: str) -> None:
     """Raise unless ``spec`` can name the dims of an array of ``shape``."""
     rank = len(shape)
     if spec.rank is not None and spec.rank != rank:

@@ -19,7 +19,7 @@ __all__ = ["check_named", "check_new_names", "check_positional"]
 
 def check_named(spec: AxisMap, shape: Sequence[Size], held: Collection[str], *, where: str) -> None:
     """Raise unless ``spec`` can name the dims of positional ``shape`` on a value already holding ``held``."""
-    check_fits(spec, tuple(shape), where=where)  # type: ignore[arg-type]  # unknown sizes (None) only print
+    check_fits(spec, tuple(shape), where=where)
     check_new_names(spec, held, where=where)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ._errors import ErrorKind, NamedShapeError, NamedShapeSyntaxError
 from ._shapes import Size, union_named_shapes
-from ._spec import syntax_error
+from ._spec import is_axis_name, syntax_error
 
 __all__ = [
     "EinsumOperand",
@@ -29,8 +29,6 @@ __all__ = [
     "parse_einsum",
     "positional_einsum",
 ]
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +90,7 @@ def _parse_operand(spec: str, start: int, text: str) -> EinsumOperand:
             for match in re.finditer(r"[^,\s]+", text[i + 1 : close]):
                 name = match.group()
                 pos = inner_start + match.start()
-                if not _NAME.match(name):
+                if not is_axis_name(name):
                     raise syntax_error(
                         spec,
                         pos,
@@ -137,7 +135,10 @@ def _parse_operand(spec: str, start: int, text: str) -> EinsumOperand:
 def parse_einsum(spec: str) -> EinsumSpec:
     """Parse a brace einsum spec; errors underline the bad part."""
     if not isinstance(spec, str):
-        raise NamedShapeSyntaxError(f"an einsum spec must be a string, got {spec!r}")
+        raise NamedShapeSyntaxError(
+            f"an einsum spec must be a string, got {spec!r} of type {type(spec).__name__}. "
+            f"Fix: write it as a string, e.g. '{{in}},{{in,out}}->{{out}}'"
+        )
     if spec.count("->") != 1:
         raise syntax_error(
             spec, 0, len(spec), "the spec needs exactly one '->'", "write inputs->output, e.g. '{in},{in,out}->{out}'"
@@ -209,7 +210,8 @@ def einsum_result(
     where = operation or f"einsum {spec.text!r}"
     if len(named_shapes) != len(spec.inputs):
         raise NamedShapeError(
-            f"{where} has {len(spec.inputs)} operand specs but was given {len(named_shapes)} operands. "
+            f"{where} has {_count(len(spec.inputs), 'operand spec')} but was given "
+            f"{_count(len(named_shapes), 'operand')}. "
             f"Fix: give one comma-separated spec per operand",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
@@ -232,8 +234,8 @@ def einsum_result(
             )
         if len(pos) != len(op.letters):
             raise NamedShapeError(
-                f"{where}: {labels[index]} has {len(pos)} positional dims {tuple(pos)} but its spec "
-                f"{op.letters!r} has {len(op.letters)} letters. Fix: one letter per positional dim",
+                f"{where}: {labels[index]} has {_count(len(pos), 'positional dim')} {tuple(pos)} but its spec "
+                f"{op.letters!r} has {_count(len(op.letters), 'letter')}. Fix: one letter per positional dim",
                 kind=ErrorKind.POSITIONAL,
             )
     named = union_named_shapes(named_shapes, operation=where, operands=labels)
@@ -285,7 +287,7 @@ def positional_einsum(
                 except StopIteration:
                     raise NamedShapeError(
                         f"einsum {spec.text!r}: too many distinct axes for one einsum (at most 52 "
-                        f"positional letters and names together)",
+                        f"positional letters and names together). Fix: split the contraction into two einsums",
                         kind=ErrorKind.INVALID_ARGUMENT,
                     ) from None
     terms = [
@@ -320,3 +322,8 @@ def dot_spec(x_rank: int, y_rank: int, axis: str | Sequence[str] | None) -> str 
         return f"{xl},{xl[-1]}->{xl[:-1]}"
     yl = yl[:-2] + xl[-1] + yl[-1]
     return f"{xl},{yl}->{xl[:-1]}{yl[:-2]}{yl[-1]}"
+
+
+def _count(number: int, noun: str) -> str:
+    """``_count(1, "letter")`` -> ``"1 letter"``, ``_count(2, "letter")`` -> ``"2 letters"``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

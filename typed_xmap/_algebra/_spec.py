@@ -21,6 +21,7 @@ __all__ = [
     "AxisSpec",
     "ShapeSpec",
     "format_named_shape",
+    "is_axis_name",
     "parse_named_axes",
     "parse_positional",
     "parse_shape_spec",
@@ -33,6 +34,12 @@ MANY_DIMS = "..."
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SIZE = re.compile(r"[0-9]+\Z")
 _TOKEN = re.compile(r"\S+")
+
+
+def is_axis_name(name: object) -> bool:
+    """Whether ``name`` can name an axis: a Python identifier, as in ``NamedArray[f32, "batch in_features"]``."""
+    return isinstance(name, str) and _NAME.match(name) is not None
+
 
 PositionalDim = int | str
 """An int (a fixed size), a symbol name, ``ANY_DIM`` or ``MANY_DIMS``."""
