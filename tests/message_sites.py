@@ -34,6 +34,18 @@ def _pieces(node: ast.expr) -> list[str] | None:
 
 def sites(prefixes: list[str]) -> list[tuple[str, int, str, str]]:
     """(path, line, callee, longest literal piece) for each site under typed_xmap/."""
+    return [
+        (path, line, name, max((p.strip() for p in pieces), key=len, default=""))
+        for path, line, name, pieces in _calls(prefixes)
+    ]
+
+
+def literal_texts(prefixes: list[str]) -> list[tuple[str, int, str]]:
+    """(path, line, all literal pieces joined) for each site: what a message says whatever its placeholders hold."""
+    return [(path, line, "".join(pieces)) for path, line, _, pieces in _calls(prefixes)]
+
+
+def _calls(prefixes: list[str]) -> list[tuple[str, int, str, list[str]]]:
     found = []
     for path in sorted((ROOT / "typed_xmap").rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
@@ -51,8 +63,7 @@ def sites(prefixes: list[str]) -> list[tuple[str, int, str, str]]:
             else:
                 continue
             pieces = [p for m in messages for p in (_pieces(m) or [])]
-            longest = max((p.strip() for p in pieces), key=len, default="")
-            found.append((relative, node.lineno, name, longest))
+            found.append((relative, node.lineno, name, pieces))
     return found
 
 

@@ -32,7 +32,10 @@ def _unbound(name: str, operation: str) -> UnboundAxisError:
 def bound_size(name: str, *, operation: str) -> int:
     """The size of the enclosing ``vmap`` axis ``name``; an ``UnboundAxisError`` if there is none."""
     if not isinstance(name, str):
-        raise NamedShapeError(f"{operation}: axis names are strings, got {name!r}", kind=ErrorKind.INVALID_ARGUMENT)
+        raise NamedShapeError(
+            f"{operation}: axis names are strings, got {name!r}. Fix: pass the axis name as a str",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
     try:
         return int(lax.axis_size(name))
     except NameError:

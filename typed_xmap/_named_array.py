@@ -54,7 +54,9 @@ class NamedArray:
         both = [n for n, _ in mapped if n in axes]
         if both:
             raise NamedShapeError(
-                f"axis {both[0]!r} cannot be both a dim of the data and mapped", kind=ErrorKind.AXIS_MISSING
+                f"axis {both[0]!r} cannot be both a dim of the data and mapped. Fix: list it in axes or in "
+                f"mapped, not both",
+                kind=ErrorKind.AXIS_MISSING,
             )
         ndim = getattr(data, "ndim", None)
         if isinstance(ndim, int) and ndim < len(axes):
@@ -65,7 +67,10 @@ class NamedArray:
                 kind=ErrorKind.POSITIONAL,
             )
         if len(set(axes)) != len(axes):
-            raise NamedShapeError(f"a NamedArray cannot name two dims the same: {axes}", kind=ErrorKind.SYNTAX)
+            raise NamedShapeError(
+                f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
+                kind=ErrorKind.SYNTAX,
+            )
         self.data = data
         self.axes = axes
         self.mapped = mapped

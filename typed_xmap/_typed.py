@@ -68,6 +68,7 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, int]) -> 
     bound = format_named_shape(memo) if memo else "none"
     failure = call_state.failure  # reset by the caller just before re-checking ``value``
     name = hint.__name__ if isinstance(hint, type) else repr(hint)
+    fix = "pass a value that fits the annotation, or correct the annotation"
     if failure is not None:
         failed_hint, failed_value, mismatch = failure
         why, kind = mismatch.reason, mismatch.kind
@@ -78,11 +79,12 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, int]) -> 
     elif _named_hint(hint):
         why, kind = f"it is a {type(value).__name__}, not a NamedArray", ErrorKind.INVALID_ARGUMENT
         if hasattr(value, "shape"):
-            why += " (fix: tx.named(array, axes) names its dims)"
+            fix = "name its dims with tx.named(array, axes)"
     else:
         why, kind = "one of its parts is not a NamedArray", ErrorKind.INVALID_ARGUMENT
     return NamedShapeError(
-        f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}",
+        f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}. "
+        f"Fix: {fix}",
         kind=kind,
     )
 

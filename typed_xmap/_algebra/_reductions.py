@@ -46,7 +46,10 @@ def split_axis(axis: object, *, operation: str) -> AxisArgument:
         if isinstance(item, str):
             names.append(item)
         elif isinstance(item, bool):
-            raise NamedShapeError(f"{operation}: an axis is a name or an int, got {item!r}", kind=ErrorKind.SYNTAX)
+            raise NamedShapeError(
+                f"{operation}: an axis is a name or an int, got {item!r}. Fix: pass a name, an int, or a tuple of them",
+                kind=ErrorKind.SYNTAX,
+            )
         else:
             try:
                 ints.append(operator.index(item))  # type: ignore[arg-type]  # anything with __index__; TypeError otherwise
