@@ -818,11 +818,6 @@ EXEMPT = {
     # Defensive: the names that reach bound_size come from split_axis and the einsum parser, which only
     # ever yield strings (a non-string axis is refused there first).
     ("typed_xmap/_mapped_axes.py", ". Fix: pass the axis name as a str"),
-    # Unreachable: flatten_prefix of a one-leaf out_axes is never empty (a body returning None yields [None]).
-    (
-        "typed_xmap/_xmap/_body.py",
-        "returned nothing; xmap needs a return value. Fix: return the result(s) that out_axes describe",
-    ),
     # Needs devices of two platforms: backend= names a platform jax.devices() must have, and the tests'
     # mesh is of the same (CPU) devices, so backend and mesh cannot disagree here.
     ("typed_xmap/_xmap/_cache.py", ". Fix: drop backend=, or set a mesh of"),

@@ -100,7 +100,8 @@ def test_wrong_dtype():
 
 
 def test_a_raw_array_is_named_in_the_error():
-    with pytest.raises(NamedShapeError, match=r"not a NamedArray\. .* Fix: name its dims with tx\.named"):
+    expected = r"it is an ArrayImpl, not a NamedArray\. .* Fix: name its dims with tx\.named"
+    with pytest.raises(NamedShapeError, match=expected):
         loss(jnp.ones((8, 4)), w, y)
 
 

@@ -299,3 +299,9 @@ def test_xmap_of_a_non_function():
         "xmap expects a function, got int: 3. Fix: pass the function to map, e.g. xmap(jnp.vdot, in_axes=..., "
         "out_axes=...)"
     )
+
+
+def test_a_body_returning_none_returns_none():
+    """None is an empty pytree: as with jax.jit (and the original xmap), nothing comes back, and nothing fails."""
+    f = tx.xmap(lambda v: None, in_axes=["i", ...], out_axes=["i", ...])
+    assert f(np.arange(4.0)) is None

@@ -77,7 +77,7 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, int]) -> 
         else:
             name = failed_hint.__name__
     elif _named_hint(hint):
-        why, kind = f"it is a {type(value).__name__}, not a NamedArray", ErrorKind.INVALID_ARGUMENT
+        why, kind = f"it is {_article(type(value).__name__)}, not a NamedArray", ErrorKind.INVALID_ARGUMENT
         if hasattr(value, "shape"):
             fix = "name its dims with tx.named(array, axes)"
     else:
@@ -248,3 +248,8 @@ def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, int]) -
         except Exception as error:  # beartype's own violation, for a non-NamedArray return hint
             return error
     return _mismatch_error(f"{qualname}() return value", hint, result, bindings)
+
+
+def _article(noun: str) -> str:
+    """``"ArrayImpl"`` -> ``"an ArrayImpl"``, ``"list"`` -> ``"a list"``."""
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"

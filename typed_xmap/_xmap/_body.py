@@ -77,12 +77,6 @@ def element_function(
         subtrees = flatten_prefix(
             spec, out, f"what {config.name} returns", "give one spec per output, or one spec for all outputs"
         )
-        if spec.treedef.num_leaves == 1 and spec.treedef.num_nodes == 1 and not subtrees:
-            raise NamedShapeError(
-                f"xmapped function {config.name} returned nothing; xmap needs a return value. Fix: return the "
-                f"result(s) that out_axes describe",
-                kind=ErrorKind.INVALID_ARGUMENT,
-            )
         return tuple(_output(plan, observed, j, sub) for j, sub in enumerate(subtrees))
 
     return element
