@@ -286,7 +286,7 @@ CASES = {
     "resources: empty axis": (on_mesh(lambda: tx.shard(tx.named(jnp.ones(0), ["a"]), {"a": "x"})), E, K.AXIS_SIZE),
     "resources: not divisible": (on_mesh(lambda: tx.shard(tx.named(jnp.ones(6), ["a"]), {"a": "x"})), E, K.AXIS_SIZE),
     "resources: not a resource": (lambda: xm(axis_resources={"a": 3}), E, K.INVALID_ARGUMENT),
-    # _mapped_axes.py
+    # numpy/_mapped_axes.py
     "mapped: unbound axis": (lambda: tnp.mean(jnp.ones(3), axis="i"), U, K.UNBOUND_AXIS),
     # _named_array.py
     "named array: a dim and mapped": (lambda: NamedArray(jnp.ones(3), ["a"], [("a", 3)]), E, K.AXIS_MISSING),
@@ -817,7 +817,7 @@ EXEMPT = {
     ("typed_xmap/plugin/_annotated.py", "NamedArray specs must be string literals; fix:"),
     # Defensive: the names that reach bound_size come from split_axis and the einsum parser, which only
     # ever yield strings (a non-string axis is refused there first).
-    ("typed_xmap/_mapped_axes.py", ". Fix: pass the axis name as a str"),
+    ("typed_xmap/numpy/_mapped_axes.py", ". Fix: pass the axis name as a str"),
     # Needs devices of two platforms: backend= names a platform jax.devices() must have, and the tests'
     # mesh is of the same (CPU) devices, so backend and mesh cannot disagree here.
     ("typed_xmap/_xmap/_cache.py", ". Fix: drop backend=, or set a mesh of"),

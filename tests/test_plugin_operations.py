@@ -41,7 +41,7 @@ def _plugin() -> plugin_module.TypedXmapPlugin:
 
 def test_runtime_tnp_functions_are_the_table():
     import typed_xmap.numpy as tnp
-    from typed_xmap._ufuncs import UFUNCS
+    from typed_xmap.numpy._ufuncs import UFUNCS
 
     assert set(tnp.__all__) - NOT_OPERATIONS == set(TNP_OPERATIONS)
     assert all(callable(getattr(tnp, name)) for name in TNP_OPERATIONS)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._algebra import UnboundAxisError
+from .._algebra import UnboundAxisError
 from ._contract import dot, einsum
 from ._reductions import (
     all,

@@ -17,15 +17,15 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special
 
-from ._algebra import (
+from .._algebra import (
     positional_dims,
     reduce_named_shape,
     reduction_operation,
     single_axis,
     split_axis,
 )
+from .._named_array import NamedArray, apply_elementwise, wrap
 from ._mapped_axes import as_mapped, gather
-from ._named_array import NamedArray, apply_elementwise, wrap
 
 __all__ = [
     "all",
