@@ -81,3 +81,22 @@ def test_importing_loads_no_third_party_array_library(module):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_algebra_package_re_exports_exactly_its_modules_names():
+    """``typed_xmap._algebra`` is the one name everyone imports from: it offers each module's ``__all__``, no more."""
+    import importlib
+
+    import typed_xmap._algebra as algebra
+
+    modules = [p.stem for p in sorted((PACKAGE / "_algebra").glob("_*.py")) if p.stem != "__init__"]
+    names = {n for m in modules for n in importlib.import_module(f"typed_xmap._algebra.{m}").__all__}
+    exported = {n for n in vars(algebra) if not n.startswith("_")} - set(modules)
+    assert exported == names
+
+
+def test_every_error_kind_has_a_plugin_code():
+    from typed_xmap._algebra import ErrorKind
+    from typed_xmap.plugin._codes import CODE_OF_KIND
+
+    assert set(CODE_OF_KIND) == set(ErrorKind)

@@ -283,7 +283,11 @@ CASES = {
     "resources: serial loop length": (lambda: tx.SerialLoop(0), E, K.INVALID_ARGUMENT),
     "resources: no resource": (lambda: xm(axis_resources={"a": ()}), E, K.INVALID_ARGUMENT),
     "resources: mesh axis twice": (lambda: xm(axis_resources={"a": ("x", "x")}), E, K.INVALID_ARGUMENT),
-    "resources: empty axis": (on_mesh(lambda: tx.shard(tx.named(jnp.ones(0), ["a"]), {"a": "x"})), E, K.AXIS_SIZE),
+    "resources: empty axis": (
+        on_mesh(lambda: tx.shard(tx.named(jnp.ones(0), ["a"]), {"a": "x"})),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
     "resources: not divisible": (on_mesh(lambda: tx.shard(tx.named(jnp.ones(6), ["a"]), {"a": "x"})), E, K.AXIS_SIZE),
     "resources: not a resource": (lambda: xm(axis_resources={"a": 3}), E, K.INVALID_ARGUMENT),
     # numpy/_mapped_axes.py

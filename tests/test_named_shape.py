@@ -82,6 +82,9 @@ def test_match_binds_and_detects():
     assert bad == Mismatch(
         "axis 'batch' has size 8 but was bound to 6 earlier in this call", ErrorKind.AXIS_SIZE, "batch"
     )
+    assert match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 3), {"n": 7}) == Mismatch(
+        "positional dim 'n' has size 5 but was bound to 7 earlier in this call", ErrorKind.POSITIONAL, "n"
+    )
     assert isinstance(match_shape_spec(spec, {"batch": 8, "in": 5}, (5, 3), {}), Mismatch)
     assert isinstance(match_shape_spec(spec, {"batch": 8}, (5, 3), {}), Mismatch)
     assert isinstance(match_shape_spec(spec, {"batch": 8, "in": 4}, (5, 2), {}), Mismatch)

@@ -55,6 +55,33 @@ def test_program_cache_lets_the_function_go():
     assert ref() is None
 
 
+def test_equal_but_distinct_functions_keep_their_own_programs():
+    """Bound methods of one object compare equal but are distinct objects: dropping the first xmap must not
+    strand the second (it once raised "an xmap program outlived its function" on its next trace)."""
+    import dataclasses
+    import gc
+
+    class Model:
+        def f(self, v):
+            return v * 2
+
+    @dataclasses.dataclass(frozen=True)
+    class Scale:
+        k: float
+
+        def __call__(self, v):
+            return v * self.k
+
+    model = Model()
+    for make in (lambda: model.f, lambda: Scale(2.0)):
+        first = xmap(make(), in_axes=["a", ...], out_axes=["a", ...])
+        second = xmap(make(), in_axes=["a", ...], out_axes=["a", ...])
+        np.testing.assert_allclose(second(X), X * 2)
+        del first
+        gc.collect()
+        np.testing.assert_allclose(second(np.arange(6.0)), np.arange(6.0) * 2)  # a new shape: traces again
+
+
 def test_conflict_only_in_a_nested_output(mesh):
     inner = xmap(lambda v: v, in_axes=[], out_axes=["i"], axis_sizes={"i": 4}, axis_resources={"i": "x"})
     outer = xmap(inner, in_axes=["j", ...], out_axes=["j", ...], axis_resources={"j": "x"})

@@ -178,7 +178,7 @@ def check_divisible(
                 f"axis {axis!r} has size 0 and is assigned to mesh axis {', '.join(repr(r) for r in on_mesh)}: "
                 f"JAX cannot split an empty axis over devices (the result could not be read back). Fix: drop "
                 f"{axis!r} from axis_resources for empty inputs, or skip the call when {axis!r} is empty",
-                kind=ErrorKind.AXIS_SIZE,
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         count = resource_count(assigned, mesh_shape)
         if sizes[axis] % count:

@@ -185,7 +185,9 @@ def merge_bindings(spec: ShapeSpec, found: Mapping[str, int], bindings: Mapping[
 
 
 def _rebound(what: str, name: str, size: int, bound: int) -> Mismatch:
-    return Mismatch(f"{what} has size {size} but was bound to {bound} earlier in this call", ErrorKind.AXIS_SIZE, name)
+    """``what`` ("axis 'batch'" or "positional dim 'n'") met with a second size in one call."""
+    kind = ErrorKind.POSITIONAL if what.startswith("positional") else ErrorKind.AXIS_SIZE
+    return Mismatch(f"{what} has size {size} but was bound to {bound} earlier in this call", kind, name)
 
 
 def _axes_mismatch(spec: ShapeSpec, named_shape: NamedShape) -> Mismatch:

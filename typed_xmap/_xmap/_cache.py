@@ -23,9 +23,12 @@ from ._trace import trace_xmap
 __all__ = ["program"]
 
 Key = tuple[Config, tuple[tuple[str, int], ...]]
+Reference = Callable[[], Callable[..., Any] | None]
 
-_weak: weakref.WeakKeyDictionary[Any, dict[Key, Any]] = weakref.WeakKeyDictionary()
-_strong: dict[Any, dict[Key, Any]] = {}  # functions that cannot be weakly referenced (builtins)
+# Keyed by identity, not equality: two equal callables (bound methods of one object, equal dataclass
+# instances) are different functions to a program, which must call the very object it was built for.
+_weak: dict[int, tuple[Reference, dict[Key, Any]]] = {}
+_strong: dict[int, tuple[Callable[..., Any], dict[Key, Any]]] = {}  # not weakly referenceable (builtins)
 
 
 def program(
@@ -36,24 +39,39 @@ def program(
 ) -> Any:
     """The jitted program for ``fun`` under ``config`` (and these active loops), built on first use."""
     key: Key = (config, loops)
-    try:
-        table = _weak.setdefault(fun, {})
-        reference: Callable[[], Callable[..., Any] | None] = weakref.ref(fun)
-    except TypeError:  # not weakly referenceable (or unhashable)
-        try:
-            table = _strong.setdefault(fun, {})
-        except TypeError:
-            return _build(lambda: fun, config, resources)
-        reference = lambda: fun  # noqa: E731 - kept alive by _strong anyway
+    reference, table = _programs_of(fun)
     found = table.get(key)
     if found is None:
         found = table[key] = _build(reference, config, resources)
     return found
 
 
-def _build(
-    reference: Callable[[], Callable[..., Any] | None], config: Config, resources: Mapping[str, tuple[Resource, ...]]
-) -> Any:
+def _programs_of(fun: Callable[..., Any]) -> tuple[Reference, dict[Key, Any]]:
+    """This very function's table of programs, and how a program reaches the function."""
+    identity = id(fun)
+    entry = _weak.get(identity)
+    if entry is not None and entry[0]() is fun:
+        return entry
+    kept = _strong.get(identity)
+    if kept is not None and kept[0] is fun:
+        return (lambda: fun), kept[1]
+    try:
+        reference: Reference = weakref.ref(fun, lambda dead: _forget(identity, dead))
+    except TypeError:  # not weakly referenceable: kept alive here, as jax.jit keeps such functions
+        _strong[identity] = (fun, {})
+        return (lambda: fun), _strong[identity][1]
+    _weak[identity] = (reference, {})
+    return _weak[identity]
+
+
+def _forget(identity: int, dead: Reference) -> None:
+    """The function is gone: drop its programs (unless its id was already reused by a newer function)."""
+    entry = _weak.get(identity)
+    if entry is not None and entry[0] is dead:
+        del _weak[identity]
+
+
+def _build(reference: Reference, config: Config, resources: Mapping[str, tuple[Resource, ...]]) -> Any:
     backend = config.backend
 
     def traced(*args: Any) -> Any:

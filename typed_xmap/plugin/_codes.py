@@ -38,11 +38,13 @@ ALL_CODES = (NAMED_SHAPE_SYNTAX, NAMED_AXIS_SIZE, NAMED_AXIS_MISSING, POSITIONAL
 
 CODE_OF_KIND: dict[ErrorKind, ErrorCode] = {
     ErrorKind.SYNTAX: NAMED_SHAPE_SYNTAX,
+    # a literal argument the plugin reads (a spec leaf, axis_resources, axis=) is not a valid one
     ErrorKind.INVALID_ARGUMENT: NAMED_SHAPE_SYNTAX,
     ErrorKind.AXIS_SIZE: NAMED_AXIS_SIZE,
     ErrorKind.AXIS_MISSING: NAMED_AXIS_MISSING,
     ErrorKind.UNBOUND_AXIS: NAMED_AXIS_MISSING,
     ErrorKind.POSITIONAL: POSITIONAL_SHAPE,
+    # never met statically (mypy's own types carry dtypes; only @tx.typed raises it); a code for totality
     ErrorKind.DTYPE: POSITIONAL_SHAPE,
     ErrorKind.RESOURCE_CONFLICT: AXIS_RESOURCE_CONFLICT,
 }
