@@ -18,7 +18,7 @@ from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unf
 
 from .._algebra import ErrorKind, NamedShapeError, unlisted_axis_error
 from .._named_array import NamedArray, wrap
-from ._frames import Frame, carries, current_trace
+from ._frames import Frame, active_frames, carries, current_trace
 from ._jax_errors import unbound_axis_error
 from ._loops import loop_level
 from ._plan import Plan
@@ -33,6 +33,11 @@ class Observed:
 
     carried: dict[tuple[int, int], set[str]] = field(default_factory=dict)
     labels: dict[tuple[int, int], str] = field(default_factory=dict)
+    placed: dict[tuple[int, int], tuple[Any, ...]] = field(default_factory=dict)  # by an inner xmap
+
+    def placement(self, j: int, i: int) -> tuple[Any, ...] | None:
+        """Where an inner xmap put the per-element value of leaf ``i`` of output ``j`` (its spec entries)."""
+        return self.placed.get((j, i))
 
     def axes(self, j: int, i: int) -> set[str]:
         return self.carried.get((j, i), set())
@@ -91,6 +96,10 @@ def _output(plan: Plan, observed: Observed, j: int, subtree: Any) -> Any:
     for i, (path, value) in enumerate(pairs):
         label = f"output{keystr(path)} ({where} = {axis_map})" if keystr(path) else f"the output ({where} = {axis_map})"
         observed.labels[(j, i)] = label
+        frames = active_frames()
+        by_inner = frames[-1].placed.get(id(value)) if frames else None
+        if by_inner is not None and by_inner[0] is value:
+            observed.placed[(j, i)] = by_inner[1]
         array = jnp.asarray(_unname(plan, value, label) if isinstance(value, NamedArray) else value)
         rank = array.ndim
         needed = axis_map.min_rank - len(axis_map.dims)

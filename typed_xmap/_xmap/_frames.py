@@ -27,6 +27,8 @@ class Frame:
     resources: dict[str, tuple[Any, ...]]
     mesh: Any
     traces: dict[str, Any] = field(default_factory=dict)
+    # values inner xmaps returned to this one's body, by id: (the value, kept alive; its PartitionSpec entries)
+    placed: dict[int, tuple[Any, tuple[Any, ...]]] = field(default_factory=dict)
 
 
 class _Frames(threading.local):

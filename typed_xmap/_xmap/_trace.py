@@ -15,7 +15,7 @@ from ._config import Config
 from ._conflicts import check_argument_conflicts, check_intermediates, check_output_conflicts
 from ._frames import Frame, active_frames
 from ._jax_errors import loop_axis_error, multi_axis_permute_error, unlisted_by_vmap_error
-from ._placement import run_constrained, run_on_mesh
+from ._placement import output_specs, run_constrained, run_on_mesh
 from ._plan import Plan, element_avals, make_plan, unwrap_arguments
 
 __all__ = ["trace_xmap"]
@@ -51,9 +51,9 @@ def trace_xmap(
         if mesh is None:
             outs = run(data)
         elif inline:
-            outs = run_constrained(plan, data, run)
+            outs = run_constrained(plan, data, run, observed.placement)
         else:
-            outs = run_on_mesh(plan, data, run)
+            outs = run_on_mesh(plan, data, run, observed.placement)
     except NameError as error:
         _reraise(error, _loop_error(plan, error))
     except AssertionError as error:
@@ -62,6 +62,9 @@ def trace_xmap(
         _reraise(error, unlisted_by_vmap_error(error, config.name))
     finally:
         stack.pop()
+    if mesh is not None and stack:  # tell the enclosing xmap where this one put its results
+        for value, spec in output_specs(plan, outs, observed.placement):
+            stack[-1].placed[id(value)] = (value, tuple(spec))
     return config.out_spec.treedef.unflatten(outs)
 
 
