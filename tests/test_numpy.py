@@ -422,3 +422,63 @@ def test_elementwise_size_clash_names_the_function():
         tnp.add(named(X, ("b", "c")), named(data(3), ("c",)))
     with pytest.raises(TypeError, match=r"tnp\.exp takes 1 array argument, got 2"):
         tnp.exp(1.0, 2.0)
+
+
+# -- eager fusion and cached plans (issue 11) ---------------------------------------------------------------
+
+
+def test_eager_calls_fuse_into_one_cached_jit_per_op_and_layout():
+    from typed_xmap import _named_array
+
+    x, b = named(data(3, 4, 5), ["batch", "out"]), named(data(5, seed=1), ["out"])
+    want = np.asarray(x.data) + np.asarray(b.data)[None, None, :]
+    for _ in range(3):  # the miss, then the cached jit
+        got = x + b
+        assert got.axes == ("batch", "out") and np.allclose(got.data, want)
+    assert _named_array._FUSED  # one jit per (op, layouts)
+    traced = jax.jit(lambda x, b: (x + b).data)(x, b)  # under a trace the ops are emitted directly
+    np.testing.assert_allclose(traced, want, rtol=1e-6)
+    for keepdims in (False, True, True):
+        s = tnp.sum(x, ("batch", 0), keepdims=keepdims)
+        assert s.shape == ((1,) if keepdims else ()) and s.axes == ("out",)
+        np.testing.assert_allclose(np.ravel(s.data), np.asarray(x.data).sum((0, 1)), rtol=1e-5)
+    for _ in range(2):
+        sm = tnp.softmax(x, "out")
+        np.testing.assert_allclose(np.asarray(sm.data).sum(-1), 1.0, rtol=1e-5)
+        np.testing.assert_allclose(sm.data, jax.nn.softmax(x.data, axis=-1), rtol=1e-5)
+
+
+def test_cached_layouts_still_raise_for_a_clash_and_a_missing_axis():
+    x, b = named(data(2, 3), ["batch", "out"]), named(data(4), ["out"])
+    ok = named(data(3), ["out"])
+    for _ in range(2):
+        x + ok  # warm the caches with a good layout
+        with pytest.raises(NamedShapeError, match="axis 'out' has size 3"):
+            x + b
+        tnp.sum(x, "batch")
+        with pytest.raises(NamedShapeError, match=r"reduces over axis 'feat', but x = NamedArray"):
+            tnp.sum(x, "feat")
+
+
+def test_ufunc_keywords_and_clip_do_not_grow_the_fused_cache():
+    from typed_xmap import _named_array
+
+    x, b = named(data(2, 3), ["batch", "out"]), named(data(3), ["out"])
+    tnp.round(x, decimals=2)
+    before = len(_named_array._FUSED)
+    for _ in range(5):
+        tnp.round(x * b, decimals=2)
+        tnp.clip(x, b, 0.5)
+    assert len(_named_array._FUSED) <= before + 1  # x * b only
+    np.testing.assert_allclose(tnp.clip(x, b, 0.5).data, np.clip(x.data, b.data[None], 0.5))
+
+
+def test_argmax_plans_are_cached_once_per_function():
+    from typed_xmap.numpy import _reductions
+
+    x = named(data(4, 5), ["batch", "out"])
+    tnp.argmax(x, "out")
+    before = len(_reductions._PLANS)
+    for _ in range(5):
+        assert tnp.argmax(x, "out").axes == ("batch",)
+    assert len(_reductions._PLANS) == before

@@ -18,6 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
 from ._algebra import (
@@ -30,7 +31,7 @@ from ._algebra import (
     union_named_shapes,
 )
 
-__all__ = ["NamedArray", "align", "apply_elementwise", "index_mapped", "wrap"]
+__all__ = ["NamedArray", "align", "apply_elementwise", "fused", "index_mapped", "is_eager", "wrap"]
 
 
 class NamedArray:
@@ -187,6 +188,100 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
     return x
 
 
+Step = tuple[tuple[int, ...] | None, tuple[int, ...]] | None
+"""How one operand is laid out: ``None`` (as it is), or (a transpose's permutation or ``None``, a reshape)."""
+Plan = tuple[tuple[Step, ...], tuple[str, ...]]
+"""A layout plan: each operand's step, and the result's axes in data."""
+
+_PLANS: dict[Any, Plan] = {}
+_FUSED: dict[Any, Callable[..., Any]] = {}
+_CACHE_SIZE = 4096
+_SCALARS = (int, float, complex, bool)
+_ARRAYS = (jax.Array, np.ndarray, np.generic)
+
+
+def is_eager(data: Any) -> bool:
+    """Whether ``data`` is a concrete value (no trace is running over it)."""
+    return not isinstance(data, Tracer)
+
+
+def _layout_key(values: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What a layout plan depends on: axes and shapes (``None``: an operand has mapped axes, no plan)."""
+    key: list[Any] = []
+    for v in values:
+        if type(v) is NamedArray:
+            if v.mapped:
+                return None
+            key.append((v.axes, v.data.shape))
+        elif isinstance(v, _SCALARS):
+            key.append(None)
+        elif isinstance(v, _ARRAYS):
+            key.append(v.shape)
+        else:  # lists and other array-likes: planned per call
+            return None
+    return tuple(key)
+
+
+def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> Plan:
+    """The layout plan of ``values`` (none of them with mapped axes), checking that they broadcast."""
+    named = [v for v in values if isinstance(v, NamedArray)]
+    labels = None
+    if operands is not None:
+        labels = [label for v, label in zip(values, operands, strict=False) if isinstance(v, NamedArray)]
+    result_axes = tuple(union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels))
+    positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
+    broadcast_positional(positional, operation=operation, operands=operands)
+    rank = max((len(p) for p in positional), default=0)
+    steps: list[Step] = []
+    for value, pos in zip(values, positional, strict=False):
+        if not isinstance(value, NamedArray):
+            steps.append((None, tuple(pos) + (1,) * len(result_axes)) if result_axes and len(pos) else None)
+            continue
+        if value.axes == result_axes and len(pos) == rank:
+            steps.append(None)
+            continue
+        own = [a for a in result_axes if a in value.axes]
+        p = len(pos)
+        perm = tuple(range(p)) + tuple(p + value.axes.index(a) for a in own)
+        sizes = value.named_shape
+        target = (1,) * (rank - p) + tuple(pos) + tuple(sizes.get(a, 1) for a in result_axes)
+        steps.append((None if perm == tuple(range(len(perm))) else perm, target))
+    return tuple(steps), result_axes
+
+
+def _cached_plan(key: Any, values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> Plan:
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _plan(values, operation, operands)  # raises if they do not broadcast: nothing is cached
+        if len(_PLANS) > _CACHE_SIZE:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
+
+
+def _lay_out(steps: tuple[Step, ...], data: Sequence[Any]) -> list[Any]:
+    """Carry out a plan's steps on the operands' data."""
+    out = []
+    for step, d in zip(steps, data, strict=True):
+        if step is None:
+            out.append(d)
+            continue
+        perm, target = step
+        moved = d if perm is None else jax.lax.transpose(d, perm)
+        out.append(jax.lax.reshape(moved, target) if isinstance(moved, jax.Array) else jnp.reshape(moved, target))
+    return out
+
+
+def fused(key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+    """One cached ``jax.jit`` per ``key`` (an operation and the layouts it was planned for), built on a miss."""
+    fn = _FUSED.get(key)
+    if fn is None:
+        if len(_FUSED) > _CACHE_SIZE:
+            _FUSED.clear()
+        fn = _FUSED[key] = jax.jit(build())
+    return fn
+
+
 def align(
     values: Sequence[Any], *, operation: str, operands: Sequence[str] | None = None
 ) -> tuple[list[Any], tuple[str, ...], tuple[tuple[str, int], ...]]:
@@ -197,6 +292,11 @@ def align(
     result's axes in data (the union, first-seen order) and its mapped axes. An axis that one operand
     holds in its data and another has mapped is indexed at this map element (``lax.axis_index``).
     """
+    key = _layout_key(values)
+    if key is not None:  # no mapped axes: a plan cached per layout
+        steps, axes = _cached_plan(key, values, operation, operands)
+        data = [v.data if isinstance(v, NamedArray) else v for v in values]
+        return _lay_out(steps, data), axes, ()
     named = [v for v in values if isinstance(v, NamedArray)]
     labels = None
     if operands is not None:
@@ -204,31 +304,10 @@ def align(
     union = union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels)
     mapped_names = {n for v in named for n, _ in v.mapped}
     result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names and s is not None)  # sizes known
-    result_axes = tuple(n for n in union if n not in mapped_names)
-    if mapped_names:
-        values = [index_mapped(v, mapped_names) if isinstance(v, NamedArray) else v for v in values]
-    positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
-    broadcast_positional(positional, operation=operation, operands=operands)
-    rank = max((len(p) for p in positional), default=0)
-    laid_out = []
-    for value, pos in zip(values, positional, strict=False):
-        if not isinstance(value, NamedArray):
-            data = value
-            if result_axes and np.ndim(value):
-                data = jnp.reshape(value, tuple(pos) + (1,) * len(result_axes))
-            laid_out.append(data)
-            continue
-        if value.axes == result_axes and len(pos) == rank:
-            laid_out.append(value.data)
-            continue
-        own = [a for a in result_axes if a in value.axes]
-        p = len(pos)
-        perm = list(range(p)) + [p + value.axes.index(a) for a in own]
-        data = value.data if perm == list(range(len(perm))) else jnp.transpose(value.data, perm)
-        sizes = value.named_shape
-        target = (1,) * (rank - p) + tuple(pos) + tuple(sizes.get(a, 1) for a in result_axes)
-        laid_out.append(jnp.reshape(data, target))
-    return laid_out, result_axes, result_mapped
+    values = [index_mapped(v, mapped_names) if isinstance(v, NamedArray) else v for v in values]
+    unmapped = [wrap(v.data, v.axes) if isinstance(v, NamedArray) else v for v in values]
+    steps, axes = _plan(unmapped, operation, operands)
+    return _lay_out(steps, [v.data if isinstance(v, NamedArray) else v for v in values]), axes, result_mapped
 
 
 def index_mapped(value: NamedArray, mapped_names: set[str]) -> NamedArray:
@@ -247,13 +326,33 @@ def index_mapped(value: NamedArray, mapped_names: set[str]) -> NamedArray:
 
 
 def apply_elementwise(
-    fn: Callable[..., Any], values: Sequence[Any], *, operation: str, operands: Sequence[str] | None = None
+    fn: Callable[..., Any],
+    values: Sequence[Any],
+    *,
+    operation: str,
+    operands: Sequence[str] | None = None,
+    fuse: bool = True,
 ) -> Any:
-    """Apply a NumPy-broadcasting function to values that broadcast by name."""
+    """Apply a NumPy-broadcasting function to values that broadcast by name.
+
+    Eager calls (no trace running) with a stable ``fn`` (``fuse``: the same object each call) run layout
+    and ``fn`` as one cached ``jax.jit`` per (``fn``, layouts); under a trace the ops are emitted directly.
+    """
     if not any(isinstance(v, NamedArray) for v in values):
         return fn(*values)
-    laid_out, axes, mapped = align(values, operation=operation, operands=operands)
-    return wrap(fn(*laid_out), axes, mapped)
+    key = _layout_key(values)
+    if key is None:
+        laid_out, axes, mapped = align(values, operation=operation, operands=operands)
+        return wrap(fn(*laid_out), axes, mapped)
+    steps, axes = _cached_plan(key, values, operation, operands)
+    data = [v.data if isinstance(v, NamedArray) else v for v in values]
+    if fuse and any(s is not None for s in steps) and all(is_eager(d) for d in data):
+
+        def build() -> Callable[..., Any]:
+            return lambda *args: fn(*_lay_out(steps, args))
+
+        return wrap(fused((fn, key), build)(*data), axes)
+    return wrap(fn(*_lay_out(steps, data)), axes)
 
 
 _LABELS = ("the left operand", "the right operand")

@@ -10,6 +10,7 @@ reduction is one positional ``jnp`` reduction and keeps ``jnp``'s dtypes, gradie
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from .._algebra import (
     single_axis,
     split_axis,
 )
-from .._named_array import NamedArray, apply_elementwise, wrap
+from .._named_array import NamedArray, apply_elementwise, fused, is_eager, wrap
 from ._mapped_axes import as_mapped, gather
 
 __all__ = [
@@ -51,23 +52,73 @@ def _operation(fname: str, axis: AxisArg) -> str:
     return reduction_operation(fname, axis)
 
 
+_PLANS: dict[Any, tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]] = {}
+_CACHE_SIZE = 4096
+
+
 def _reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool, kwargs: dict[str, Any]) -> Any:
     """Reduce ``x`` with the positional reduction ``fn(data, axis=dims, keepdims=False, **kwargs)``."""
+    if isinstance(x, NamedArray) and not x.mapped and not kwargs:
+        key: Any = (fn, axis, keepdims, x.axes, x.data.shape)
+        try:
+            plan = _PLANS.get(key)
+        except TypeError:  # an unhashable axis (a list): planned per call
+            key, plan = None, None
+        if plan is None:
+            plan = _plan(fname, x, axis)
+            if key is not None:
+                if len(_PLANS) > _CACHE_SIZE:
+                    _PLANS.clear()
+                _PLANS[key] = plan
+        dims, positional, axes = plan
+        expand = tuple(sorted(positional)) if keepdims and positional else ()
+        if key is not None and is_eager(x.data):  # one cached jit: the reduction and its keepdims together
+            return wrap(fused(("reduce", key), lambda: functools.partial(_run, fn, dims, expand))(x.data), axes)
+        return wrap(_run(fn, dims, expand, x.data), axes)
+    return _reduce_in_general(fn, fname, x, axis, keepdims, kwargs)
+
+
+def _run(fn: Callable[..., Any], dims: tuple[int, ...], expand: tuple[int, ...], data: Any, **kwargs: Any) -> Any:
+    """The positional reduction over ``dims``; ``expand``: positional dims put back (``keepdims``)."""
+    data = fn(data, axis=dims, keepdims=False, **kwargs)
+    return jnp.expand_dims(data, expand) if expand else data
+
+
+def _plan(fname: str, x: NamedArray, axis: AxisArg) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]:
+    """For a NamedArray without mapped axes: the data dims to reduce, the positional ones, the result's axes."""
+    operation = _operation(fname, axis)
+    names, ints = split_axis(axis, operation=operation)
+    _check_names(x, names, operation)
+    positional = tuple(positional_dims(ints, x.shape, operation=operation))
+    named_dims = tuple(x.ndim + x.axes.index(n) for n in names)
+    return positional + named_dims, positional, tuple(a for a in x.axes if a not in names)
+
+
+def _check_names(x: NamedArray, names: Sequence[str], operation: str) -> None:
+    """Every name is an axis of ``x`` (the message, with ``x``'s repr, built only when one is not)."""
+    named = x.named_shape
+    if not named.keys() >= set(names):
+        reduce_named_shape(named, names, operation=operation, operand=f"x = {x!r}")
+
+
+def _reduce_in_general(
+    fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool, kwargs: dict[str, Any]
+) -> Any:
+    """``_reduce`` for plain values (per element, inside ``xmap``) and NamedArrays with mapped axes."""
     operation = _operation(fname, axis)
     names, ints = split_axis(axis, operation=operation)
     plain = not isinstance(x, NamedArray)
     if plain:
         value = as_mapped(x, names, operation=operation)
     else:
-        reduce_named_shape(x.named_shape, names, operation=operation, operand=f"x = {x!r}")
+        _check_names(x, names, operation)
         value = x
     positional = list(positional_dims(ints, value.shape, operation=operation))
     mapped = {n for n, _ in value.mapped}
     value = gather(value, [n for n in names if n in mapped], operation=operation)
     named_dims = [value.ndim + value.axes.index(n) for n in names]
-    data = fn(value.data, axis=tuple(positional + named_dims), keepdims=False, **kwargs)
-    if keepdims and positional:  # positional dims lead the layout, so they go back where they were
-        data = jnp.expand_dims(data, tuple(sorted(positional)))
+    expand = tuple(sorted(positional)) if keepdims and positional else ()
+    data = _run(fn, tuple(positional + named_dims), expand, value.data, **kwargs)
     if plain:
         return data
     return wrap(data, tuple(a for a in value.axes if a not in names), value.mapped)
@@ -109,10 +160,17 @@ def _arg_reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepd
         data = jnp.reshape(data, ((1,) * x.ndim if keepdims else ()) + named)
         return wrap(data, x.axes, x.mapped)
 
+    return _reduce(_single_axis(fn), fname, x, axis, keepdims, {})
+
+
+@functools.cache
+def _single_axis(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (``jnp.argmax``) called with a one-item ``axis`` tuple; one object per ``fn``, so plans cache."""
+
     def single(data: Any, *, axis: tuple[int], keepdims: bool) -> Any:
         return fn(data, axis=axis[0], keepdims=keepdims)
 
-    return _reduce(single, fname, x, axis, keepdims, {})
+    return single
 
 
 def argmax(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
@@ -137,13 +195,46 @@ def _stable_max(x: Any, axis: AxisArg) -> Any:
     return jax.lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0))
 
 
+_COMPOSITE_AXES: dict[Any, tuple[str, ...]] = {}
+
+
+def _composite(body: Callable[[Any, AxisArg], Any], x: Any, axis: AxisArg) -> Any:
+    """``body(x, axis)``; eager on a NamedArray, one cached ``jax.jit`` per (``body``, ``axis``, layout).
+
+    The first call with a layout runs unfused (so its errors are raised as ever) and records the result's axes.
+    """
+    if not isinstance(x, NamedArray) or x.mapped or not is_eager(x.data):
+        return body(x, axis)
+    try:
+        key = (body, axis, x.axes, x.data.shape)
+        axes = _COMPOSITE_AXES.get(key)
+    except TypeError:  # an unhashable axis (a list)
+        return body(x, axis)
+    if axes is None:
+        result = body(x, axis)
+        if len(_COMPOSITE_AXES) > _CACHE_SIZE:
+            _COMPOSITE_AXES.clear()
+        _COMPOSITE_AXES[key] = result.axes
+        return result
+    in_axes = x.axes
+    return wrap(fused(key, lambda: lambda data: body(wrap(data, in_axes), axis).data)(x.data), axes)
+
+
 def softmax(x: Any, axis: AxisArg) -> Any:
     """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name)."""
+    return _composite(_softmax, x, axis)
+
+
+def log_softmax(x: Any, axis: AxisArg) -> Any:
+    """``x - logsumexp(x, axis)``; the result has ``x``'s axes."""
+    return _composite(_log_softmax, x, axis)
+
+
+def _softmax(x: Any, axis: AxisArg) -> Any:
     shifted = _elementwise("softmax", jnp.subtract, x, _stable_max(x, axis))
     e = _elementwise("softmax", jnp.exp, shifted)
     return _elementwise("softmax", jnp.divide, e, sum(e, axis, keepdims=True))
 
 
-def log_softmax(x: Any, axis: AxisArg) -> Any:
-    """``x - logsumexp(x, axis)``; the result has ``x``'s axes."""
+def _log_softmax(x: Any, axis: AxisArg) -> Any:
     return _elementwise("log_softmax", jnp.subtract, x, logsumexp(x, axis, keepdims=True))

@@ -32,7 +32,7 @@ def _ufunc(name: str, source: str, nin: int) -> Callable[..., Any]:
         if len(args) != nin:
             raise TypeError(f"{operation} takes {nin} array argument{'s' * (nin > 1)}, got {len(args)}")
         call = functools.partial(fn, **kwargs) if kwargs else fn
-        return apply_elementwise(call, args, operation=operation, operands=_LABELS[nin])
+        return apply_elementwise(call, args, operation=operation, operands=_LABELS[nin], fuse=not kwargs)
 
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{source}``: NamedArrays broadcast by name, positional dims as in numpy."
@@ -57,4 +57,4 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Any:
     def call(data: Any, *limits: Any) -> Any:
         return jnp.clip(data, **dict(zip(bounds, limits, strict=True)))
 
-    return apply_elementwise(call, (x, *bounds.values()), operation="tnp.clip", operands=("x", *bounds))
+    return apply_elementwise(call, (x, *bounds.values()), operation="tnp.clip", operands=("x", *bounds), fuse=False)

@@ -1,0 +1,48 @@
+"""Eager NamedArray operations against the same ``jnp`` operations on positional arrays.
+
+Rows: ``x + b`` and ``x * b`` with ``b`` broadcast (by name: ``b`` carries only ``out``), ``tnp.sum`` over a
+named axis, ``tnp.softmax`` over a named axis; each against the positional ``jnp`` call that computes the
+same values. Cases run interleaved in one process; the table prints each ratio to its ``jnp`` row
+(goal: ``x + b`` and ``tnp.sum`` <= 1.5x).
+
+Run: ``PYTHONPATH=. python bench/eager_ops.py``.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import interleaved
+
+import typed_xmap as tx
+import typed_xmap.numpy as tnp
+
+
+def main() -> int:
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(64, 128)), jnp.float32)
+    b = jnp.asarray(np.random.default_rng(1).normal(size=(128,)), jnp.float32)
+    nx, nb = tx.named(x, ["batch", "out"]), tx.named(b, ["out"])
+    rows = {
+        "x + b (broadcast)": (lambda: x + b, lambda: nx + nb),
+        "x * b (broadcast)": (lambda: x * b, lambda: nx * nb),
+        "tnp.sum(x, 'batch')": (lambda: jnp.sum(x, axis=0), lambda: tnp.sum(nx, "batch")),
+        "tnp.softmax(x, 'out')": (lambda: jax.nn.softmax(x, axis=1), lambda: tnp.softmax(nx, "out")),
+    }
+    cases = {}
+    for name, (plain, named) in rows.items():
+        cases[f"jnp   {name}"] = lambda plain=plain: jax.block_until_ready(plain())
+        cases[f"named {name}"] = lambda named=named: jax.block_until_ready(named().data)
+    times = interleaved(cases, rounds=15, calls=300)
+    print("eager ops, NamedArray vs jnp  (goal: x + b and tnp.sum <= 1.5x)")
+    for name in rows:
+        base, own = times[f"jnp   {name}"], times[f"named {name}"]
+        print(f"  {name:<28} jnp {base * 1e6:8.2f} us   named {own * 1e6:8.2f} us   {own / base:6.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
