@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import typed_xmap as tx
+from typed_xmap._algebra import STREAMED_CONTRACTION_MAX, contraction_kernel
 
 N = 10_000_000
 
@@ -47,6 +48,49 @@ def test_jaxpr_reads_cleanly(mesh):
     text = str(jaxpr)
     assert "name=xmap(dot)" in text
     primitives = [eqn.primitive.name for eqn in jaxpr.jaxpr.eqns[0].params["jaxpr"].eqns]
-    # placement (reshard / sharding constraints) around exactly one batched dot_general
-    assert primitives.count("dot_general") == 1
-    assert set(primitives) <= {"dot_general", "reshard", "sharding_constraint"}
+    # placement (reshard / sharding constraints) around the inner products of 3-vectors as 3 multiplies and
+    # 2 adds (the streamed kernel: a batched dot_general of size 3 runs at ~20% of memory bandwidth on CPU)
+    assert "dot_general" not in primitives
+    assert primitives.count("mul") == 3 and primitives.count("add") == 2
+    assert set(primitives) <= {"mul", "add", "slice", "squeeze", "reshard", "sharding_constraint"}
+
+
+def _primitives(f, *args):
+    return {eqn.primitive.name for eqn in jax.make_jaxpr(f)(*args).jaxpr.eqns[0].params["jaxpr"].eqns}
+
+
+@pytest.mark.parametrize("fun", [jnp.dot, jnp.inner, jnp.vdot], ids=["dot", "inner", "vdot"])
+def test_small_inner_products_stream_with_the_same_values(fun):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 3)).astype(np.float32), rng.standard_normal((64, 3)).astype(np.float32)
+    f = tx.xmap(fun, in_axes=(["n", ...], ["n", ...]), out_axes=["n", ...])
+    assert "dot_general" not in _primitives(f, a, b)
+    np.testing.assert_allclose(f(a, b), np.einsum("nk,nk->n", a, b), rtol=1e-6, atol=1e-6)
+    c = (a + 1j * b).astype(np.complex64)
+    expected = np.einsum("nk,nk->n", np.conj(c) if fun is jnp.vdot else c, c)
+    np.testing.assert_allclose(f(c, c), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_contractions_with_reuse_or_of_ordinary_size_stay_one_dot_general():
+    size = STREAMED_CONTRACTION_MAX + 1
+    long = jnp.ones((4, size))
+    per_row = tx.xmap(jnp.dot, in_axes=(["n", ...], ["n", ...]), out_axes=["n", ...])
+    assert "dot_general" in _primitives(per_row, long, long)
+    np.testing.assert_allclose(per_row(long, long), np.full(4, size))
+    # different names on the two vectors: the inner products form a matmul (reuse), whatever their size
+    matmul = tx.xmap(jnp.vdot, in_axes=({0: "l"}, {1: "r"}), out_axes=["l", "r", ...])
+    a, b = jnp.ones((8, 3)), jnp.ones((3, 6))
+    assert "dot_general" in _primitives(matmul, a, b)
+    np.testing.assert_allclose(matmul(a, b), np.full((8, 6), 3.0))
+    # integer vectors keep jnp.dot's own kernel
+    ints = jnp.ones((4, 3), jnp.int32)
+    assert "dot_general" in _primitives(per_row, ints, ints)
+
+
+def test_the_kernel_rule():
+    assert contraction_kernel(3, batch_only=True) == "streamed"
+    assert contraction_kernel(STREAMED_CONTRACTION_MAX, batch_only=True) == "streamed"
+    assert contraction_kernel(STREAMED_CONTRACTION_MAX + 1, batch_only=True) == "dot_general"
+    assert contraction_kernel(3, batch_only=False) == "dot_general"  # a matmul: operands reused
+    assert contraction_kernel(None, batch_only=True) == "dot_general"  # unknown size (the plugin's)
+    assert contraction_kernel(0, batch_only=True) == "dot_general"

@@ -41,9 +41,12 @@ from ._dtypes import (
     u32 as u32,
 )
 from ._einsum import (
+    STREAMED_CONTRACTION_MAX as STREAMED_CONTRACTION_MAX,
+    ContractionKernel as ContractionKernel,
     EinsumOperand as EinsumOperand,
     EinsumResult as EinsumResult,
     EinsumSpec as EinsumSpec,
+    contraction_kernel as contraction_kernel,
     dot_operation as dot_operation,
     dot_spec as dot_spec,
     einsum_result as einsum_result,
