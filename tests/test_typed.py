@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from beartype import beartype
-from beartype.roar import BeartypeCallHintParamViolation
+from beartype.roar import BeartypeCallHintParamViolation, BeartypeDoorHintViolation
 
 import typed_xmap as tx
 from typed_xmap import Float, NamedArray, NamedShapeError, NamedShapeSyntaxError, f32, i32
@@ -285,3 +285,51 @@ def test_a_spec_of_separators_alone_is_a_syntax_error_and_empty_is_no_axes():
         NamedArray[f32, ",,"]
     with pytest.raises(NamedShapeSyntaxError, match="commas separate names, but there are none"):
         NamedArray[f32, "", ","]
+
+
+def test_keyword_calls_and_mixed_hints_use_the_layout_cache_and_raise_as_before():
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], w: NamedArray[f32, "a b"], scale: float, flag: bool = False) -> NamedArray[f32, "b"]:
+        import typed_xmap.numpy as tnp
+
+        return tnp.sum(x * w, "a")
+
+    x, w, bad = named((3,), "a"), named((3, 2), ["a", "b"]), named((4, 2), ["a", "b"])
+    for _ in range(3):  # the first call fills the cache, the others hit it
+        assert f(x, w=w, scale=2.0).named_shape == {"b": 2}
+        assert f(x, w, 2.0, flag=True).named_shape == {"b": 2}
+        assert f(scale=1.0, w=w, x=x).named_shape == {"b": 2}
+        with pytest.raises(NamedShapeError, match=r"parameter 'w'.*axis 'a' has size 4 but was bound to 3"):
+            f(x, w=bad, scale=2.0)
+        with pytest.raises(BeartypeCallHintParamViolation):
+            f(x, w=w, scale="2")
+        with pytest.raises(BeartypeCallHintParamViolation):
+            f(x, w, 2.0, flag=None)
+        with pytest.raises(TypeError, match=r"missing|scale"):
+            f(x, w=w)
+        with pytest.raises(TypeError):
+            f(x, w=w, scale=1.0, other=1)
+
+
+def test_a_class_return_hint_is_checked_on_every_cached_call():
+    @tx.typed
+    def g(x: NamedArray[f32, "a"], *, as_int: bool = False) -> float:
+        return 1 if as_int else 1.0  # type: ignore[return-value]
+
+    x = named((3,), "a")
+    for _ in range(2):
+        assert g(x) == 1.0
+        assert g(x, as_int=False) == 1.0
+        with pytest.raises(BeartypeDoorHintViolation, match="violates type hint"):
+            g(x, as_int=True)
+
+
+def test_positional_only_parameters_passed_by_keyword_still_raise():
+    @tx.typed
+    def h(x: NamedArray[f32, "a"], /) -> NamedArray[f32, "a"]:
+        return x
+
+    x = named((3,), "a")
+    assert h(x).named_shape == {"a": 3}
+    with pytest.raises(TypeError):
+        h(x=x)  # type: ignore[call-arg]

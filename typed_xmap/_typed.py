@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import operator
 import sys
 import typing
 from collections.abc import Callable
@@ -105,7 +106,10 @@ def check_named_hints(fn: F) -> F:
 
 def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     qualname = getattr(fn, "__qualname__", repr(fn))
-    plan: list[Any] = []  # [hints, parameter checker, return check or None, layouts cache or None]
+    # [hints, parameter checker, return check or None, whether layouts are cached, (parameters, hints, kinds)]
+    plan: list[Any] = []
+    # (argument count, keywords) -> where the checked values are, and the layouts accepted for that call shape
+    bindings_by_call_shape: dict[Any, Any] = {}
     # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
     local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
 
@@ -113,8 +117,16 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         hints = typing.get_type_hints(fn, localns=local_names, include_extras=True)
         if named_only:
             hints = {name: hint for name, hint in hints.items() if mentions_named_array(hint)}
-        cacheable = bool(hints) and all(_named_hint(h) for h in hints.values())
-        plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints), {} if cacheable else None]
+        kinds = {name: _hint_kind(hint) for name, hint in hints.items()}
+        params = list(inspect.signature(fn).parameters.values())
+        cacheable = (
+            any(kind is _NAMED for kind in kinds.values())
+            and all(kind is not None for kind in kinds.values())
+            and all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+        )
+        bindings_by_call_shape.clear()
+        plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints), True if cacheable else None]
+        plan.append((params, hints, kinds))
         return plan
 
     with contextlib.suppress(NameError):  # a forward reference not defined yet: resolve on the first call
@@ -123,7 +135,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
 
     def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, int]]:
         """beartype checks the parameters, then ``fn`` runs, then its return value is checked."""
-        hints, check_parameters, _, _ = plan
+        hints, check_parameters = plan[0], plan[1]
         outer = state.memo
         memo: dict[str, int] = {}
         state.memo = memo
@@ -139,7 +151,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         return result, memo
 
     def check_result(result: Any, bindings: dict[str, int]) -> None:
-        hints, _, check_return, _ = plan
+        hints, check_return = plan[0], plan[2]
         if check_return is None:
             return
         outer = state.memo
@@ -150,15 +162,35 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         finally:
             state.memo = outer
 
+    def call_binding(shape: Any, count: int, keywords: tuple[str, ...]) -> Any:
+        """Where a call of this shape puts the NamedArray-hinted and the class-hinted values; False: no fast path."""
+        params, hints, kinds = plan[4]
+        binding = _call_binding(params, hints, kinds, count, keywords)
+        found = (*binding, {}) if binding is not None else False
+        if len(bindings_by_call_shape) > _LAYOUT_CACHE_SIZE:
+            bindings_by_call_shape.clear()
+        bindings_by_call_shape[shape] = found
+        return found
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        layouts = (plan or prepare())[3]
-        if layouts is None or kwargs:
+        if (plan or prepare())[3] is None:
             return checked_call(args, kwargs)[0]
+        shape: Any = (len(args), *kwargs) if kwargs else len(args)
+        binding = bindings_by_call_shape.get(shape)
+        if binding is None:
+            binding = call_binding(shape, len(args), tuple(kwargs))
+        if binding is False:
+            return checked_call(args, kwargs)[0]
+        pick, checks, return_class, layouts = binding  # layouts: those accepted for this call shape
+        values = (*args, *kwargs.values()) if kwargs else args
         try:
-            key = tuple((a.axes, a.mapped, a.data.aval) for a in args)
+            key: Any = tuple([(v.axes, v.mapped, v.data.aval) for v in (values if pick is None else pick(values))])
         except AttributeError:  # not all NamedArrays of jax values: no layout key
             return checked_call(args, kwargs)[0]
+        for i, cls in checks:
+            if not isinstance(values[i], cls):
+                return checked_call(args, kwargs)[0]  # raises as it always has
         known = layouts.get(key)
         if known is None:
             result, bindings = checked_call(args, kwargs)
@@ -167,7 +199,11 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
             layouts[key] = (bindings, {_layout(result)})
             return result
         bindings, accepted_returns = known
-        result = fn(*args)
+        result = fn(*args, **kwargs)
+        if return_class is not None:  # a plain class: checked on every call
+            if not isinstance(result, return_class):
+                check_result(result, bindings)
+            return result
         layout = _layout(result)
         if layout not in accepted_returns:  # a return layout not seen with these parameters: check it
             check_result(result, bindings)
@@ -178,6 +214,51 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
 
 
 _LAYOUT_CACHE_SIZE = 1024
+_NAMED, _CLASS, _ANYTHING = "named", "class", "anything"
+
+
+def _hint_kind(hint: Any) -> str | None:
+    """How the layout cache treats a hint: ``_NAMED`` (by layout), ``_CLASS`` (``isinstance`` per call),
+    ``_ANYTHING`` (no check), ``None`` (only beartype knows: no cache)."""
+    if _named_hint(hint):
+        return _NAMED
+    if hint is Any or hint is object:
+        return _ANYTHING
+    if type(hint) is type and not getattr(hint, "_is_protocol", False):  # a plain class: beartype's isinstance
+        return _CLASS
+    return None
+
+
+def _call_binding(
+    params: list[inspect.Parameter],
+    hints: dict[str, Any],
+    kinds: dict[str, str | None],
+    count: int,
+    keywords: tuple[str, ...],
+) -> Any:
+    """For a call with ``count`` positional arguments and ``keywords``: a picker of the NamedArray-hinted
+    values from ``(*args, *kwargs.values())`` (``None``: all of them), (index, class) of the class-hinted
+    ones, and the return's class or ``None``.
+    ``None`` when the call does not bind plainly (too many arguments, unknown or repeated keywords)."""
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if count > len(positional):
+        return None
+    places = {p.name: i for i, p in enumerate(positional[:count])}  # an index; keywords count on from ``count``
+    by_name = {p.name: p for p in params}
+    for index, word in enumerate(keywords, start=count):
+        param = by_name.get(word)
+        if param is None or param.kind is param.POSITIONAL_ONLY or word in places:
+            return None
+        places[word] = index
+    if any(p.default is p.empty and p.name not in places for p in params):
+        return None  # a missing argument: the checker raises it
+    named = [places[n] for n, kind in kinds.items() if kind is _NAMED and n in places]
+    checks = [(places[n], hints[n]) for n, kind in kinds.items() if kind is _CLASS and n in places]
+    return_class = hints["return"] if kinds.get("return") is _CLASS else None
+    pick: Callable[[tuple[Any, ...]], Any] | None = None
+    if named != list(range(count + len(keywords))):
+        pick = operator.itemgetter(*named) if len(named) > 1 else lambda values: [values[i] for i in named]
+    return pick, tuple(checks), return_class
 
 
 def _layout(value: Any) -> Any:
