@@ -31,6 +31,7 @@ from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory
 from ._reductions import reduction_hook
+from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
 if TYPE_CHECKING:
@@ -174,6 +175,10 @@ class TypedXmapPlugin(Plugin):
             return partial(xmap_hook, self)
         if fullname in NAMED:
             return partial(named_hook, self)
+        if fullname in TRANSFORMS:
+            return partial(transform_hook, self, TRANSFORMS[fullname])
+        if fullname == "functools.partial":
+            return partial(partial_new_hook, self)
         if fullname in POSITIONAL:
             return partial(positional_hook, self)
         if self.config.annotated_calls:
@@ -190,6 +195,8 @@ class TypedXmapPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
             return _checked(partial(operator_hook, self, fullname.rsplit(".", 1)[1]))
+        if fullname == "functools.partial.__call__":
+            return _checked(partial(partial_call_hook, self))
         return None
 
     def _annotated_callee(self, fullname: str) -> CallableType | None:

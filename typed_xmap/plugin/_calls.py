@@ -8,7 +8,8 @@ per-argument mismatch is mypy's own ``arg-type`` error; the plugin adds a note i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mypy.types import CallableType, Type
 
@@ -30,11 +31,12 @@ from ._literals import UNKNOWN, literal_value
 from ._support import arg, arg_expr, fail, label, report
 
 if TYPE_CHECKING:
+    from mypy.nodes import Context, Expression
     from mypy.plugin import FunctionContext
 
     from . import TypedXmapPlugin
 
-__all__ = ["annotated_call_hook", "has_named_params", "named_hook", "positional_hook"]
+__all__ = ["annotated_call_hook", "bind_arguments", "has_named_params", "named_hook", "positional_hook"]
 
 
 def has_named_params(callee: CallableType) -> bool:
@@ -53,9 +55,27 @@ def _spec(shape: Shape) -> ShapeSpec:
 
 
 def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: FunctionContext) -> Type:
+    per_formal = [
+        [(typ, expr) for typ, expr in zip(types, exprs, strict=False)]
+        for types, exprs in zip(ctx.arg_types, ctx.args, strict=False)
+    ]
+    return bind_arguments(plugin, callee, per_formal, ctx.api, ctx.context, ctx.default_return_type)
+
+
+def bind_arguments(
+    plugin: TypedXmapPlugin,
+    callee: CallableType,
+    per_formal: Sequence[Sequence[tuple[Type, Expression | None]]],
+    api: Any,
+    context: Context,
+    default_return_type: Type,
+) -> Type:
+    """Bind each axis name to one size across the actual arguments of ``callee``'s parameters
+    (``per_formal[i]``: the types and expressions passed for parameter ``i``); the return type with the
+    bound sizes filled in."""
     bindings: dict[str, int] = {}
     name = callee.name or "the function"
-    for index, (actual_types, exprs) in enumerate(zip(ctx.arg_types, ctx.args, strict=False)):
+    for index, actuals in enumerate(per_formal):
         if index >= len(callee.arg_types):
             break
         declared = decode(callee.arg_types[index])
@@ -63,35 +83,36 @@ def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: Func
             continue
         spec = _spec(declared)
         param = callee.arg_names[index] or f"argument {index + 1}"
-        for typ, expr in zip(actual_types, exprs, strict=False):
+        for typ, expr in actuals:
             shape = decode(typ)
             if shape is None or shape.named is None or shape.scalar:
                 continue
             alone = match_shape_spec(spec, shape.named, (), {})
             if isinstance(alone, Mismatch):
-                if plugin.config.call_notes:
+                if plugin.config.call_notes and expr is not None:
                     fail(
-                        ctx.api,
+                        api,
                         f'{label(expr, "the argument")} does not fit parameter "{param}" of "{name}": {alone.reason}',
-                        ctx.context,
+                        context,
                         note=True,
                     )
                 continue
             found = match_shape_spec(spec, shape.named, (), bindings)
             if isinstance(found, Mismatch):
+                given = label(expr, "the argument") if expr is not None else "bound"
                 fail(
-                    ctx.api,
-                    f'argument "{param}" of "{name}" ({label(expr, "the argument")}: {describe(shape.named)}): '
+                    api,
+                    f'argument "{param}" of "{name}" ({given}: {describe(shape.named)}): '
                     f"{found.reason}. Fix: one axis name has one size in a call; pass values whose shared axes "
                     f"agree",
-                    ctx.context,
+                    context,
                     code=NAMED_AXIS_SIZE,
                 )
                 continue
             bindings.update(found)
-    result = decode(ctx.default_return_type)
+    result = decode(default_return_type)
     if not bindings or result is None or result.named is None:
-        return ctx.default_return_type
+        return default_return_type
     named = {n: (s if s is not None else bindings.get(n)) for n, s in result.named.items()}
     return plugin.types.array(result.dtype, named, result.positional)
 

@@ -123,10 +123,26 @@ class Resources:
         resources = self._for(fn)
         if not resources:
             return
-        conflicts = resource_conflicts(named, resources)
-        if conflicts:
+        declared = _declared_axes(fn)
+        conflicts = [
+            c for c in resource_conflicts(named, resources) if not any({c.first, c.second} <= d for d in declared)
+        ]
+        if conflicts:  # a pair a parameter or the return already holds is reported once, at the mapping
             error = conflict_error(conflicts[0], f"{operation} (a value with axes {describe(named)} in {fn.name})")
             fail(api, one_line(error), context, code_for(error))
+
+
+def _declared_axes(fn: FuncDef) -> list[set[str]]:
+    """The named axes of ``fn``'s declared parameters and return (checked at the mapping itself)."""
+    typ = get_proper_type(fn.type) if fn.type is not None else None
+    if not isinstance(typ, CallableType):
+        return []
+    found = []
+    for declared in [*typ.arg_types, typ.ret_type]:
+        shape = decode(declared)
+        if shape is not None and shape.named:
+            found.append(set(shape.named))
+    return found
 
 
 def _leaves(spec: object, count: int, kind: str) -> list[AxisMap | None] | None:
