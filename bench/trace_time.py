@@ -3,13 +3,15 @@
 Each layer: layer norm (mean, var, scale and shift broadcast by name), single-head attention (projections
 by einsum, scores, softmax over the key axis, mixing, output projection, residual), and an MLP (einsum,
 gelu, einsum, residual). Time is ``jax.make_jaxpr`` of a fresh function object over the whole stack at 6,
-24 and 96 layers (tracing only: no lowering or compile), interleaved; the table prints ms per layer and the
-ratio (goal <= 1.2x).
+24 and 96 layers (tracing only: no lowering or compile), the two alternating round by round; the table prints
+ms per layer and the median of the per-round ratios (goal <= 1.2x), after each layer's jaxpr equation count.
 
 Run: ``PYTHONPATH=. python bench/trace_time.py``.
 """
 
+import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -17,7 +19,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import interleaved
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -87,25 +88,40 @@ def fresh(f):
     return traced
 
 
+def paired(cases, rounds):
+    """Median seconds of each case and the median of the per-round ratios named/jnp (the order alternates)."""
+    samples = {name: [] for name in cases}
+    for fn in cases.values():
+        fn()
+    for r in range(rounds):
+        for name in list(cases)[:: 1 if r % 2 else -1]:
+            start = time.perf_counter()
+            cases[name]()
+            samples[name].append(time.perf_counter() - start)
+    ratios = [n / j for n, j in zip(samples["named"], samples["jnp"], strict=True)]
+    return {k: statistics.median(v) for k, v in samples.items()}, statistics.median(ratios)
+
+
 def main() -> int:
     plain_p, named_p = params()
     x = jnp.ones((B, S, E), jnp.float32)
     nx = tx.named(x, ["batch", "seq", "embed"])
+    one_plain = jax.make_jaxpr(jnp_layer)(x, plain_p).jaxpr
+    one_named = jax.make_jaxpr(named_layer)(nx, named_p).jaxpr
     print("trace time (jax.make_jaxpr) per transformer layer, NamedArray+tnp vs jnp  (goal: <= 1.2x)")
+    print(f"  equations per layer: jnp {len(one_plain.eqns)}, named {len(one_named.eqns)}")
     for depth in (6, 24, 96):
         plain_f, named_f = stack(jnp_layer, depth), stack(named_layer, depth)
-        calls = max(1, 48 // depth)
-        times = interleaved(
+        times, ratio = paired(
             {
                 "jnp": lambda plain_f=plain_f: jax.make_jaxpr(fresh(plain_f))(x, plain_p),
                 "named": lambda named_f=named_f: jax.make_jaxpr(fresh(named_f))(nx, named_p),
             },
-            rounds=7,
-            calls=calls,
+            rounds=max(5, 240 // depth),
         )
         base, own = times["jnp"] / depth, times["named"] / depth
         print(f"  {depth:3d} layers   jnp {base * 1e3:7.3f} ms/layer   named {own * 1e3:7.3f} ms/layer", end="")
-        print(f"   {own / base:5.2f}x")
+        print(f"   {ratio:5.2f}x (median of per-round ratios)")
     return 0
 
 
