@@ -38,7 +38,7 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
             f"a positional array needs no conversion",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
-    check_positional(spec, x.axes, x.ndim, where=where, value=repr(x))
+    check_positional(spec, x.axes, x.ndim, where=where, value=lambda: repr(x))
     p = x.ndim
     source = [p + x.axes.index(name) for _, name in spec.dims]
     destination = [d for d, _ in spec.dims]

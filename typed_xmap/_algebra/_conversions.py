@@ -8,7 +8,7 @@ Pure Python.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ._axis_map import AxisMap, check_fits, format_axis_list
 from ._errors import ErrorKind, NamedShapeError
@@ -34,25 +34,27 @@ def check_new_names(spec: AxisMap, held: Collection[str], *, where: str) -> None
 
 
 def check_positional(
-    spec: AxisMap, axes: Sequence[str], positional_rank: int | None, *, where: str, value: str
+    spec: AxisMap, axes: Sequence[str], positional_rank: int | None, *, where: str, value: str | Callable[[], str]
 ) -> None:
     """Raise unless ``spec`` lists exactly the named ``axes`` a value has, at dims its rank allows.
 
     ``positional_rank`` is the value's number of positional dims (``None``: unknown); ``value`` is how
-    messages show the value.
+    messages show the value, or a function that says it (called only when an error is raised, so the
+    success path never formats a value).
     """
     listed = set(spec.names)
     unlisted = [a for a in axes if a not in listed]
     if unlisted:
         raise NamedShapeError(
             f"{where} = {spec} does not list axis {', '.join(repr(a) for a in unlisted)}, which the value "
-            f"{value} carries. Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}",
+            f"{_shown(value)} carries. "
+            f"Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}",
             kind=ErrorKind.AXIS_MISSING,
         )
     lacking = [n for n in spec.names if n not in axes]
     if lacking:
         raise NamedShapeError(
-            f"{where} = {spec} lists axis {', '.join(repr(n) for n in lacking)}, but the value {value} does "
+            f"{where} = {spec} lists axis {', '.join(repr(n) for n in lacking)}, but the value {_shown(value)} does "
             f"not carry it, so its size is unknown. Fix: drop it from the spec, or broadcast x first",
             kind=ErrorKind.AXIS_MISSING,
         )
@@ -63,7 +65,7 @@ def check_positional(
     if needed > positional_rank:
         raise NamedShapeError(
             f"{where} = {spec} requires the value to have at least {needed} positional dims, but "
-            f"{value} has {positional_rank}. Fix: put the named axes at lower dims",
+            f"{_shown(value)} has {positional_rank}. Fix: put the named axes at lower dims",
             kind=ErrorKind.POSITIONAL,
         )
     if spec.rank is not None and spec.rank != rank:
@@ -72,3 +74,7 @@ def check_positional(
             f"rank {rank}. Fix: end the list with ... to allow more dims",
             kind=ErrorKind.POSITIONAL,
         )
+
+
+def _shown(value: str | Callable[[], str]) -> str:
+    return value if isinstance(value, str) else value()

@@ -10,6 +10,7 @@ Pure Python, shared by ``typed_xmap.numpy`` and the mypy plugin.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -143,6 +144,12 @@ def parse_einsum(spec: str) -> EinsumSpec:
             f"an einsum spec must be a string, got {spec!r} of type {type(spec).__name__}. "
             f"Fix: write it as a string, e.g. '{{in}},{{in,out}}->{{out}}'"
         )
+    return _parse_einsum(spec)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_einsum(spec: str) -> EinsumSpec:
+    """``parse_einsum`` of a string; cached, since model code parses the same few specs at every trace."""
     if spec.count("->") != 1:
         raise syntax_error(
             spec, 0, len(spec), "the spec needs exactly one '->'", "write inputs->output, e.g. '{in},{in,out}->{out}'"
