@@ -2,7 +2,8 @@
 
 Both runs use the same stubs (``stubs/``), so the ratio is the plugin's marginal cost. Cold: empty cache
 (typeshed and the stubs included). Re-check: the file edited, everything else cached. Runs are
-interleaved (without, with, without, ...) and the median of each is reported.
+interleaved (without, with, without, ...) and the median of each is reported. Then ``typed-xmap check``
+against ``mypy`` with the plugin, cold, interleaved too (the command's own cost: start-up and exit).
 
     python bench/mypy_overhead.py          # or: typed-xmap bench mypy_overhead
 """
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = 222  # 9 lines each: ~2,000 lines
 REPEATS = 5
 GOAL_COLD = 1.15
+GOAL_CHECK = 1.05
 
 
 def generate(functions: int = FUNCTIONS, salt: int = 0) -> str:
@@ -45,19 +47,20 @@ def generate(functions: int = FUNCTIONS, salt: int = 0) -> str:
 
 
 def _mypy(workdir: Path, config: Path, cache: Path) -> float:
+    return _timed(
+        workdir, [sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir", str(cache), "--strict"]
+    )
+
+
+def _typed_xmap_check(workdir: Path, cache: Path) -> float:
+    command = Path(sys.executable).with_name("typed-xmap")
+    return _timed(workdir, [str(command), "check", "program.py", "--cache-dir", str(cache), "--strict"], path=False)
+
+
+def _timed(workdir: Path, command: list[str], *, path: bool = True) -> float:
     started = time.perf_counter()
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--config-file",
-            str(config),
-            "--cache-dir",
-            str(cache),
-            "--strict",
-            "program.py",
-        ],
+        [*command, "program.py"] if path else command,
         cwd=workdir,
         capture_output=True,
         text=True,
@@ -103,6 +106,21 @@ def main() -> int:
             print(f"  {label:9} without {without:6.2f} s   with {with_plugin:6.2f} s   ratio {ratios[label]:.2f}x")
         verdict = "meets" if ratios["cold"] <= GOAL_COLD else "misses"
         print(f"  cold ratio {ratios['cold']:.2f}x {verdict} the goal of <= {GOAL_COLD}x")
+        command: dict[bool, list[float]] = {False: [], True: []}
+        program.write_text(generate(salt=0))
+        for _ in range(REPEATS):
+            for check in (False, True):
+                cache = workdir / f"cache-check-{check}"
+                shutil.rmtree(cache, ignore_errors=True)
+                run = _typed_xmap_check(workdir, cache) if check else _mypy(workdir, configs[True], cache)
+                command[check].append(run)
+        mypy_run, check_run = statistics.median(command[False]), statistics.median(command[True])
+        ratio = check_run / mypy_run
+        verdict = "meets" if ratio <= GOAL_CHECK else "misses"
+        print(
+            f"  typed-xmap check {check_run:6.2f} s   mypy with the plugin {mypy_run:6.2f} s   "
+            f"ratio {ratio:.2f}x {verdict} the goal of <= {GOAL_CHECK}x (cold)"
+        )
     return 0
 
 
