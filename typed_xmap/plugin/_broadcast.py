@@ -104,6 +104,6 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
             labels.append(label(expr, formal or f"operand {index}"))
     shapes = shapes_of(types)
     if not shapes or all(s.scalar for s in shapes):
-        return fallback(ctx, types)
+        return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
     values = shapes[1:] if name == "where" else shapes  # where's condition does not decide the dtype
     return broadcast(plugin, ctx.api, shapes, labels, f"tnp.{name}", ctx.context, ctx.default_return_type, values)

@@ -84,7 +84,7 @@ def einsum_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     operand_types = arg(ctx, "operands", 1)
     shapes = shapes_of(operand_types)
     if spec_text is None or shapes is None or any(s.scalar for s in shapes):
-        return fallback(ctx, operand_types)
+        return fallback(ctx, operand_types, plugin.types.array(plugin.types.any(), None, None))
     exprs = ctx.args[1] if len(ctx.args) > 1 else []
     labels = [label(e, f"operand {i}") for i, e in enumerate(exprs)] or None
     return _contract(
@@ -107,7 +107,7 @@ def dot_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     types = arg(ctx, "x", 0) + arg(ctx, "y", 1)
     shapes = shapes_of(types)
     if shapes is None or len(shapes) != 2 or all(s.scalar for s in shapes):
-        return fallback(ctx, types)
+        return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
     labels = [label(arg_expr(ctx, "x", 0), "x"), label(arg_expr(ctx, "y", 1), "y")]
     axis_expr = arg_expr(ctx, "axis")
     axis = literal_value(axis_expr) if axis_expr is not None else None

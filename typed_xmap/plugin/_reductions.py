@@ -51,7 +51,7 @@ def reduction_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> 
     types = arg(ctx, "x", 0)
     shape = decode(types[0]) if len(types) == 1 else None
     if shape is None or shape.scalar:
-        return fallback(ctx, types)
+        return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
     declared = decode(ctx.default_return_type)
     result_dtype = (
         declared.dtype if declared is not None and operation_row.dtype is not ResultDType.SAME else shape.dtype

@@ -96,11 +96,16 @@ def shapes_of(types: Sequence[Type]) -> list[Shape] | None:
     return shapes
 
 
-def fallback(ctx: CallContext, candidates: Sequence[Type]) -> Type:
+def fallback(ctx: CallContext, candidates: Sequence[Type], unknown: Type | None = None) -> Type:
     """The result when the plugin infers nothing: the stub's ``-> T`` (erased to Any by the signature hook)
     means "the type of the array argument", so give that (a plain array stays a plain array)."""
     if not isinstance(get_proper_type(ctx.default_return_type), AnyType):
         return ctx.default_return_type
+    decoded = [decode(typ) for typ in candidates]
+    if any(d is None for d in decoded) and any(d is not None and not d.scalar for d in decoded):
+        # an operand the plugin cannot read (Any, a plain array) next to a NamedArray: a NamedArray of unknown
+        # shape (gradual: fits every declared shape), never one operand's closed shape
+        return unknown if unknown is not None else AnyType(TypeOfAny.special_form)
     for typ in candidates:
         shape = decode(typ)
         if shape is not None and not shape.scalar:
