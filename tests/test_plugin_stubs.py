@@ -94,3 +94,47 @@ def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch):
     assert run_check([str(program)], ["--cache-dir", str(tmp_path / "cache")]) == 1
     out = capsys.readouterr().out
     assert "named-axis-missing" not in out and "model.py:5: error: axis 'batch' has size 2" in out
+
+
+REBIND_BUGS = """
+import typed_xmap.numpy as tnp
+from typed_xmap import NamedArray, f32
+
+def mlp(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed mlp"]) -> NamedArray[f32, "batch mlp"]:
+    h = tnp.relu(x)
+    h = tnp.einsum("{embed},{embed,mlp}->{mlp}", h, w)
+    return h
+
+def layers(x: NamedArray[f32, "batch embed"], ws: list[NamedArray[f32, "embed e2"]]) -> NamedArray[f32, "batch embed"]:
+    h = x
+    for w in ws:
+        h = tnp.einsum("{embed},{embed,e2}->{e2}", h, w)
+        h = tnp.einsum("{e2},{embed,e2}->{embed}", h, w)
+    return h
+
+def bad(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed mlp"]) -> NamedArray[f32, "batch"]:
+    h = tnp.relu(x)
+    h = tnp.einsum("{embed},{embed,mlp}->{mlp}", h, w)
+    return h  # bug: rebound
+
+def accumulate(losses: list[NamedArray[f32, "batch"]], init: NamedArray[f32, ""]) -> NamedArray[f32, ""]:
+    total = init
+    for per_example_loss in losses:
+        total = total + per_example_loss
+    return total  # bug: batch not reduced
+"""
+
+
+def test_check_allows_rebinding_and_keeps_the_bugs(tmp_path, capsys):
+    """typed-xmap check turns on --allow-redefinition: rebinding (also in loops) is clean; a bug flowing
+    through the rebound value or a loop accumulator is still reported."""
+    from typed_xmap._check import run_check
+
+    program = tmp_path / "rebind.py"
+    program.write_text(REBIND_BUGS)
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")], fast_exit=False) == 1
+    errors = [row for row in capsys.readouterr().out.splitlines() if ": error:" in row]
+    lines = REBIND_BUGS.splitlines()
+    expected = {i for i, text in enumerate(lines, 1) if "# bug" in text}
+    assert {int(row.split(":")[1]) for row in errors} == expected, errors
+    assert all(row.endswith("[return-value]") for row in errors), errors

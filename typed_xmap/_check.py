@@ -3,7 +3,9 @@
 mypy reads its config as usual (``mypy.ini``, ``.mypy.ini``, ``pyproject.toml``, ``setup.cfg``, or
 ``--config-file``); the plugin is added to the options when that config does not load it already, and
 this checkout's ``stubs/`` goes on the module search path when the stubs are not installed as
-``typed_xmap-stubs`` (an editable install). mypy's own flags pass through ``extra_args``.
+``typed_xmap-stubs`` (an editable install). Unless the config chooses a redefinition mode, mypy's
+``--allow-redefinition`` is on (rebinding a variable to a new shape is ordinary model code). mypy's own
+flags pass through ``extra_args``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ def _run_check(paths: list[str], extra_args: list[str]) -> int:
         empty = Path(tempfile.mkdtemp(prefix="typed-xmap-check-")) / "mypy.ini"
         empty.write_text("[mypy]\n")
         options.config_file = str(empty)
+    if not options.allow_redefinition and not options.allow_redefinition_old:
+        # model code rebinds a name to a new shape (h = relu(x); h = einsum(..., h, w)): mypy's
+        # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an
+        # accumulator are still reported; --allow-redefinition-old gives false errors in loops)
+        options.allow_redefinition = True
     stubs = _stubs_dir()
     if stubs is not None and str(stubs) not in options.mypy_path:
         options.mypy_path.insert(0, str(stubs))
