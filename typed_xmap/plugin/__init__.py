@@ -31,6 +31,7 @@ from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory
 from ._reductions import reduction_hook
+from ._sharding import SHARDING_NAMES, sharding_hook
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -175,6 +176,8 @@ class TypedXmapPlugin(Plugin):
             return partial(xmap_hook, self)
         if fullname in NAMED:
             return partial(named_hook, self)
+        if fullname in SHARDING_NAMES:
+            return partial(sharding_hook, self, SHARDING_NAMES[fullname])
         if fullname in TRANSFORMS:
             return partial(transform_hook, self, TRANSFORMS[fullname])
         if fullname == "functools.partial":
