@@ -27,20 +27,15 @@ def _stubs_dir() -> Path | None:
     return candidate if (candidate / "typed_xmap" / "__init__.pyi").exists() else None
 
 
-def _is_the_command() -> bool:
-    """Whether this process is the ``typed-xmap`` command itself (not a test or a library calling in)."""
-    return bool(sys.argv) and Path(sys.argv[0]).name in ("typed-xmap", "typed-xmap.exe")
-
-
-def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool | None = None) -> int:
+def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = False) -> int:
     """Run mypy on ``paths`` with the plugin; returns mypy's exit status (0 clean, 1 errors, 2 failure).
 
-    With ``fast_exit`` (by default: when this process is the ``typed-xmap`` command) the process ends right
+    With ``fast_exit`` (the ``typed-xmap check`` command sets it) the process ends right
     after the report is flushed, as ``mypy`` itself does (``os._exit``): tearing down mypy's build state
     takes seconds, as long as a cold check of a small project, and nothing needs it.
     """
     status = _run_check(paths, extra_args)
-    if fast_exit if fast_exit is not None else _is_the_command():
+    if fast_exit:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

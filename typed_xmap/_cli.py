@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from ._check import run_check
 
-        return run_check(args.paths, rest)
+        return run_check(args.paths, rest, fast_exit=argv is None)  # the command itself: exit as mypy does
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     _emulate_devices()
