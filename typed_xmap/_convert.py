@@ -24,10 +24,13 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     check_named(spec, tuple(data.shape[:rank]), (*base_axes, *dict(mapped)), where=where)
     named_dims = [d for d, _ in spec.dims]
     kept = [d for d in range(rank) if d not in named_dims]
-    perm = kept + named_dims + list(range(rank, len(data.shape)))
+    # One transpose to the stored layout: positional dims, then the named dims sorted by name.
+    source = dict(zip(spec.names, named_dims, strict=True)) | {a: rank + i for i, a in enumerate(base_axes)}
+    axes = tuple(sorted(source))
+    perm = kept + [source[a] for a in axes]
     if perm != list(range(len(perm))):
         data = jnp.transpose(data, perm)
-    return wrap(data, spec.names + base_axes, mapped)
+    return wrap(data, axes, mapped)
 
 
 def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:

@@ -72,8 +72,9 @@ class NamedArray:
                 f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
                 kind=ErrorKind.SYNTAX,
             )
-        self.data = data
-        self.axes = axes
+        canonical = wrap(data, axes) if isinstance(ndim, int) else None
+        self.data = data if canonical is None else canonical.data
+        self.axes = axes if canonical is None else canonical.axes
         self.mapped = mapped
 
     def __class_getitem__(cls, params: Any) -> Any:
@@ -155,12 +156,18 @@ class NamedArray:
 Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
+def _aux(x: NamedArray) -> Aux:
+    """The treedef's aux data: the axes (stored in the canonical order) and the mapped axes, sorted."""
+    mapped = x.mapped
+    return x.axes, (tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
+
+
 def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
-    return (x.data,), (x.axes, x.mapped)
+    return (x.data,), _aux(x)
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
-    return ((GetAttrKey("data"), x.data),), (x.axes, x.mapped)
+    return ((GetAttrKey("data"), x.data),), _aux(x)
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
@@ -179,11 +186,39 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
 
 
+_ORDERS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
+
+
+def canonical_order(axes: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """``None`` when ``axes`` are in the canonical order (sorted by name), else (sorted axes, permutation)."""
+    try:
+        return _ORDERS[axes]
+    except KeyError:
+        ordered = tuple(sorted(axes))
+        order = None if ordered == axes else (ordered, tuple(axes.index(a) for a in ordered))
+        if len(_ORDERS) > _CACHE_SIZE:
+            _ORDERS.clear()
+        _ORDERS[axes] = order
+        return order
+
+
 def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
-    """Build a NamedArray from data already laid out as positional dims + ``axes`` (no checks)."""
+    """Build a NamedArray from data laid out as positional dims + ``axes`` (no checks).
+
+    The named dims are stored in the canonical order (sorted by name): data laid out in another order
+    is transposed here, so a value's pytree structure never depends on the order an operation produced
+    (``lax.scan``/``cond``/``while_loop`` carries and branches match). Under ``jit`` XLA folds the
+    transpose into the producing op's layout.
+    """
+    axes = tuple(axes)
+    order = canonical_order(axes) if len(axes) > 1 else None
+    if order is not None:
+        axes, perm = order
+        rank = data.ndim - len(axes)
+        data = jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm))
     x = object.__new__(NamedArray)
     x.data = data
-    x.axes = tuple(axes)
+    x.axes = axes
     x.mapped = mapped
     return x
 
@@ -228,7 +263,10 @@ def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None)
     labels = None
     if operands is not None:
         labels = [label for v, label in zip(values, operands, strict=False) if isinstance(v, NamedArray)]
-    result_axes = tuple(union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels))
+    # The result's axes in the canonical order (sorted by name): operands, stored so, need no transposes.
+    result_axes = tuple(
+        sorted(union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels))
+    )
     positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
     broadcast_positional(positional, operation=operation, operands=operands)
     rank = max((len(p) for p in positional), default=0)

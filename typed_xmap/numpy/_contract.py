@@ -66,8 +66,8 @@ def _einsum(
     values = [index_mapped(v, kept_mapped) for v in values]
     # A reduced axis must be a dim of every operand that has it, so the dot_general contracts it.
     values = [gather(v, [n for n, _ in v.mapped if n in reduced], operation=operation) for v in values]
-    # The result's dims: kept axes held as dims, in first-seen order (x[batch,in] @ w[in,out] -> [batch,out]).
-    first_seen = dict.fromkeys(n for v in values for n in v.axes)
+    # The result's dims: kept axes held as dims, in the canonical order (sorted by name, as NamedArrays store them).
+    first_seen = sorted({n for v in values for n in v.axes})
     in_data = dataclasses.replace(
         result, named_shape={n: result.named_shape[n] for n in first_seen if n in result.named_shape}
     )
