@@ -41,6 +41,13 @@ SEEDED_BUGS = {
         "named-axis-missing",
         "variance = tnp.mean",
     ),
+    # a "*rest" helper's body: summing seq away is not the declared "*rest seq head_dim"
+    "generic_helpers.py": (
+        '->{seq,head_dim}", weights, v)',
+        '->{head_dim}", weights, v)',
+        "return-value",
+        '->{head_dim}", weights, v)',
+    ),
 }
 
 
@@ -105,6 +112,27 @@ def test_examples_run(tmp_path):
     import typed_xmap.numpy as tnp
 
     assert float(jnp.max(jnp.abs(tnp.mean(out, "embed").data))) < 1e-5  # normalised: zero mean per position
+
+
+def test_generic_helpers_run():
+    """The "*rest" example is a real program: one block through layer_norm and attend, checked by @tx.typed."""
+    import importlib.util
+    import sys
+
+    import jax.numpy as jnp
+
+    import typed_xmap as tx
+
+    spec = importlib.util.spec_from_file_location("typed_example_generic_helpers", EXAMPLES / "generic_helpers.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    x = tx.named(jnp.ones((2, 3, 4)), ["batch", "seq", "embed"])
+    scale = tx.named(jnp.ones(4), ["embed"])
+    wq = tx.named(jnp.ones((4, 2, 5)), ["embed", "heads", "head_dim"])
+    wo = tx.named(jnp.ones((2, 5, 4)), ["heads", "head_dim", "embed"])
+    assert module.block(x, scale, wq, wo).named_shape == {"batch": 2, "seq": 3, "embed": 4}
+    assert module.layer_norm(tx.named(jnp.ones(4), ["embed"]), scale).named_shape == {"embed": 4}
 
 
 def test_train_step_runs_through_the_transforms():

@@ -4,7 +4,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from typed_xmap import NamedShapeError, NamedShapeSyntaxError
-from typed_xmap._algebra import AxisSpec, ErrorKind, ShapeSpec, parse_named_axes, parse_positional, parse_shape_spec
+from typed_xmap._algebra import (
+    AxisSpec,
+    ErrorKind,
+    Mismatch,
+    ShapeSpec,
+    parse_named_axes,
+    parse_positional,
+    parse_shape_spec,
+)
 
 
 def test_parses_names_and_sizes():
@@ -86,3 +94,45 @@ positional_dims = st.lists(st.integers(0, 99) | names | st.sampled_from(["_"]), 
 def test_parse_format_round_trip(axes, positional):
     spec = ShapeSpec(axes, positional)
     assert parse_shape_spec(spec.named_text(), spec.positional_text()) == spec
+
+
+def test_parses_a_variadic_group():
+    spec = parse_shape_spec("*rest embed")
+    assert spec == ShapeSpec((AxisSpec("embed"),), None, "rest")
+    assert spec.group_key == "*rest"
+    assert spec.named_text() == "*rest embed"
+    assert parse_shape_spec("embed *rest, n").axes == (AxisSpec("embed"), AxisSpec("n"))
+    assert parse_shape_spec("*rest").axes == ()
+    assert parse_shape_spec("embed").group is None
+
+
+def test_a_group_binds_the_other_axes_and_two_uses_must_agree():
+    from typed_xmap._algebra import match_shape_spec, merge_bindings
+
+    spec = parse_shape_spec("*rest embed")
+    found = match_shape_spec(spec, {"batch": 2, "seq": 3, "embed": 4}, (), {})
+    assert not isinstance(found, Mismatch)
+    assert dict(found["*rest"]) == {"batch": 2, "seq": 3}  # type: ignore[arg-type]
+    assert found["batch"] == 2  # its axes are bound by name too: one name, one size per call
+    assert match_shape_spec(parse_shape_spec("*rest"), {"batch": 2, "seq": 3}, (), found) == {}
+    fewer = match_shape_spec(parse_shape_spec("*rest"), {"batch": 2}, (), found)
+    assert isinstance(fewer, Mismatch) and fewer.kind is ErrorKind.AXIS_MISSING and fewer.axis == "seq"
+    resized = match_shape_spec(spec, {"batch": 5, "seq": 3, "embed": 4}, (), found)
+    assert isinstance(resized, Mismatch) and resized.kind is ErrorKind.AXIS_SIZE
+    # the runtime's path (match against nothing, cached; merged per call) agrees with the direct match
+    alone = match_shape_spec(spec, {"batch": 2, "embed": 4}, (), {})
+    assert not isinstance(alone, Mismatch)
+    merged = merge_bindings(spec, alone, found)
+    assert (
+        isinstance(merged, Mismatch)
+        and merged.reason == match_shape_spec(spec, {"batch": 2, "embed": 4}, (), found).reason
+    )  # type: ignore[union-attr]
+    missing = match_shape_spec(spec, {"batch": 2}, (), {})
+    assert isinstance(missing, Mismatch) and missing.axis == "embed"
+
+
+def test_a_group_with_unknown_sizes_never_clashes():
+    from typed_xmap._algebra import match_shape_spec
+
+    spec = parse_shape_spec("*rest")
+    assert match_shape_spec(spec, {"batch": None}, (), {"*rest": {"batch": 3}}) == {}

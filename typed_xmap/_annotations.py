@@ -15,6 +15,7 @@ from typing import Any
 from ._algebra import (
     DTYPES,
     KINDS,
+    Binding,
     DTypeSpec,
     ErrorKind,
     Mismatch,
@@ -32,7 +33,7 @@ __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_
 class _CallState(threading.local):
     """Per-thread state of the ``@tx.typed`` call being checked."""
 
-    memo: dict[str, int] | None = None
+    memo: dict[str, Binding] | None = None
     """Sizes bound so far in this call; ``None`` outside a ``@tx.typed`` call."""
     failure: tuple[Any, Any, Mismatch] | None = None
     """The last failed match: (hint, value, why)."""
@@ -46,7 +47,7 @@ class _HintMeta(type):
 
     dtype_spec: DTypeSpec
     shape_spec: ShapeSpec
-    match_cache: dict[Any, dict[str, int] | Mismatch]
+    match_cache: dict[Any, dict[str, Binding] | Mismatch]
 
     def __instancecheck__(cls, value: Any) -> bool:
         if not isinstance(value, NamedArray):
@@ -81,7 +82,7 @@ class _HintMeta(type):
 _MATCH_CACHE_SIZE = 4096
 
 
-def _match(hint: _HintMeta, value: NamedArray) -> dict[str, int] | Mismatch:
+def _match(hint: _HintMeta, value: NamedArray) -> dict[str, Binding] | Mismatch:
     """Match dtype and shape, binding against nothing: a pure function of the value's type."""
     dtype = value.data.dtype
     if not hint.dtype_spec.accepts(getattr(dtype, "name", str(dtype))):
@@ -157,7 +158,7 @@ def _as_spec(value: Any) -> str:
 @cache
 def _hint_class(dtype_spec: DTypeSpec, named: str, positional: str | None = None) -> type:
     spec = parse_shape_spec(named, positional)
-    key = (dtype_spec, frozenset(spec.axes), spec.positional)
+    key = (dtype_spec, frozenset(spec.axes), spec.positional, spec.group)
     cls = _hints_by_meaning.get(key)
     if cls is None:
         cls = _hints_by_meaning[key] = _new_hint_class(dtype_spec, spec, positional is not None)

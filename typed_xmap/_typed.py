@@ -21,7 +21,7 @@ from beartype import beartype
 from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
-from ._algebra import ErrorKind, Mismatch, NamedShapeError, format_named_shape
+from ._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
 
 __all__ = ["check_named_hints", "typed"]
@@ -64,7 +64,7 @@ def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callabl
     return beartype(checker)
 
 
-def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, int]) -> NamedShapeError:
+def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding]) -> NamedShapeError:
     """Why ``value`` failed ``hint``, from the failure the annotation class recorded."""
     bound = format_named_shape(memo) if memo else "none"
     failure = call_state.failure  # reset by the caller just before re-checking ``value``
@@ -133,11 +133,11 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         prepare()
     state = call_state
 
-    def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, int]]:
+    def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Binding]]:
         """beartype checks the parameters, then ``fn`` runs, then its return value is checked."""
         hints, check_parameters = plan[0], plan[1]
         outer = state.memo
-        memo: dict[str, int] = {}
+        memo: dict[str, Binding] = {}
         state.memo = memo
         try:
             try:
@@ -150,7 +150,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         check_result(result, memo)
         return result, memo
 
-    def check_result(result: Any, bindings: dict[str, int]) -> None:
+    def check_result(result: Any, bindings: dict[str, Binding]) -> None:
         hints, check_return = plan[0], plan[2]
         if check_return is None:
             return
@@ -284,7 +284,7 @@ def _named_hint(hint: Any) -> bool:
 
 
 def _parameter_error(
-    fn: Callable[..., Any], qualname: str, hints: dict[str, Any], args: Any, kwargs: Any, memo: dict[str, int]
+    fn: Callable[..., Any], qualname: str, hints: dict[str, Any], args: Any, kwargs: Any, memo: dict[str, Binding]
 ) -> NamedShapeError | None:
     """Find the parameter that failed, re-checking in order with a fresh memo."""
     signature = inspect.signature(fn)
@@ -317,7 +317,7 @@ def _recorded_failure() -> tuple[Any, Any, Mismatch] | None:
     return call_state.failure
 
 
-def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, int]) -> Exception:
+def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, Binding]) -> Exception:
     call_state.failure = None
     bindings = dict(memo)
     is_bearable(result, hint)

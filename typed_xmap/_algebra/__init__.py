@@ -98,11 +98,13 @@ from ._resources import (
     resource_name as resource_name,
 )
 from ._shapes import (
+    Binding as Binding,
     Mismatch as Mismatch,
     NamedShape as NamedShape,
     Size as Size,
     broadcast_positional as broadcast_positional,
     describe_named_shape as describe_named_shape,
+    group_members as group_members,
     match_shape_spec as match_shape_spec,
     merge_bindings as merge_bindings,
     reduce_named_shape as reduce_named_shape,
@@ -110,6 +112,7 @@ from ._shapes import (
 )
 from ._spec import (
     ANY_DIM as ANY_DIM,
+    GROUP_PREFIX as GROUP_PREFIX,
     MANY_DIMS as MANY_DIMS,
     AxisSpec as AxisSpec,
     ShapeSpec as ShapeSpec,

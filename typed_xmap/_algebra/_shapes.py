@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import final
 
 from ._errors import ErrorKind, NamedShapeError
 from ._spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
 
 __all__ = [
+    "Binding",
     "Mismatch",
     "NamedShape",
     "Size",
     "broadcast_positional",
     "describe_named_shape",
+    "group_members",
     "match_shape_spec",
     "merge_bindings",
     "reduce_named_shape",
@@ -29,6 +32,8 @@ __all__ = [
 
 Size = int | None
 NamedShape = Mapping[str, Size]
+Binding = int | Mapping[str, Size]
+"""What a name binds in one call: a size, or for a group (key ``"*rest"``) a frozen mapping axis -> size."""
 
 
 def describe_named_shape(shape: NamedShape) -> str:
@@ -132,16 +137,22 @@ def match_shape_spec(
     spec: ShapeSpec,
     named_shape: NamedShape,
     positional_shape: Sequence[Size],
-    bindings: Mapping[str, int],
-) -> dict[str, int] | Mismatch:
+    bindings: Mapping[str, Binding],
+) -> dict[str, Binding] | Mismatch:
     """Match a value's shape against an annotation.
 
     Returns the new bindings (symbol -> size) the match adds to ``bindings``, or a ``Mismatch``.
-    Axis names and positional symbols share one namespace: one name, one size per call.
+    Axis names and positional symbols share one namespace: one name, one size per call. A group
+    (``"*rest embed"``) binds ``"*rest"`` to the value's other named axes, a frozen mapping; each of them
+    is also bound by name.
     """
-    new: dict[str, int] = {}
+    new: dict[str, Binding] = {}
     axes = spec.axes
-    if len(named_shape) != len(axes) or not all(a.name in named_shape for a in axes):
+    group = spec.group_key
+    if group is None:
+        if len(named_shape) != len(axes) or not all(a.name in named_shape for a in axes):
+            return _axes_mismatch(spec, named_shape)
+    elif not all(a.name in named_shape for a in axes):
         return _axes_mismatch(spec, named_shape)
     for axis in axes:
         size = named_shape[axis.name]
@@ -158,6 +169,23 @@ def match_shape_spec(
             new[axis.name] = size
         elif bound != size:
             return _rebound(f"axis {axis.name!r}", axis.name, size, bound)
+    if group is not None:
+        members = group_members(spec, named_shape)
+        bound = bindings.get(group)
+        if isinstance(bound, Mapping):
+            clash = _group_clash(group, members, bound)
+            if clash is not None:
+                return clash
+        else:
+            new[group] = members
+        for name, size in members.items():
+            if size is None:
+                continue
+            known = bindings.get(name)
+            if known is None:
+                new[name] = size
+            elif known != size:
+                return _rebound(f"axis {name!r} (in {group})", name, size, known)
     if spec.positional is not None:
         problem = _match_positional(spec.positional, tuple(positional_shape), bindings, new)
         if problem:
@@ -165,7 +193,38 @@ def match_shape_spec(
     return new
 
 
-def merge_bindings(spec: ShapeSpec, found: Mapping[str, int], bindings: Mapping[str, int]) -> dict[str, int] | Mismatch:
+def group_members(spec: ShapeSpec, named_shape: NamedShape) -> Mapping[str, Size]:
+    """The axes of ``named_shape`` a spec's group stands for: those the spec does not list (a frozen mapping)."""
+    listed = spec.axis_names
+    return MappingProxyType({n: s for n, s in named_shape.items() if n not in listed})
+
+
+def _group_clash(group: str, members: Mapping[str, Size], bound: Mapping[str, Size]) -> Mismatch | None:
+    """Two uses of one group in a call must bind the same axes (an unknown size agrees with any)."""
+    if members.keys() != bound.keys():
+        missing = [n for n in bound if n not in members]
+        extra = [n for n in members if n not in bound]
+        parts = []
+        if missing:
+            parts.append("lacks " + ", ".join(repr(n) for n in missing))
+        if extra:
+            parts.append("carries " + ", ".join(repr(n) for n in extra))
+        return Mismatch(
+            f"group {group!r} stands for {format_named_shape(_known(members))!r} here but was bound to "
+            f"{format_named_shape(_known(bound))!r} earlier in this call: the value {' and '.join(parts)}",
+            ErrorKind.AXIS_MISSING,
+            (missing or extra)[0],
+        )
+    for name, size in members.items():
+        known = bound[name]
+        if size is not None and known is not None and size != known:
+            return _rebound(f"axis {name!r} (in {group})", name, size, known)
+    return None
+
+
+def merge_bindings(
+    spec: ShapeSpec, found: Mapping[str, Binding], bindings: Mapping[str, Binding]
+) -> dict[str, Binding] | Mismatch:
     """The bindings ``found`` (a match against no bindings) adds to ``bindings``, or the clash.
 
     ``match_shape_spec(spec, ..., bindings)`` equals ``merge_bindings(spec, match_shape_spec(spec, ..., {}),
@@ -173,18 +232,28 @@ def merge_bindings(spec: ShapeSpec, found: Mapping[str, int], bindings: Mapping[
     """
     if found.items() <= {**found, **bindings}.items():  # fast path, all in C: no clash
         return found  # type: ignore[return-value]
-    new: dict[str, int] = {}
+    new: dict[str, Binding] = {}
     for name, size in found.items():
         bound = bindings.get(name)
         if bound is None:
             new[name] = size
+        elif isinstance(size, Mapping) or isinstance(bound, Mapping):
+            both = isinstance(size, Mapping) and isinstance(bound, Mapping)
+            clash = _group_clash(name, size, bound) if both else None  # type: ignore[arg-type]
+            if clash is not None:
+                return clash
         elif bound != size:
-            what = f"axis {name!r}" if name in spec.axis_names else f"positional dim {name!r}"
+            if name in spec.axis_names:
+                what = f"axis {name!r}"
+            elif spec.positional is not None and name in spec.positional:
+                what = f"positional dim {name!r}"
+            else:
+                what = f"axis {name!r} (in {spec.group_key})"
             return _rebound(what, name, size, bound)
     return new
 
 
-def _rebound(what: str, name: str, size: int, bound: int) -> Mismatch:
+def _rebound(what: str, name: str, size: Binding, bound: Binding) -> Mismatch:
     """``what`` ("axis 'batch'" or "positional dim 'n'") met with a second size in one call."""
     kind = ErrorKind.POSITIONAL if what.startswith("positional") else ErrorKind.AXIS_SIZE
     return Mismatch(f"{what} has size {size} but was bound to {bound} earlier in this call", kind, name)
@@ -193,7 +262,7 @@ def _rebound(what: str, name: str, size: int, bound: int) -> Mismatch:
 def _axes_mismatch(spec: ShapeSpec, named_shape: NamedShape) -> Mismatch:
     declared = spec.axis_names
     missing = [a.name for a in spec.axes if a.name not in named_shape]
-    extra = [n for n in named_shape if n not in declared]
+    extra = [] if spec.group is not None else [n for n in named_shape if n not in declared]
     parts = []
     if missing:
         parts.append("lacks " + ", ".join(repr(n) for n in missing))
@@ -212,7 +281,7 @@ def _known(shape: NamedShape) -> dict[str, int]:
 
 
 def _match_positional(
-    dims: tuple[object, ...], shape: tuple[Size, ...], bindings: Mapping[str, int], new: dict[str, int]
+    dims: tuple[object, ...], shape: tuple[Size, ...], bindings: Mapping[str, Binding], new: dict[str, Binding]
 ) -> Mismatch | None:
     expected = " ".join(str(d) for d in dims)
     if MANY_DIMS in dims:

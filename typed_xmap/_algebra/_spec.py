@@ -1,8 +1,10 @@
 """The annotation spec language: ``"batch=32 in_features"`` and positional dims ``"n 3"``.
 
 ``NamedArray[f32, "batch=32 in_features", "n 3"]`` holds two spec strings. The first lists named axes
-(order-free; ``name`` or ``name=SIZE``). The second lists positional dims, in order: an integer, a
-symbol bound to one size for the whole call, ``_`` for any size, or ``...`` for any number of dims.
+(order-free; ``name`` or ``name=SIZE``), and at most one variadic group ``*name``: ``"*rest embed"`` is
+``embed`` and any other named axes, the group ``rest`` binding which (names and sizes, once per call).
+The second lists positional dims, in order: an integer, a symbol bound to one size for the whole call,
+``_`` for any size, or ``...`` for any number of dims.
 
 Pure Python, shared by the runtime checker and the mypy plugin.
 """
@@ -17,6 +19,7 @@ from ._errors import NamedShapeSyntaxError
 
 __all__ = [
     "ANY_DIM",
+    "GROUP_PREFIX",
     "MANY_DIMS",
     "AxisSpec",
     "ShapeSpec",
@@ -30,6 +33,8 @@ __all__ = [
 
 ANY_DIM = "_"
 MANY_DIMS = "..."
+GROUP_PREFIX = "*"
+"""``"*rest embed"``: the group ``rest``; its binding's key is ``"*rest"`` (never an axis name)."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SIZE = re.compile(r"[0-9]+\Z")
@@ -58,17 +63,25 @@ class AxisSpec:
 
 @dataclass(frozen=True, slots=True)
 class ShapeSpec:
-    """A parsed annotation: named axes (order-free) and positional dims (``None``: unconstrained)."""
+    """A parsed annotation: named axes (order-free), positional dims (``None``: unconstrained), and the
+    variadic group's name (``"rest"`` for ``"*rest embed"``; ``None``: the named axes are exactly ``axes``)."""
 
     axes: tuple[AxisSpec, ...]
     positional: tuple[PositionalDim, ...] | None = None
+    group: str | None = None
+
+    @property
+    def group_key(self) -> str | None:
+        """The group's key in bindings and named shapes: ``"*rest"``."""
+        return None if self.group is None else GROUP_PREFIX + self.group
 
     @property
     def axis_names(self) -> frozenset[str]:
         return frozenset(a.name for a in self.axes)
 
     def named_text(self) -> str:
-        return " ".join(str(a) for a in self.axes)
+        group = [] if self.group_key is None else [self.group_key]
+        return " ".join([*group, *(str(a) for a in self.axes)])
 
     def positional_text(self) -> str | None:
         if self.positional is None:
@@ -178,11 +191,47 @@ def parse_positional(spec: str) -> tuple[PositionalDim, ...]:
 
 def parse_shape_spec(named: str, positional: str | None = None) -> ShapeSpec:
     """Parse the two spec strings of a ``NamedArray[...]`` annotation."""
-    return ShapeSpec(parse_named_axes(named), None if positional is None else parse_positional(positional))
+    rest, group = _split_group(named)
+    return ShapeSpec(parse_named_axes(rest), None if positional is None else parse_positional(positional), group)
 
 
-def format_named_shape(shape: Mapping[str, int] | Sequence[AxisSpec]) -> str:
-    """``{'batch': 8, 'in': 4}`` -> ``"batch=8 in=4"`` (the user's notation)."""
+def _split_group(spec: str) -> tuple[str, str | None]:
+    """``"*rest embed"`` -> (``"      embed"``, ``"rest"``): the spec with its group token blanked (so errors
+    still point into the text the user wrote) and the group's name."""
+    group: str | None = None
+    text = spec
+    for match in _tokens(spec):
+        token = match.group()
+        if not token.startswith(GROUP_PREFIX):
+            continue
+        name = token[len(GROUP_PREFIX) :]
+        if not _NAME.match(name):
+            raise syntax_error(
+                spec,
+                match.start(),
+                match.end(),
+                f"{token!r} is not a group: a group is '*' and a name",
+                'write one group of the other named axes as *NAME: "*rest embed"',
+            )
+        if group is not None:
+            raise syntax_error(
+                spec,
+                match.start(),
+                match.end(),
+                f"a second group {token!r} (after '*{group}')",
+                "use at most one *group per spec; it binds all the named axes the spec does not list",
+            )
+        group = name
+        text = text[: match.start()] + " " * len(token) + text[match.end() :]
+    return text, group
+
+
+def format_named_shape(shape: Mapping[str, object] | Sequence[AxisSpec]) -> str:
+    """``{'batch': 8, 'in': 4}`` -> ``"batch=8 in=4"`` (the user's notation); a group's binding
+    ``{'*rest': {'batch': 8}}`` -> ``"*rest=(batch=8)"``."""
     if isinstance(shape, Mapping):
-        return " ".join(f"{name}={size}" for name, size in shape.items())
+        return " ".join(
+            f"{name}=({format_named_shape(size)})" if isinstance(size, Mapping) else f"{name}={size}"
+            for name, size in shape.items()
+        )
     return " ".join(str(a) for a in shape)

@@ -29,7 +29,7 @@ from ._calls import annotated_call_hook, has_named_params, named_hook, positiona
 from ._codes import ALL_CODES
 from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
-from ._encoding import NAMED_ARRAY, TypeFactory
+from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         FunctionContext,
         FunctionSigContext,
         MethodContext,
+        MethodSigContext,
         ReportConfigContext,
     )
     from mypy.typeanal import TypeAnalyser
@@ -104,6 +105,28 @@ def _without_type_variables(ctx: FunctionSigContext) -> FunctionLike:
         return signature
     erased = erase_typevars(signature)
     return erased.copy_modified(variables=[]) if isinstance(erased, CallableType) else signature
+
+
+def _has_group(typ: Type) -> bool:
+    shape = decode(typ)
+    return shape is not None and shape.named is not None and has_group(shape.named)
+
+
+def _with_open_groups(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
+    """A parameter ``NamedArray[f32, "*rest embed"]`` accepts at a call any value with ``embed`` (its group
+    stands for the others); the return's group is the arguments' (``annotated_call_hook``)."""
+    signature = ctx.default_signature
+    return signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
+
+
+def _bound_method(callee: CallableType) -> CallableType:
+    """A method's signature as its calls see it: without ``self`` (a FuncDef's type still has it)."""
+    definition = callee.definition
+    if isinstance(definition, FuncDef) and definition.info and not definition.is_static and callee.arg_types:
+        return callee.copy_modified(
+            arg_types=callee.arg_types[1:], arg_kinds=callee.arg_kinds[1:], arg_names=callee.arg_names[1:]
+        )
+    return callee
 
 
 class TypedXmapPlugin(Plugin):
@@ -193,6 +216,13 @@ class TypedXmapPlugin(Plugin):
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS:
             return _without_type_variables
+        if self.config.annotated_calls and self._group_callee(fullname) is not None:
+            return _with_open_groups
+        return None
+
+    def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
+        if self.config.annotated_calls and self._group_callee(fullname) is not None:
+            return _with_open_groups
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
@@ -200,7 +230,20 @@ class TypedXmapPlugin(Plugin):
             return _checked(partial(operator_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
+        if self.config.annotated_calls:
+            callee = self._group_callee(fullname)
+            if callee is not None:  # a method with a "*rest" group: bind it as a call of a function
+                return _checked(partial(annotated_call_hook, self, _bound_method(callee)))
         return None
+
+    def _group_callee(self, fullname: str) -> CallableType | None:
+        """The signature of an annotated function or method with a variadic group (``"*rest embed"``)."""
+        if fullname.startswith(SKIP_ALIAS_LOOKUP):
+            return None
+        callee = self._annotated_callee(fullname)
+        if callee is None or not any(_has_group(t) for t in (*callee.arg_types, callee.ret_type)):
+            return None
+        return callee
 
     def _annotated_callee(self, fullname: str) -> CallableType | None:
         """The signature of a module-level function with NamedArray parameters, else ``None``."""

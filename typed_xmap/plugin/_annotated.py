@@ -96,7 +96,9 @@ def _build(plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context
     except NamedShapeSyntaxError as error:
         fail(one_line(error), context, code=NAMED_SHAPE_SYNTAX)  # type: ignore[operator]
         return plugin.types.array(dtype, None, None)
-    named = {axis.name: axis.size for axis in spec.axes}
+    named: dict[str, int | None] = {axis.name: axis.size for axis in spec.axes}
+    if spec.group_key is not None:
+        named[spec.group_key] = None  # the group is a key of its own: a value without it does not fit
     positional = None
     if spec.positional is not None and MANY_DIMS not in spec.positional:
         positional = tuple(d if isinstance(d, int) else None for d in spec.positional)

@@ -8,25 +8,29 @@ per-argument mismatch is mypy's own ``arg-type`` error; the plugin adds a note i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mypy.types import CallableType, Type
 
 from .._algebra import (
+    GROUP_PREFIX,
     AxisMap,
     AxisSpec,
+    Binding,
+    ErrorKind,
     Mismatch,
     NamedShapeError,
     ShapeSpec,
+    Size,
     check_named,
     check_new_names,
     check_positional,
     match_shape_spec,
     parse_axis_map,
 )
-from ._codes import NAMED_AXIS_SIZE
-from ._encoding import Shape, decode, describe, is_named_array
+from ._codes import CODE_OF_KIND, NAMED_AXIS_SIZE
+from ._encoding import Shape, decode, describe, has_group, is_named_array
 from ._literals import UNKNOWN, literal_value
 from ._support import arg, arg_expr, fail, label, report
 
@@ -51,7 +55,10 @@ def has_named_params(callee: CallableType) -> bool:
 
 def _spec(shape: Shape) -> ShapeSpec:
     """The annotation a declared parameter type stands for (positional dims aside: symbols are not kept)."""
-    return ShapeSpec(tuple(AxisSpec(name, size) for name, size in (shape.named or {}).items()))
+    named = shape.named or {}
+    groups = [name[len(GROUP_PREFIX) :] for name in named if name.startswith(GROUP_PREFIX)]
+    axes = tuple(AxisSpec(name, size) for name, size in named.items() if not name.startswith(GROUP_PREFIX))
+    return ShapeSpec(axes, group=groups[0] if groups else None)
 
 
 def annotated_call_hook(plugin: TypedXmapPlugin, callee: CallableType, ctx: FunctionContext) -> Type:
@@ -73,7 +80,7 @@ def bind_arguments(
     """Bind each axis name to one size across the actual arguments of ``callee``'s parameters
     (``per_formal[i]``: the types and expressions passed for parameter ``i``); the return type with the
     bound sizes filled in."""
-    bindings: dict[str, int] = {}
+    bindings: dict[str, Binding] = {}
     name = callee.name or "the function"
     for index, actuals in enumerate(per_formal):
         if index >= len(callee.arg_types):
@@ -100,21 +107,38 @@ def bind_arguments(
             found = match_shape_spec(spec, shape.named, (), bindings)
             if isinstance(found, Mismatch):
                 given = label(expr, "the argument") if expr is not None else "bound"
+                fix = (
+                    f"pass values whose {spec.group_key} axes are the same"
+                    if found.kind is ErrorKind.AXIS_MISSING
+                    else "one axis name has one size in a call; pass values whose shared axes agree"
+                )
                 fail(
                     api,
-                    f'argument "{param}" of "{name}" ({given}: {describe(shape.named)}): '
-                    f"{found.reason}. Fix: one axis name has one size in a call; pass values whose shared axes "
-                    f"agree",
+                    f'argument "{param}" of "{name}" ({given}: {describe(shape.named)}): {found.reason}. Fix: {fix}',
                     context,
-                    code=NAMED_AXIS_SIZE,
+                    code=CODE_OF_KIND.get(found.kind, NAMED_AXIS_SIZE),
                 )
                 continue
             bindings.update(found)
     result = decode(default_return_type)
-    if not bindings or result is None or result.named is None:
+    if result is None or result.named is None or (not bindings and not has_group(result.named)):
         return default_return_type
-    named = {n: (s if s is not None else bindings.get(n)) for n, s in result.named.items()}
-    return plugin.types.array(result.dtype, named, result.positional)
+    return plugin.types.array(result.dtype, _bound_shape(result.named, bindings), result.positional)
+
+
+def _bound_shape(declared: Mapping[str, Size], bindings: Mapping[str, Binding]) -> dict[str, Size] | None:
+    """A declared return shape with the call's bindings: sizes filled in, a group replaced by the axes the
+    arguments bound it to; ``None`` (unknown) when a group is unbound (an argument of unknown shape)."""
+    named: dict[str, Size] = {}
+    for axis, size in declared.items():
+        bound = bindings.get(axis)
+        if axis.startswith(GROUP_PREFIX):
+            if not isinstance(bound, Mapping):
+                return None
+            named.update({n: s for n, s in bound.items() if n not in named})
+        else:
+            named[axis] = size if size is not None else bound if isinstance(bound, int) else None
+    return named
 
 
 def _axes_spec(ctx: FunctionContext) -> AxisMap | None:

@@ -9,6 +9,11 @@
 - ``PS`` is ``tuple[Literal[3], Any]`` for positional dims, or ``tuple[Any, ...]`` (unknown rank).
 
 An ``Any`` NS or PS means "unknown": the plugin never reports on unknown shapes.
+
+A variadic group (``"*rest embed"``) is the key ``'*rest'`` of NS, a symbolic axis: inside the function
+that declares it, operations carry it like an axis, and a value without it (or without ``embed``) does not
+fit the declared return. At a call the plugin opens the parameter (``open_groups``: ``embed`` and any other
+axes) and gives the return the argument's axes in place of the group (``_calls``).
 """
 
 from __future__ import annotations
@@ -31,12 +36,21 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._algebra import describe_named_shape
+from .._algebra import GROUP_PREFIX, describe_named_shape
 
 if TYPE_CHECKING:
     from mypy.plugin import Plugin
 
-__all__ = ["NAMED_ARRAY", "Shape", "TypeFactory", "decode", "describe", "is_named_array"]
+__all__ = [
+    "NAMED_ARRAY",
+    "Shape",
+    "TypeFactory",
+    "decode",
+    "describe",
+    "has_group",
+    "is_named_array",
+    "open_groups",
+]
 
 NAMED_ARRAY = "typed_xmap._static.NamedArray_"
 SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
@@ -63,6 +77,25 @@ def describe(named: Mapping[str, Size]) -> str:
     return describe_named_shape(named)
 
 
+def has_group(named: Mapping[str, object]) -> bool:
+    """Whether a named shape holds a variadic group's key (``'*rest'``)."""
+    return any(name.startswith(GROUP_PREFIX) for name in named)
+
+
+def open_groups(typ: Type) -> Type:
+    """``NamedArray_[DT, {'*rest', 'embed'}, PS]`` -> ``NamedArray_[DT, open {'embed'}, PS]``: what a
+    parameter with a group accepts at a call (its listed axes and any others); other types unchanged."""
+    proper = get_proper_type(typ)
+    if not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY and len(proper.args) == 3):
+        return typ
+    named = get_proper_type(proper.args[1])
+    if not isinstance(named, TypedDictType) or not has_group(named.items):
+        return typ
+    items = {k: v for k, v in named.items.items() if not k.startswith(GROUP_PREFIX)}
+    opened = TypedDictType(items, set(items), set(items), named.fallback, is_closed=False)
+    return proper.copy_modified(args=[proper.args[0], opened, proper.args[2]])
+
+
 def is_named_array(typ: Type) -> bool:
     shape = decode(typ)
     return shape is not None and not shape.scalar
@@ -79,8 +112,8 @@ def _size(typ: Type) -> Size:
 
 def _decode_named(typ: Type) -> dict[str, Size] | None:
     proper = get_proper_type(typ)
-    if not isinstance(proper, TypedDictType) or proper.required_keys != set(proper.items):
-        return None  # Any, or a join with optional keys: unknown
+    if not isinstance(proper, TypedDictType) or proper.required_keys != set(proper.items) or not proper.is_closed:
+        return None  # Any, a join with optional keys, or an open parameter (open_groups): unknown
     return {name: _size(item) for name, item in proper.items.items()}
 
 

@@ -26,7 +26,7 @@ from .._algebra import (
     single_axis,
     split_axis,
 )
-from ._encoding import decode
+from ._encoding import decode, has_group
 from ._literals import UNKNOWN, literal_value
 from ._support import arg, arg_expr, fallback, label, report
 
@@ -68,6 +68,8 @@ def reduction_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> 
             axis = single_axis(axis, function=name, operation=operation)
         names, ints = split_axis(axis, operation=operation)
         named = shape.named
+        if named is not None and has_group(named) and any(n not in named for n in names):
+            named = None  # the axis may be one a group ("*rest") stands for: unknown
         if named is not None:
             reduced = reduce_named_shape(named, names, operation=operation, operand=operand)
             named = named if keeps_shape else reduced

@@ -27,7 +27,7 @@ from mypy.plugins.functools import partial_call_callback, partial_new_callback
 from mypy.types import AnyType, CallableType, Instance, LiteralType, TupleType, Type, TypeOfAny, get_proper_type
 
 from ._calls import bind_arguments, has_named_params
-from ._encoding import decode, is_named_array
+from ._encoding import decode, has_group, is_named_array, open_groups
 from ._literals import literal_value
 from ._support import arg_expr
 
@@ -108,6 +108,33 @@ def transformed(
     option: Any,
 ) -> Type:
     """The type of ``kind`` applied to ``fun``; ``option(name)`` gives a keyword's expression."""
+    result = _transformed(plugin, kind, fun, default, option)
+    proper = get_proper_type(result)
+    if isinstance(proper, CallableType):  # a "*rest" group: open at the call, unknown in what it returns
+        return proper.copy_modified(
+            arg_types=[open_groups(t) for t in proper.arg_types], ret_type=_without_group(plugin, proper.ret_type)
+        )
+    return result
+
+
+def _without_group(plugin: TypedXmapPlugin, typ: Type) -> Type:
+    """A returned type with a group (``"*rest embed"``) has an unknown named shape outside its function."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, TupleType):
+        return proper.copy_modified(items=[_without_group(plugin, t) for t in proper.items])
+    shape = decode(typ)
+    if shape is None or shape.named is None or not has_group(shape.named):
+        return typ
+    return plugin.types.array(shape.dtype, None, shape.positional)
+
+
+def _transformed(
+    plugin: TypedXmapPlugin,
+    kind: str,
+    fun: CallableType,
+    default: Type,
+    option: Any,
+) -> Type:
     fallback = _fallback(default, fun)
     if kind == JIT:
         return fun.copy_modified(fallback=fallback)
