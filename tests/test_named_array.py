@@ -7,6 +7,7 @@ import pytest
 
 import typed_xmap as tx
 from typed_xmap import NamedShapeError
+from typed_xmap._named_array import shape_repr
 
 
 def ones(*named, positional=()):
@@ -19,10 +20,49 @@ def test_named_shape_shape_dtype_repr():
     x = tx.named(jnp.zeros((8, 3, 4)), {0: "batch", 2: "in_features"})
     assert x.named_shape == {"batch": 8, "in_features": 4}
     assert x.shape == (3,) and x.ndim == 1 and x.dtype == jnp.float32
-    assert repr(x) == "NamedArray(float32[batch=8, in_features=4; 3])"
-    assert repr(tx.named(jnp.zeros((8, 4)), ["batch", "in_features"])) == (
-        "NamedArray(float32[batch=8, in_features=4])"
-    )
+    assert repr(x).startswith("NamedArray(float32[batch=8, in_features=4; 3], [[[0., 0., 0., 0.],")  # 96 values
+    assert shape_repr(x) == "NamedArray(float32[batch=8, in_features=4; 3])"
+
+
+def test_repr_shows_the_values_of_small_arrays_labelled_by_axis():
+    x = tx.named(jnp.arange(6.0).reshape(3, 2), ["embed", "batch"])  # stored batch, embed
+    text = "NamedArray(float32[batch=2, embed=3], [[0., 2., 4.],\n                                       [1., 3., 5.]])"
+    assert repr(x) == str(x) == f"{x}" == text
+    assert repr(tx.named(jnp.array([1, 2]), ["a"])) == "NamedArray(int32[a=2], [1, 2])"
+    assert repr(tx.named(jnp.float32(2.0), [])) == "NamedArray(float32[], 2.)"
+    assert repr(tx.named(jnp.array([1.0, jnp.nan]), ["a"])) == "NamedArray(float32[a=2], [ 1., nan])"
+    p = tx.named(jnp.ones((2, 1)), ["a", ...])  # positional dims come first in the values
+    assert repr(p) == "NamedArray(float32[a=2; 1], [[1., 1.]])"
+
+
+def test_repr_summarises_large_arrays():
+    x = tx.named(jnp.arange(200.0).reshape(2, 100).at[0, 0].set(jnp.nan), ["batch", "embed"])
+    assert repr(x) == "NamedArray(float32[batch=2, embed=100], min=1, max=199, mean=100, nan=1)"
+    assert repr(tx.named(jnp.zeros(101, bool), ["a"])) == "NamedArray(bool[a=101], true=0)"
+    assert repr(tx.named(jnp.full(101, jnp.nan), ["a"])) == "NamedArray(float32[a=101], nan=101)"
+    assert repr(tx.named(jnp.ones(101, jnp.bfloat16), ["a"])) == "NamedArray(bfloat16[a=101], min=1, max=1, mean=1)"
+
+
+def test_tracers_print_their_named_shape_and_debug_print_shows_values(capsys):
+    x = tx.named(jnp.arange(3.0), ["a"])
+    seen = []
+
+    @jax.jit
+    def f(v):
+        seen.append(repr(v))
+        jax.debug.print("{}", v)
+        return v
+
+    jax.block_until_ready(f(x))
+    jax.effects_barrier()
+    assert seen == ["NamedArray(float32[a=3])"]
+    assert capsys.readouterr().out == "NamedArray(float32[a=3], [0., 1., 2.])\n"
+
+
+def test_messages_show_the_named_shape_never_the_values():
+    x = tx.named(jnp.ones((2, 3)), ["batch", "embed"])
+    with pytest.raises(NamedShapeError, match=r"the truth value of NamedArray\(float32\[batch=2, embed=3\]\) is"):
+        bool(x)
 
 
 def test_binary_ops_take_the_union_of_named_axes():

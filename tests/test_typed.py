@@ -9,7 +9,6 @@ from beartype import beartype
 from beartype.roar import BeartypeCallHintParamViolation, BeartypeDoorHintViolation
 
 import typed_xmap as tx
-import typed_xmap.numpy as tnp
 from typed_xmap import Float, NamedArray, NamedShapeError, NamedShapeSyntaxError, f32, i32
 
 
@@ -39,9 +38,9 @@ def test_accepts_matching_values_in_any_axis_order():
 
 def test_size_bound_across_parameters():
     with pytest.raises(NamedShapeError) as info:
-        loss(x, w, tx.named(jnp.ones((6, 3)), ["batch", "out_features"]))
+        loss(x, w, bad := tx.named(jnp.ones((6, 3)), ["batch", "out_features"]))
     assert str(info.value) == (
-        "loss() parameter 'y' is NamedArray(float32[batch=6, out_features=3]), which does not match "
+        f"loss() parameter 'y' is {bad!r}, which does not match "
         "NamedArray[float32, 'batch out_features']: axis 'batch' has size 6 but was bound to 8 earlier in "
         "this call. Axis bindings so far in this call: batch=8 in_features=4 out_features=3. "
         "Fix: pass a value that fits the annotation, or correct the annotation"
@@ -50,9 +49,9 @@ def test_size_bound_across_parameters():
 
 def test_missing_axis_at_a_parameter():
     with pytest.raises(NamedShapeError) as info:
-        loss(tx.named(jnp.ones(8), ["batch"]), w, y)
+        loss(bad := tx.named(jnp.ones(8), ["batch"]), w, y)
     assert str(info.value) == (
-        "loss() parameter 'x' is NamedArray(float32[batch=8]), which does not match NamedArray[float32, "
+        f"loss() parameter 'x' is {bad!r}, which does not match NamedArray[float32, "
         "'batch in_features']: expected named axes 'batch in_features' but the value has 'batch=8': it lacks "
         "'in_features'. Axis bindings so far in this call: none. "
         "Fix: pass a value that fits the annotation, or correct the annotation"
@@ -67,8 +66,8 @@ def test_wrong_return_shape():
     with pytest.raises(NamedShapeError) as info:
         squash(x)
     assert str(info.value) == (
-        "test_wrong_return_shape.<locals>.squash() return value is NamedArray(float32[batch=8, "
-        "in_features=4]), which does not match NamedArray[float32, 'batch']: expected named axes 'batch' but "
+        f"test_wrong_return_shape.<locals>.squash() return value is {x!r}, "
+        "which does not match NamedArray[float32, 'batch']: expected named axes 'batch' but "
         "the value has 'batch=8 in_features=4': it carries undeclared 'in_features'. Axis bindings so far in "
         "this call: batch=8 in_features=4. "
         "Fix: pass a value that fits the annotation, or correct the annotation"
@@ -90,9 +89,9 @@ def test_wrong_dtype():
         pass
 
     with pytest.raises(NamedShapeError) as info:
-        count(tx.named(jnp.ones(3), ["batch"]))
+        count(bad := tx.named(jnp.ones(3), ["batch"]))
     assert str(info.value) == (
-        "test_wrong_dtype.<locals>.count() parameter 'n' is NamedArray(float32[batch=3]), which does not "
+        f"test_wrong_dtype.<locals>.count() parameter 'n' is {bad!r}, which does not "
         "match NamedArray[int32, 'batch']: its dtype is float32, expected int32. Axis bindings so far in "
         "this call: none. "
         "Fix: pass a value that fits the annotation, or correct the annotation"
@@ -222,9 +221,9 @@ def test_star_args_errors_name_the_element():
         return xs[0]
 
     with pytest.raises(NamedShapeError) as info:
-        first(named((5,), "a"), named((3,), "a"))
+        first(named((5,), "a"), bad := named((3,), "a"))
     assert str(info.value) == (
-        "test_star_args_errors_name_the_element.<locals>.first() argument xs[1] is NamedArray(float32[a=3]), "
+        f"test_star_args_errors_name_the_element.<locals>.first() argument xs[1] is {bad!r}, "
         "which does not match NamedArray[float32, 'a']: axis 'a' has size 3 but was bound to 5 earlier in this "
         "call. Axis bindings so far in this call: a=5. "
         "Fix: pass a value that fits the annotation, or correct the annotation"
@@ -240,7 +239,7 @@ def test_container_return_errors_name_the_element():
 
     with pytest.raises(
         NamedShapeError,
-        match=r"its element NamedArray\(float32\[a=2\]\) does not match "
+        match=r"its element NamedArray\(float32\[a=2\], \[3\., 3\.\]\) does not match "
         r"NamedArray\[float32, 'b'\]: expected named axes 'b'",
     ):
         split(tx.named(jnp.ones((2, 3)), ["a", "b"]))
@@ -300,7 +299,7 @@ def test_keyword_calls_and_mixed_hints_use_the_layout_cache_and_raise_as_before(
         assert f(x, w=w, scale=2.0).named_shape == {"b": 2}
         assert f(x, w, 2.0, flag=True).named_shape == {"b": 2}
         assert f(scale=1.0, w=w, x=x).named_shape == {"b": 2}
-        with pytest.raises(NamedShapeError, match=r"parameter 'w'.*axis 'a' has size 4 but was bound to 3"):
+        with pytest.raises(NamedShapeError, match=r"(?s)parameter 'w'.*axis 'a' has size 4 but was bound to 3"):
             f(x, w=bad, scale=2.0)
         with pytest.raises(BeartypeCallHintParamViolation):
             f(x, w=w, scale="2")
@@ -334,41 +333,3 @@ def test_positional_only_parameters_passed_by_keyword_still_raise():
     assert h(x).named_shape == {"a": 3}
     with pytest.raises(TypeError):
         h(x=x)  # type: ignore[call-arg]
-
-
-@tx.typed
-def layer_norm_any(x: NamedArray[f32, "*rest embed"]) -> NamedArray[f32, "*rest embed"]:
-    return x - tnp.mean(x, "embed")
-
-
-@tx.typed
-def pool_any(
-    x: NamedArray[f32, "*rest seq embed"], mask: NamedArray[f32, "*rest seq"]
-) -> NamedArray[f32, "*rest embed"]:
-    return tnp.sum(x * mask, "seq")
-
-
-def test_a_group_binds_whatever_other_axes():
-    h = named((2, 3, 4), ["batch", "seq", "embed"])
-    assert layer_norm_any(h).named_shape == {"batch": 2, "seq": 3, "embed": 4}
-    assert layer_norm_any(named((4,), ["embed"])).named_shape == {"embed": 4}
-    assert pool_any(h, named((2, 3), ["batch", "seq"])).named_shape == {"batch": 2, "embed": 4}
-    with pytest.raises(NamedShapeError, match="the value lacks 'batch'") as info:
-        pool_any(h, named((3,), ["seq"]))
-    assert info.value.kind is tx._algebra.ErrorKind.AXIS_MISSING
-    with pytest.raises(NamedShapeError, match=r"axis 'batch' \(in \*rest\) has size 5 but was bound to 2"):
-        pool_any(h, named((5, 3), ["batch", "seq"]))
-    with pytest.raises(NamedShapeError, match="lacks 'embed'"):
-        layer_norm_any(named((2,), ["batch"]))
-
-
-def test_a_group_return_is_checked_also_from_the_layout_cache():
-    @tx.typed
-    def drop_first(x: NamedArray[f32, "*rest embed"], axis: str) -> NamedArray[f32, "*rest embed"]:
-        return tnp.sum(x, axis) if axis != "embed" else x
-
-    h = named((2, 3, 4), ["batch", "seq", "embed"])
-    for _ in range(3):  # the second call takes the cached layout: the return is still checked
-        assert drop_first(h, "embed").named_shape == h.named_shape
-        with pytest.raises(NamedShapeError, match="group '\\*rest' stands for 'seq=3'"):
-            drop_first(h, "batch")

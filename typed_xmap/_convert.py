@@ -7,7 +7,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from ._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
-from ._named_array import NamedArray, wrap
+from ._named_array import NamedArray, shape_repr, wrap
 
 __all__ = ["named", "positional", "to_named", "to_positional"]
 
@@ -41,7 +41,7 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
             f"a positional array needs no conversion",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
-    check_positional(spec, x.axes, x.ndim, where=where, value=lambda: repr(x))
+    check_positional(spec, x.axes, x.ndim, where=where, value=lambda: shape_repr(x))
     p = x.ndim
     source = [p + x.axes.index(name) for _, name in spec.dims]
     destination = [d for d, _ in spec.dims]

@@ -31,7 +31,16 @@ from ._algebra import (
     union_named_shapes,
 )
 
-__all__ = ["NamedArray", "align", "apply_elementwise", "fused", "index_mapped", "is_eager", "wrap"]
+__all__ = [
+    "NamedArray",
+    "align",
+    "apply_elementwise",
+    "fused",
+    "index_mapped",
+    "is_eager",
+    "shape_repr",
+    "wrap",
+]
 
 
 class NamedArray:
@@ -39,6 +48,8 @@ class NamedArray:
 
     Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
     ``NamedArray[f32, "batch features"]`` is the annotation form, checked by ``@tx.typed``.
+    A named shape is a set: the named dims are stored sorted by name, so the pytree structure never
+    depends on the order they came in. ``print(x)`` shows the values (a summary for large arrays).
     """
 
     __slots__ = ("axes", "data", "mapped")
@@ -115,19 +126,30 @@ class NamedArray:
         return wrap(self.data.astype(dtype), self.axes, self.mapped)
 
     def __repr__(self) -> str:
-        dtype = getattr(self.data, "dtype", "?")
-        named = ", ".join(f"{n}={s}" for n, s in self.named_shape.items())
-        positional = ",".join(str(s) for s in self.shape)
-        inner = f"{named}; {positional}" if self.shape else named
-        mapped = f", mapped: {' '.join(n for n, _ in self.mapped)}" if self.mapped else ""
-        return f"NamedArray({dtype}[{inner}]{mapped})"
+        """The named shape, and the values of a concrete array: all of them when small, a summary when large.
+
+        ``NamedArray(float32[batch=2, embed=3], [[0., 1., 2.], [3., 4., 5.]])``: the values are laid out as
+        the data holds them: positional dims first, then the named axes in the order the header lists. A traced
+        value shows its named shape only.
+        """
+        header = shape_repr(self)
+        data = self.data
+        if isinstance(data, Tracer) or self.mapped or not _readable(data):
+            return header
+        values = np.asarray(data)
+        if values.size <= REPR_MAX_VALUES:
+            prefix = header[:-1] + ", "
+            return prefix + np.array2string(values, separator=", ", prefix=prefix, suffix=")") + ")"
+        return header[:-1] + ", " + _summary(values) + ")"
+
+    __str__ = __repr__
 
     # -- conversions that would lose the names ------------------------------------------------------
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         if not self.axes and not self.mapped:  # positional dims only: nothing to lose
             return np.asarray(self.data, *args, **kwargs)
         raise TypeError(
-            f"cannot convert {self!r} to a positional array implicitly: the order of its named axes is "
+            f"cannot convert {shape_repr(self)} to a positional array implicitly: the order of its named axes is "
             f"not part of its value. Fix: tx.positional(x, {format_axis_list(self.axes)})"
         )
 
@@ -135,14 +157,14 @@ class NamedArray:
         names = self.axes + tuple(name for name, _ in self.mapped)
         if names:
             raise NamedShapeError(
-                f"the truth value of {self!r} is ambiguous: it has named axes. "
+                f"the truth value of {shape_repr(self)} is ambiguous: it has named axes. "
                 f"Fix: reduce them first, e.g. tnp.all(x, {names!r})",
                 kind=ErrorKind.AXIS_MISSING,
             )
         return bool(self.data)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        raise TypeError(f"cannot iterate over {self!r}. Fix: tx.positional(x, ...) first")
+        raise TypeError(f"cannot iterate over {shape_repr(self)}. Fix: tx.positional(x, ...) first")
 
     def __matmul__(self, other: Any) -> Any:
         raise TypeError(
@@ -151,6 +173,43 @@ class NamedArray:
         )
 
     __rmatmul__ = __matmul__
+
+
+REPR_MAX_VALUES = 100
+"""``repr`` shows every value of an array with at most this many elements, a summary of larger ones."""
+
+
+def shape_repr(x: NamedArray) -> str:
+    """``NamedArray(float32[batch=2, embed=3])``: the dtype and named shape, never the values (for messages)."""
+    dtype = getattr(x.data, "dtype", "?")
+    named = ", ".join(f"{n}={s}" for n, s in x.named_shape.items())
+    positional = ",".join(str(s) for s in x.shape)
+    inner = f"{named}; {positional}" if x.shape else named
+    mapped = f", mapped: {' '.join(n for n, _ in x.mapped)}" if x.mapped else ""
+    return f"NamedArray({dtype}[{inner}]{mapped})"
+
+
+def _readable(data: Any) -> bool:
+    """Whether ``data`` can be read here: a numpy array, or a jax array whose shards are all on this process."""
+    return isinstance(data, np.ndarray | np.generic) or bool(getattr(data, "is_fully_addressable", False))
+
+
+def _summary(values: np.ndarray) -> str:
+    """``min=-1.2, max=3.4, mean=0.01, nan=2``: what a large array holds, in one line."""
+    if values.dtype == np.bool_:
+        return f"true={int(values.sum())}"
+    if not np.issubdtype(values.dtype, np.number):
+        try:
+            values = values.astype(np.float32)  # bfloat16 and the other ml_dtypes
+        except (TypeError, ValueError):
+            return "..."
+    if np.issubdtype(values.dtype, np.complexfloating):
+        return f"mean={values.mean():.4g}"
+    nan = int(np.isnan(values).sum()) if np.issubdtype(values.dtype, np.floating) else 0
+    if nan == values.size:
+        return f"nan={nan}"
+    parts = [f"min={np.nanmin(values):.4g}", f"max={np.nanmax(values):.4g}", f"mean={np.nanmean(values):.4g}"]
+    return ", ".join(parts + ([f"nan={nan}"] if nan else []))
 
 
 Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]

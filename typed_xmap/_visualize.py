@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._algebra import ErrorKind, NamedShapeError
-from ._named_array import NamedArray
+from ._named_array import NamedArray, shape_repr
 from ._sharding import resources_of
 
 __all__ = ["visualize"]
@@ -49,7 +49,7 @@ def sharding_diagram(x: NamedArray) -> Group:
         key = tuple(_span(index[dims[name]], named[name]) for name in shown)
         blocks.setdefault(key, []).append(str(device.id))
     where = ", ".join(f"{name} -> {placement[name]}" for name in placement) or "replicated"
-    title = f"{x!r}  split: {where}"
+    title = f"{shape_repr(x)}  split: {where}"
     label = {name: f"{name}" + (f" on {placement[name]}" if name in placement else "") for name in shown}
     if len(shown) == 2:  # a grid: rows along the first axis, columns along the second
         rows = list(dict.fromkeys(key[0] for key in blocks))

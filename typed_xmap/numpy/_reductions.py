@@ -25,7 +25,7 @@ from .._algebra import (
     single_axis,
     split_axis,
 )
-from .._named_array import NamedArray, apply_elementwise, fused, is_eager, wrap
+from .._named_array import NamedArray, apply_elementwise, fused, is_eager, shape_repr, wrap
 from ._mapped_axes import as_mapped, gather
 
 __all__ = [
@@ -98,7 +98,7 @@ def _check_names(x: NamedArray, names: Sequence[str], operation: str) -> None:
     """Every name is an axis of ``x`` (the message, with ``x``'s repr, built only when one is not)."""
     named = x.named_shape
     if not named.keys() >= set(names):
-        reduce_named_shape(named, names, operation=operation, operand=f"x = {x!r}")
+        reduce_named_shape(named, names, operation=operation, operand=f"x = {shape_repr(x)}")
 
 
 def _reduce_in_general(
