@@ -31,6 +31,7 @@ from typed_xmap._algebra import (
     parse_einsum,
     parse_named_axes,
     parse_positional,
+    parse_shape_spec,
     positional_einsum,
     reduce_named_shape,
     union_named_shapes,
@@ -65,6 +66,14 @@ def typed_call():
         return tnp.sum(a * b, "feat")
 
     return f(x(), tx.named(jnp.ones(5), ["feat"]))
+
+
+def typed_group_return():
+    @tx.typed
+    def pool(x: NamedArray[f32, "*rest embed"]) -> NamedArray[f32, "*rest embed"]:
+        return tnp.sum(x, "batch")
+
+    return pool(tx.named(jnp.ones((2, 3, 4)), ["batch", "seq", "embed"]))
 
 
 def many_axes():
@@ -154,6 +163,8 @@ CASES = {
     "spec: not an axis name": (lambda: parse_named_axes("batch 3d"), S, K.SYNTAX),
     "spec: bad size": (lambda: parse_named_axes("batch=3x in"), S, K.SYNTAX),
     "spec: axis listed twice": (lambda: parse_named_axes("a b a"), S, K.SYNTAX),
+    "spec: not a group": (lambda: parse_shape_spec("*3d embed"), S, K.SYNTAX),
+    "spec: two groups": (lambda: parse_shape_spec("*rest embed *more"), S, K.SYNTAX),
     "spec: ... twice": (lambda: parse_positional("n ... 3 ..."), S, K.SYNTAX),
     "spec: not a positional dim": (lambda: parse_positional("n 3.5"), S, K.SYNTAX),
     # _algebra/_shapes.py
@@ -204,6 +215,7 @@ CASES = {
     "annotation: spec not a string": (lambda: NamedArray[f32, []], S, K.SYNTAX),
     # _typed.py
     "typed: size bound twice": (typed_call, E, K.AXIS_SIZE),
+    "typed: group lacks an axis": (typed_group_return, E, K.AXIS_MISSING),
     # _convert.py
     "named: already named": (
         lambda: tx.named(tx.named(jnp.ones((8, 4)), ["batch", ...]), ["batch"]),
@@ -389,6 +401,18 @@ MESSAGES = {
         "        ^\n"
         "fix: list each named axis once; named axes are order-free"
     ),
+    "spec: not a group": (
+        "invalid spec '*3d embed': '*3d' is not a group: a group is '*' and a name\n"
+        "    *3d embed\n"
+        "    ^^^\n"
+        'fix: write one group of the other named axes as *NAME: "*rest embed"'
+    ),
+    "spec: two groups": (
+        "invalid spec '*rest embed *more': a second group '*more' (after '*rest')\n"
+        "    *rest embed *more\n"
+        "                ^^^^^\n"
+        "fix: use at most one *group per spec; it binds all the named axes the spec does not list"
+    ),
     "spec: ... twice": (
         "invalid spec 'n ... 3 ...': '...' appears twice\n"
         "    n ... 3 ...\n"
@@ -515,6 +539,16 @@ MESSAGES = {
         "NamedArray[float32, 'feat']: axis 'feat' has size 5 but was bound to 4 earlier in this call. "
         "Axis bindings so far in this call: batch=8 feat=4. Fix: pass a value that fits the annotation, or "
         "correct the annotation"
+    ),
+    "typed: group lacks an axis": (
+        "typed_group_return.<locals>.pool() return value is NamedArray(float32[embed=4, seq=3], [[2., 2., 2.],\n"
+        "                                     [2., 2., 2.],\n"
+        "                                     [2., 2., 2.],\n"
+        "                                     [2., 2., 2.]]), which does "
+        "not match NamedArray[float32, '*rest embed']: group '*rest' stands for 'seq=3' here but was bound to "
+        "'batch=2 seq=3' earlier in this call: the value lacks 'batch'. Axis bindings so far in this call: "
+        "embed=4 *rest=(batch=2 seq=3) batch=2 seq=3. Fix: pass a value that fits the annotation, or correct "
+        "the annotation"
     ),
     "named: already named": ("axes = ['batch']: the value already has named axis 'batch'. Fix: pick a new name"),
     "positional: not a NamedArray": (

@@ -9,6 +9,7 @@ from beartype import beartype
 from beartype.roar import BeartypeCallHintParamViolation, BeartypeDoorHintViolation
 
 import typed_xmap as tx
+import typed_xmap.numpy as tnp
 from typed_xmap import Float, NamedArray, NamedShapeError, NamedShapeSyntaxError, f32, i32
 
 
@@ -333,3 +334,41 @@ def test_positional_only_parameters_passed_by_keyword_still_raise():
     assert h(x).named_shape == {"a": 3}
     with pytest.raises(TypeError):
         h(x=x)  # type: ignore[call-arg]
+
+
+@tx.typed
+def layer_norm_any(x: NamedArray[f32, "*rest embed"]) -> NamedArray[f32, "*rest embed"]:
+    return x - tnp.mean(x, "embed")
+
+
+@tx.typed
+def pool_any(
+    x: NamedArray[f32, "*rest seq embed"], mask: NamedArray[f32, "*rest seq"]
+) -> NamedArray[f32, "*rest embed"]:
+    return tnp.sum(x * mask, "seq")
+
+
+def test_a_group_binds_whatever_other_axes():
+    h = named((2, 3, 4), ["batch", "seq", "embed"])
+    assert layer_norm_any(h).named_shape == {"batch": 2, "seq": 3, "embed": 4}
+    assert layer_norm_any(named((4,), ["embed"])).named_shape == {"embed": 4}
+    assert pool_any(h, named((2, 3), ["batch", "seq"])).named_shape == {"batch": 2, "embed": 4}
+    with pytest.raises(NamedShapeError, match="the value lacks 'batch'") as info:
+        pool_any(h, named((3,), ["seq"]))
+    assert info.value.kind is tx._algebra.ErrorKind.AXIS_MISSING
+    with pytest.raises(NamedShapeError, match=r"axis 'batch' \(in \*rest\) has size 5 but was bound to 2"):
+        pool_any(h, named((5, 3), ["batch", "seq"]))
+    with pytest.raises(NamedShapeError, match="lacks 'embed'"):
+        layer_norm_any(named((2,), ["batch"]))
+
+
+def test_a_group_return_is_checked_also_from_the_layout_cache():
+    @tx.typed
+    def drop_first(x: NamedArray[f32, "*rest embed"], axis: str) -> NamedArray[f32, "*rest embed"]:
+        return tnp.sum(x, axis) if axis != "embed" else x
+
+    h = named((2, 3, 4), ["batch", "seq", "embed"])
+    for _ in range(3):  # the second call takes the cached layout: the return is still checked
+        assert drop_first(h, "embed").named_shape == h.named_shape
+        with pytest.raises(NamedShapeError, match="group '\\*rest' stands for 'seq=3'"):
+            drop_first(h, "batch")
