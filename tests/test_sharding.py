@@ -121,3 +121,61 @@ def test_visualize_lists_replicated_devices(mesh):
     buffer = io.StringIO()
     tx.visualize(tx.shard(value(), {"batch": "y"}), console=Console(file=buffer, width=100))
     assert "0 2 4 6" in buffer.getvalue() and "1 3 5 7" in buffer.getvalue()
+
+
+RESOURCES = {"batch": "x", "vocab": "y", "mlp": "y"}  # one model-wide mapping
+
+
+def tree():
+    return {
+        "emb": tx.named(jnp.arange(8.0 * 4).reshape(8, 4), ["vocab", "embed"]),
+        "w": tx.named(jnp.ones((4, 6)), ["embed", "mlp"]),
+        "step": 3,
+        "x": [tx.named(jnp.arange(8.0), ["batch"])],
+    }
+
+
+def test_shard_a_pytree_with_one_mapping(mesh):
+    placed = tx.shard(tree(), RESOURCES)
+    assert tx.resources_of(placed["emb"]) == {"vocab": "y"}
+    assert tx.resources_of(placed["w"]) == {"mlp": "y"}
+    assert tx.resources_of(placed["x"][0]) == {"batch": "x"}
+    assert placed["step"] == 3  # other leaves are left as they are
+    np.testing.assert_array_equal(tx.positional(placed["emb"], ["vocab", "embed"]), np.arange(32.0).reshape(8, 4))
+
+
+def test_constrain_a_pytree_inside_jit(mesh):
+    out = jax.jit(lambda t: tx.constrain(jax.tree.map(lambda v: v * 2, t), RESOURCES))(tree())
+    assert tx.resources_of(out["emb"]) == {"vocab": "y"}
+    assert tx.resources_of(out["x"][0]) == {"batch": "x"}
+    np.testing.assert_array_equal(out["x"][0].data, 2 * np.arange(8.0))
+
+
+def test_a_key_no_value_carries_is_an_error(mesh):
+    message = (
+        "tx.shard: axis_resources names axis 'vocb', which no value carries (their axes: 'batch', 'embed', "
+        "'mlp', 'vocab'). One mapping may name axes some values lack, but each must be on some value. Fix: "
+        "check the spelling, or drop it from axis_resources"
+    )
+    with pytest.raises(NamedShapeError) as info:
+        tx.shard(tree(), {"batch": "x", "vocb": "y"})
+    assert str(info.value) == message
+    with pytest.raises(NamedShapeError, match=r"tx\.constrain: axis_resources names axis 'vocb'"):
+        jax.jit(lambda t: tx.constrain(t, {"vocb": "y"}))(tree())
+
+
+def test_conflicts_in_a_pytree_inside_jit_name_the_value(mesh):
+    acts = {"q": tx.named(jnp.ones((8, 2)), ["seq", "heads"]), "k": tx.named(jnp.ones(8), ["seq"])}
+    with pytest.raises(AxisResourceConflict) as info:
+        jax.jit(lambda t: tx.constrain(t, {"seq": "x", "heads": "x"}))(acts)
+    assert str(info.value) == (
+        "axes 'heads' and 'seq' are both assigned to mesh axis 'x', but they meet in the value given to "
+        "tx.constrain (at ['q']): one value cannot be split over one mesh axis along two of its axes. Fix: "
+        "assign 'seq' to another mesh axis, or keep the two axes in separate values (reduce one of them first)"
+    )
+
+
+def test_xmap_axis_resources_use_the_same_rule():
+    from typed_xmap._algebra import unknown_resource_keys
+
+    assert unknown_resource_keys(["batch", "vocb"], ["batch", "vocab"]) == ["vocb"]

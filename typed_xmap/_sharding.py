@@ -7,7 +7,7 @@ from where each named axis sits in the value, so callers never write positional 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -20,6 +20,7 @@ from ._algebra import (
     check_conflicts,
     check_divisible,
     check_fits,
+    check_resource_keys,
     normalize_axis_resources,
     parse_axis_map,
 )
@@ -120,17 +121,51 @@ class _Target:
         return wrap(data, self.named.axes, self.named.mapped)
 
 
+def _is_named(v: Any) -> bool:
+    return isinstance(v, NamedArray)
+
+
+def _over_tree(
+    x: Any, axes: Any, axis_resources: Mapping[str, Any], purpose: str, place: Callable[[Any, Any, str], Any]
+) -> Any:
+    """Apply ``place(value, axes, label)`` to ``x``, or to every NamedArray of the pytree ``x``.
+
+    A positional array with ``axes``, or one NamedArray, is placed as it is (keys it lacks are another
+    value's). In a pytree, one mapping serves
+    every NamedArray (a key one lacks is fine when another has it; a key none has is an error), and other
+    leaves are left as they are.
+    """
+    if axes is not None or isinstance(x, NamedArray) or hasattr(x, "shape"):
+        return place(x, axes, purpose)  # one of the many values a mapping serves: keys it lacks are fine
+    leaves = jax.tree_util.tree_leaves_with_path(x, is_leaf=_is_named)
+    named = [(path, v) for path, v in leaves if isinstance(v, NamedArray)]
+    if not named:
+        return place(x, axes, purpose)  # the "say which dims are which axes" error
+    check_resource_keys(
+        normalize_axis_resources(axis_resources), [n for _, v in named for n in v.named_shape], where=purpose
+    )
+    placed = {id(v): place(v, None, f"{purpose} (at {jax.tree_util.keystr(path)})") for path, v in named}
+    return jax.tree.map(lambda v: placed[id(v)] if isinstance(v, NamedArray) else v, x, is_leaf=_is_named)
+
+
 def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = None, *, axes: Any = None) -> Any:
     """Place ``x`` on the current mesh by axis name; unassigned axes and positional dims are replicated.
 
-    ``x`` is a ``NamedArray``, or a positional array with ``axes`` (an xmap spec leaf, e.g.
-    ``['batch', ...]``). ``memory_kind`` (``'device'``, ``'pinned_host'``, ...) picks the memory.
-    Returns the same kind of value as ``x``.
+    ``x`` is a ``NamedArray``, a positional array with ``axes`` (an xmap spec leaf, e.g. ``['batch', ...]``),
+    or a pytree of NamedArrays (``tx.shard(params, RESOURCES)``: one model-wide mapping for every value;
+    a key no value carries is an error, other leaves are left as they are). ``memory_kind``
+    (``'device'``, ``'pinned_host'``, ...) picks the memory. Returns the same kind of value as ``x``.
     """
+    return _over_tree(
+        x, axes, axis_resources, "tx.shard", lambda v, a, where: _shard(v, axis_resources, memory_kind, a, where)
+    )
+
+
+def _shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None, axes: Any, where: str) -> Any:
     target = _Target(x, axes, "tx.shard")
     mesh = current_mesh(purpose="tx.shard")
     resources = _mesh_resources(axis_resources, mesh.shape, purpose="tx.shard")
-    _check_placement(target.named_shape, resources, mesh.shape, purpose="tx.shard")
+    _check_placement(target.named_shape, resources, mesh.shape, purpose=where)
     if memory_kind is not None:
         kinds = {m.kind for m in mesh.devices.flat[0].addressable_memories()}
         if memory_kind not in kinds:
@@ -147,15 +182,22 @@ def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) ->
     """Inside ``jax.jit``: ask for ``x`` to be sharded by axis name from here on.
 
     A sharding constraint on Auto mesh axes, a ``jax.reshard`` on Explicit ones (what each mode
-    accepts). Outside ``jit`` it behaves as ``tx.shard``.
+    accepts). Outside ``jit`` it behaves as ``tx.shard``. ``x`` may be a pytree of NamedArrays, as in
+    ``tx.shard``; two axes on one mesh axis that meet in a value raise ``tx.AxisResourceConflict``.
     """
+    return _over_tree(
+        x, axes, axis_resources, "tx.constrain", lambda v, a, where: _constrain(v, axis_resources, a, where)
+    )
+
+
+def _constrain(x: Any, axis_resources: Mapping[str, Any], axes: Any, where: str) -> Any:
     target = _Target(x, axes, "tx.constrain")
     abstract = jax.sharding.get_abstract_mesh()
     if abstract.empty:
         current_mesh(purpose="tx.constrain")  # raises the "no mesh" error
     shape = dict(abstract.shape)
     resources = _mesh_resources(axis_resources, shape, purpose="tx.constrain")
-    _check_placement(target.named_shape, resources, shape, purpose="tx.constrain")
+    _check_placement(target.named_shape, resources, shape, purpose=where)
     pspec = target.partition_spec(resources)
     if explicit_axes(abstract):
         return target.rebuild(jax.reshard(target.data, pspec))

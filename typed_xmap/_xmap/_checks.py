@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._algebra import ErrorKind, NamedShapeError, Resource, SerialLoop
+from .._algebra import ErrorKind, NamedShapeError, Resource, SerialLoop, unknown_resource_keys
 from ._frames import Frame
 from ._mesh import same_mesh
 
@@ -19,7 +19,7 @@ Resources = Mapping[str, tuple[Resource, ...]]
 
 def check_defined(names: Sequence[str], defined: Sequence[str], what: str) -> None:
     """Every axis ``what`` (out_axes, axis_resources) names must be defined by in_axes or axis_sizes."""
-    missing = [n for n in names if n not in defined]
+    missing = unknown_resource_keys(names, defined)
     if missing:
         raise NamedShapeError(
             f"{what} names axis {', '.join(repr(n) for n in missing)}, which neither in_axes (or the NamedArray "
