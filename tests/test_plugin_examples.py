@@ -48,6 +48,7 @@ SEEDED_BUGS = {
         "return-value",
         '->{head_dim}", weights, v)',
     ),
+    "tree_helpers.py": ("    return x * s", "    return x > s", "return-value", "return x > s"),
 }
 
 
@@ -133,6 +134,27 @@ def test_generic_helpers_run():
     wo = tx.named(jnp.ones((2, 5, 4)), ["heads", "head_dim", "embed"])
     assert module.block(x, scale, wq, wo).named_shape == {"batch": 2, "seq": 3, "embed": 4}
     assert module.layer_norm(tx.named(jnp.ones(4), ["embed"]), scale).named_shape == {"embed": 4}
+
+
+def test_tree_helpers_run():
+    """The TypeVar example is a real program: an SGD step over a dict with jax.tree.map and tx.AnyNamedArray."""
+    import importlib.util
+    import sys
+
+    import jax.numpy as jnp
+
+    import typed_xmap as tx
+
+    spec = importlib.util.spec_from_file_location("typed_example_tree_helpers", EXAMPLES / "tree_helpers.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    w = tx.named(jnp.ones((3, 2)), ["embed", "out"])
+    stepped = module.sgd({"w": w}, {"w": w}, 0.1)
+    assert stepped["w"].named_shape == {"embed": 3, "out": 2}
+    assert float(stepped["w"].data[0, 0]) == pytest.approx(0.9)
+    assert isinstance(w, tx.AnyNamedArray) and not isinstance(jnp.ones(2), tx.AnyNamedArray)
+    assert module.head(w, tx.named(jnp.ones((4, 3)), ["batch", "embed"])).named_shape == {"batch": 4, "out": 2}
 
 
 def test_train_step_runs_through_the_transforms():

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._convert import named as named, positional as positional
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._static import (
+        AnyNamedArray as AnyNamedArray,
         Float as Float,
         Int as Int,
         Num as Num,
@@ -49,6 +50,7 @@ else:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnyNamedArray",
     "AxisResourceConflict",
     "Float",
     "Int",
@@ -84,6 +86,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AnyNamedArray": "._named_array",
     "NamedArray": "._named_array",
     "named": "._convert",
     "positional": "._convert",
@@ -97,12 +100,16 @@ _LAZY = {
     "serial_loop": "._xmap",
 }
 
+_RENAMED = {"AnyNamedArray": "NamedArray"}
+"""``tx.AnyNamedArray`` is the NamedArray class at run time (``isinstance``, a TypeVar's bound); to type
+checkers a runtime-checkable Protocol every ``NamedArray[...]`` type satisfies (``_static.AnyNamedArray``)."""
+
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typed_xmap' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module, __name__), _RENAMED.get(name, name))
     globals()[name] = value
     return value
 

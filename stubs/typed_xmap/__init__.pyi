@@ -10,6 +10,7 @@ from typing import Annotated as NamedArray, Any, TypeVar
 
 from ._convert import named as named, positional as positional
 from ._static import (
+    AnyNamedArray as AnyNamedArray,
     Float as Float,
     Int as Int,
     NamedArray_ as NamedArray_,
@@ -33,6 +34,7 @@ from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xma
 __version__: str
 
 __all__ = [
+    "AnyNamedArray",
     "AxisResourceConflict",
     "Float",
     "Int",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mypy.nodes import OpExpr
-from mypy.types import AnyType, NoneType, Type, get_proper_type
+from mypy.types import AnyType, NoneType, Type, TypeVarType, get_proper_type
 
 from .._algebra import OPERATORS, NamedShapeError, OperatorKind, broadcast_positional, union_named_shapes
 from ._encoding import Shape, decode
@@ -28,6 +28,7 @@ __all__ = ["OPERATOR_METHODS", "SYMBOLS", "broadcast", "elementwise_hook", "oper
 
 SYMBOLS = {op.name: op.symbol for op in OPERATORS.values() if op.kind is not OperatorKind.UNARY}
 """The binary operators and comparisons of the table of operations (unary ones keep the stub's type)."""
+COMPARISON_SYMBOLS = frozenset(op.symbol for op in OPERATORS.values() if op.kind is OperatorKind.COMPARISON)
 OPERATOR_METHODS = frozenset(dunder for name in SYMBOLS for dunder in OPERATORS[name].dunders)
 ELEMENTWISE_PARAMS = ("x", "x1", "x2", "condition", "y", "min", "max")
 
@@ -38,6 +39,37 @@ def _declared_dtype(default: Type) -> Type | None:
     if shape is None or isinstance(get_proper_type(shape.dtype), AnyType):
         return None
     return shape.dtype
+
+
+def _bound_operands(types: Sequence[Type]) -> tuple[TypeVarType | None, list[Type]]:
+    """The one TypeVar bound to a NamedArray type among the operands (``A = TypeVar("A",
+    bound=tx.AnyNamedArray)``), and the operand types with it read as its bound."""
+    found: TypeVarType | None = None
+    resolved: list[Type] = []
+    for typ in types:
+        proper = get_proper_type(typ)
+        if isinstance(proper, TypeVarType) and decode(proper.upper_bound) is not None:
+            if found is not None and found.id != proper.id:
+                return None, list(types)  # two TypeVars: the result is neither
+            found = proper
+            resolved.append(proper.upper_bound)
+        else:
+            resolved.append(typ)
+    return found, resolved
+
+
+def _keep_type_variable(variable: TypeVarType | None, operands: Sequence[Type], result: Type, default: Type) -> Type:
+    """``x * s`` with ``x: A`` is ``A`` when the result's named shape is ``x``'s: the other operands are
+    scalars or ``A`` itself, or add no axis to ``A``'s bound. Not for comparisons (their dtype is bool)."""
+    if variable is None or _declared_dtype(default) is not None:
+        return result
+    others = [decode(t) for t in operands if get_proper_type(t) != variable]
+    if all(shape is not None and shape.scalar for shape in others):
+        return variable
+    bound, found = decode(variable.upper_bound), decode(result)
+    if bound is not None and found is not None and bound.named is not None and bound.named == found.named:
+        return variable
+    return result
 
 
 def broadcast(
@@ -77,7 +109,7 @@ def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> T
         return ctx.default_return_type
     reflected = method.startswith("__r") and method[3:-2] in SYMBOLS
     symbol = SYMBOLS[method[3:-2] if reflected else method[2:-2]]
-    ours, other = ctx.type, ctx.arg_types[0][0]
+    variable, (ours, other) = _bound_operands([ctx.type, ctx.arg_types[0][0]])
     shapes = shapes_of([other, ours] if reflected else [ours, other])
     if shapes is None:
         return ctx.default_return_type
@@ -87,7 +119,12 @@ def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> T
     else:
         labels = ["the left operand", "the right operand"]
     operation = f"{labels[0]} {symbol} {labels[1]}"
-    return broadcast(plugin, ctx.api, shapes, labels, operation, ctx.context, ctx.default_return_type)
+    # the stub's own dtype only for comparisons (bool); an arithmetic overload's ``Self`` is not the result's
+    declared = (
+        ctx.default_return_type if symbol in COMPARISON_SYMBOLS else plugin.types.array(plugin.types.any(), None, None)
+    )
+    result = broadcast(plugin, ctx.api, shapes, labels, operation, ctx.context, declared)
+    return _keep_type_variable(variable, [ctx.type, ctx.arg_types[0][0]], result, declared)
 
 
 def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
@@ -102,8 +139,10 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
                 continue
             types.append(typ)
             labels.append(label(expr, formal or f"operand {index}"))
-    shapes = shapes_of(types)
+    variable, resolved = _bound_operands(types)
+    shapes = shapes_of(resolved)
     if not shapes or all(s.scalar for s in shapes):
         return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
     values = shapes[1:] if name == "where" else shapes  # where's condition does not decide the dtype
-    return broadcast(plugin, ctx.api, shapes, labels, f"tnp.{name}", ctx.context, ctx.default_return_type, values)
+    result = broadcast(plugin, ctx.api, shapes, labels, f"tnp.{name}", ctx.context, ctx.default_return_type, values)
+    return _keep_type_variable(variable, types, result, ctx.default_return_type)
