@@ -30,6 +30,7 @@ from ._codes import ALL_CODES
 from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
+from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
@@ -87,6 +88,7 @@ def _checked(hook: Callable[[Any], Type]) -> Callable[[Any], Type]:
 
     def guarded(ctx: Any) -> Type:
         try:
+            install_messages(getattr(getattr(getattr(ctx, "api", None), "msg", None), "errors", None))
             return hook(ctx)
         except Exception:
             if os.environ.get(DEBUG_ENV):
@@ -154,6 +156,7 @@ class TypedXmapPlugin(Plugin):
     def _analysed(self, hook: Callable[[TypedXmapPlugin, AnalyzeTypeContext], Type]) -> Callable[..., Type]:
         def guarded(ctx: AnalyzeTypeContext) -> Type:
             try:
+                install_messages(getattr(getattr(ctx.api, "api", None), "errors", None))
                 return hook(self, ctx)
             except Exception:
                 if os.environ.get(DEBUG_ENV):

@@ -1,0 +1,86 @@
+"""mypy's own messages about NamedArrays read in the user's notation (typed_xmap/plugin/_messages.py).
+
+The rewording goes through one private mypy API (``Errors.error_info_map``); ``test_the_private_api_is_there``
+fails loudly when a mypy upgrade changes it (messages then fall back to the encoding)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mypy import api
+from mypy.errors import Errors
+from mypy.options import Options
+
+from typed_xmap.plugin._messages import install, installed, readable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("encoded", "expected"),
+    [
+        (
+            "NamedArray_[floating[_32Bit], TypedDict({'batch'=: Any, 'seq'=: Any, 'mlp'=: Any}), tuple[Any, ...]]",
+            "NamedArray[f32, 'batch seq mlp']",
+        ),
+        (
+            "NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], TypedDict({'batch'=: Literal[32], "
+            "'in'=: Any}, closed=True), tuple[Literal[3], Any]]",
+            "NamedArray[f32, 'batch=32 in', '3 _']",
+        ),
+        ("NamedArray_[numpy.bool[builtins.bool], Any, Any]", "NamedArray[bool_, Any]"),
+        ("NamedArray_[signedinteger[_32Bit], TypedDict({}), tuple[()]]", "NamedArray[i32, '', '']"),
+        ("NamedArray_[Any, TypedDict({'*rest'=: Any, 'embed'=: Any}), Any]", "NamedArray[Any, '*rest embed']"),
+        ("NamedArray_[floating[Any], Any, tuple[Any, ...]]", "NamedArray[Float, Any]"),
+        ("tuple[NamedArray_[floating[_64Bit], TypedDict({'a'=: Any}), Any], int]", "tuple[NamedArray[f64, 'a'], int]"),
+        ("no array here", "no array here"),
+    ],
+)
+def test_readable(encoded, expected):
+    assert readable(encoded) == expected
+
+
+def test_the_private_api_is_there():
+    """If this fails, mypy changed ``Errors``: update typed_xmap/plugin/_messages.py (messages still work,
+    in the encoding)."""
+    errors = Errors(Options())
+    assert type(errors.error_info_map) is dict
+    install(errors)
+    assert installed(errors), "mypy's Errors.error_info_map can no longer be wrapped"
+    install(errors)  # idempotent
+    assert installed(errors)
+
+
+def test_mypy_messages_read_in_the_users_notation(tmp_path):
+    """return-value, arg-type (a function, a method, through jax.jit) and assignment, end to end."""
+    source = tmp_path / "model.py"
+    source.write_text(
+        "import jax\n"
+        "import typed_xmap.numpy as tnp\n"
+        "from typed_xmap import NamedArray, f32\n"
+        'def mlp(h: NamedArray[f32, "batch seq embed"], w: NamedArray[f32, "embed mlp"])'
+        ' -> NamedArray[f32, "batch seq"]:\n'
+        '    return tnp.einsum("{embed},{embed,mlp}->{mlp}", h, w)\n'
+        "class Layer:\n"
+        '    def __call__(self, x: NamedArray[f32, "batch embed"]) -> None: ...\n'
+        'def probe(x: NamedArray[f32, "batch embed"]) -> None: ...\n'
+        'def run(h: NamedArray[f32, "batch seq embed"]) -> None:\n'
+        "    Layer()(h)\n"
+        "    jax.jit(probe)(h)\n"
+        '    y: NamedArray[f32, "batch"] = h\n'
+    )
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
+    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    errors = [line.split(": error: ", 1)[1] for line in out.splitlines() if ": error: " in line]
+    assert errors == [
+        "Incompatible return value type (got \"NamedArray[f32, 'mlp batch seq']\", expected "
+        "\"NamedArray[f32, 'batch seq']\")  [return-value]",
+        'Argument 1 to "__call__" of "Layer" has incompatible type "NamedArray[f32, \'batch seq embed\']"; '
+        "expected \"NamedArray[f32, 'batch embed']\"  [arg-type]",
+        'Argument 1 to "probe" has incompatible type "NamedArray[f32, \'batch seq embed\']"; '
+        "expected \"NamedArray[f32, 'batch embed']\"  [arg-type]",
+        "Incompatible types in assignment (expression has type \"NamedArray[f32, 'batch seq embed']\", variable "
+        "has type \"NamedArray[f32, 'batch']\")  [assignment]",
+    ], out
