@@ -23,6 +23,7 @@ from beartype.roar import BeartypeCallHintParamViolation
 
 from ._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
+from ._named_array import NamedArray, shape_repr
 
 __all__ = ["check_named_hints", "typed"]
 
@@ -74,7 +75,7 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding])
         failed_hint, failed_value, mismatch = failure
         why, kind = mismatch.reason, mismatch.kind
         if failed_value is not value:  # an element of a container (a tuple return, say)
-            why = f"its element {failed_value!r} does not match {failed_hint.__name__}: {why}"
+            why = f"its element {_shown(failed_value)} does not match {failed_hint.__name__}: {why}"
         else:
             name = failed_hint.__name__
     elif _named_hint(hint):
@@ -84,7 +85,7 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding])
     else:
         why, kind = "one of its parts is not a NamedArray", ErrorKind.INVALID_ARGUMENT
     return NamedShapeError(
-        f"{where} is {value!r}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}. "
+        f"{where} is {_shown(value)}, which does not match {name}: {why}. Axis bindings so far in this call: {bound}. "
         f"Fix: {fix}",
         kind=kind,
     )
@@ -334,3 +335,17 @@ def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, Binding
 def _article(noun: str) -> str:
     """``"ArrayImpl"`` -> ``"an ArrayImpl"``, ``"list"`` -> ``"a list"``."""
     return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def _shown(value: Any) -> str:
+    """How a message shows a value: its named shape, or an array's type, dtype and shape, never its data."""
+    if isinstance(value, NamedArray):
+        return shape_repr(value)
+    if isinstance(value, (tuple, list)) and len(value) <= 8:
+        inner = ", ".join(_shown(v) for v in value)
+        return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None:
+        return f"{type(value).__name__}({dtype}{list(shape)})"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
