@@ -1,5 +1,6 @@
 """Without the mypy plugin, type checkers see NamedArray[...] as a plain array type: no false errors."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -30,7 +31,7 @@ PROGRAM = textwrap.dedent(
 )
 
 
-def _mypy(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
+def _mypy(tmp_path: Path, program: str, *, stubs: bool = False) -> subprocess.CompletedProcess[str]:
     source = tmp_path / "program.py"
     source.write_text(program)
     return subprocess.run(
@@ -48,6 +49,7 @@ def _mypy(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env={**os.environ, "MYPYPATH": str(ROOT / "stubs")} if stubs else None,
         timeout=300,
         check=False,
     )
@@ -61,3 +63,28 @@ def test_plain_mypy_reports_no_false_errors_and_still_types_values(tmp_path):
     result = _mypy(tmp_path, PROGRAM + "wrong: str = x.named_shape\n")
     assert result.returncode == 1
     assert 'Incompatible types in assignment (expression has type "dict[str, int]"' in result.stdout
+
+
+def test_plain_mypy_types_scalar_operands_as_arrays(tmp_path):
+    """On the stubs (typed_xmap's ``stubs/``, as ``typed-xmap check`` and the documented config use them):
+    ``tnp.where(m, 0.0, 1.0)`` is an array of the condition's shape and ``tnp.minimum(1.0, x)`` x's type, not
+    ``float``; ``x * 2.0`` and ``-x`` keep x's type."""
+    program = PROGRAM + textwrap.dedent(
+        """
+        import typed_xmap.numpy as tnp
+        from typed_xmap import bool_
+
+        def masks(m: NamedArray[bool_, "batch"], h: Hidden) -> None:
+            reveal_type(tnp.where(m, 0.0, 1.0))
+            reveal_type(tnp.minimum(1.0, h))
+            reveal_type(tnp.where(m, h, 0.0))
+            reveal_type(h * 2.0)
+            reveal_type(-h)
+        """
+    )
+    result = _mypy(tmp_path, program, stubs=True)
+    revealed = [line.split("Revealed type is ", 1)[1] for line in result.stdout.splitlines() if "Revealed" in line]
+    assert revealed == [
+        '"typed_xmap._static.NamedArray_[Any, Any, Any]"',
+        *['"typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]"'] * 4,
+    ], result.stdout

@@ -142,7 +142,8 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
     variable, resolved = _bound_operands(types)
     shapes = shapes_of(resolved)
     if not shapes or all(s.scalar for s in shapes):
-        return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
+        candidates = types[1:] if name == "where" else types  # where's condition is not its value
+        return fallback(ctx, candidates, plugin.types.array(plugin.types.any(), None, None))
     values = shapes[1:] if name == "where" else shapes  # where's condition does not decide the dtype
     result = broadcast(plugin, ctx.api, shapes, labels, f"tnp.{name}", ctx.context, ctx.default_return_type, values)
     return _keep_type_variable(variable, types, result, ctx.default_return_type)
