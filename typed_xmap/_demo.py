@@ -26,6 +26,7 @@ def run_demo() -> int:
 
         import typed_xmap as tx
         import typed_xmap.numpy as tnp
+        from typed_xmap._named_array import shape_repr
 
         tour = _example("tour")  # the user code of steps 1 and 2
 
@@ -38,9 +39,9 @@ def run_demo() -> int:
 
     console.rule("1. Values carry named shapes and broadcast by name")
     x, w = tour.inputs(), tour.weights()
-    say(f"x = tx.named(np.arange(32.0, dtype=np.float32).reshape(8, 4), ['batch', 'in_features'])  ->  {x!r}")
-    say(f"w = tx.named(np.ones((4, 3), np.float32), ['in_features', 'out_features'])  ->  {w!r}")
-    say(f"x * w  ->  {tour.broadcast(x, w)!r}   (the union of the named axes; order never matters)")
+    say(f"x = tx.named(np.arange(32.0, dtype=np.float32).reshape(8, 4), ['batch', 'in_features'])  ->  {shape_repr(x)}")
+    say(f"w = tx.named(np.ones((4, 3), np.float32), ['in_features', 'out_features'])  ->  {shape_repr(w)}")
+    say(f"x * w  ->  {shape_repr(tour.broadcast(x, w))}   (the union of the named axes; order never matters)")
     try:
         tour.add_batch_of_six(x)
     except tx.NamedShapeError as error:
@@ -54,7 +55,7 @@ def run_demo() -> int:
         '@tx.typed def affine(x: NamedArray[f32, "batch in_features"], w: NamedArray[f32, '
         '"in_features out_features"], b: NamedArray[f32, "out_features"]) -> NamedArray[f32, "batch out_features"]'
     )
-    say(f"affine(x, w, bias)  ->  {affine(x, w, bias)!r}")
+    say(f"affine(x, w, bias)  ->  {shape_repr(affine(x, w, bias))}")
     try:
         affine(x, w, tx.named(jnp.ones(5), ["out_features"]))
     except tx.NamedShapeError as error:
