@@ -85,22 +85,26 @@ def test_seeded_bug_is_reported_on_its_line(tmp_path, example):
     assert errors and all(f"{example}:{line}: error:" in row and row.endswith(f"[{code}]") for row in errors), output
 
 
-def test_examples_run(tmp_path):
-    """The examples are real programs: run the regression and layer norm on small arrays."""
+def _load_example(name: str):
+    """Import ``examples/typed/NAME.py`` as a module (the examples folder is not a package)."""
     import importlib.util
     import sys
 
+    spec = importlib.util.spec_from_file_location(f"typed_example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_examples_run(tmp_path):
+    """The examples are real programs: run the regression and layer norm on small arrays."""
     import jax.numpy as jnp
 
     import typed_xmap as tx
 
-    modules = {}
-    for name in ("regression", "layer_norm"):
-        spec = importlib.util.spec_from_file_location(f"typed_example_{name}", EXAMPLES / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[spec.name] = module  # type: ignore[union-attr]
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-        modules[name] = module
+    modules = {name: _load_example(name) for name in ("regression", "layer_norm")}
     x = tx.named(jnp.ones((4, 3)), ["batch", "in_features"])
     y = tx.named(jnp.full((4,), 2.0), ["batch"])
     w = tx.named(jnp.ones((3,)), ["in_features"])
@@ -117,17 +121,11 @@ def test_examples_run(tmp_path):
 
 def test_generic_helpers_run():
     """The "*rest" example is a real program: one block through layer_norm and attend, checked by @tx.typed."""
-    import importlib.util
-    import sys
-
     import jax.numpy as jnp
 
     import typed_xmap as tx
 
-    spec = importlib.util.spec_from_file_location("typed_example_generic_helpers", EXAMPLES / "generic_helpers.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module = _load_example("generic_helpers")
     x = tx.named(jnp.ones((2, 3, 4)), ["batch", "seq", "embed"])
     scale = tx.named(jnp.ones(4), ["embed"])
     wq = tx.named(jnp.ones((4, 2, 5)), ["embed", "heads", "head_dim"])
@@ -138,17 +136,11 @@ def test_generic_helpers_run():
 
 def test_tree_helpers_run():
     """The TypeVar example is a real program: an SGD step over a dict with jax.tree.map and tx.AnyNamedArray."""
-    import importlib.util
-    import sys
-
     import jax.numpy as jnp
 
     import typed_xmap as tx
 
-    spec = importlib.util.spec_from_file_location("typed_example_tree_helpers", EXAMPLES / "tree_helpers.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module = _load_example("tree_helpers")
     w = tx.named(jnp.ones((3, 2)), ["embed", "out"])
     stepped = module.sgd({"w": w}, {"w": w}, 0.1)
     assert stepped["w"].named_shape == {"embed": 3, "out": 2}
@@ -159,17 +151,11 @@ def test_tree_helpers_run():
 
 def test_train_step_runs_through_the_transforms():
     """The transforms example is a real program: a jitted SGD step with gradients by name."""
-    import importlib.util
-    import sys
-
     import jax.numpy as jnp
 
     import typed_xmap as tx
 
-    spec = importlib.util.spec_from_file_location("typed_example_train_step", EXAMPLES / "train_step.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module = _load_example("train_step")
     w = tx.named(jnp.zeros((3, 2)), ["embed", "out"])
     b = tx.named(jnp.zeros(2), ["out"])
     x = tx.named(jnp.ones((4, 3)), ["batch", "embed"])
