@@ -204,14 +204,10 @@ def _group_clash(group: str, members: Mapping[str, Size], bound: Mapping[str, Si
     if members.keys() != bound.keys():
         missing = [n for n in bound if n not in members]
         extra = [n for n in members if n not in bound]
-        parts = []
-        if missing:
-            parts.append("lacks " + ", ".join(repr(n) for n in missing))
-        if extra:
-            parts.append("carries " + ", ".join(repr(n) for n in extra))
         return Mismatch(
             f"group {group!r} stands for {format_named_shape(_known(members))!r} here but was bound to "
-            f"{format_named_shape(_known(bound))!r} earlier in this call: the value {' and '.join(parts)}",
+            f"{format_named_shape(_known(bound))!r} earlier in this call: the value "
+            f"{_lacks_and_carries(missing, extra, 'carries')}",
             ErrorKind.AXIS_MISSING,
             (missing or extra)[0],
         )
@@ -263,17 +259,22 @@ def _axes_mismatch(spec: ShapeSpec, named_shape: NamedShape) -> Mismatch:
     declared = spec.axis_names
     missing = [a.name for a in spec.axes if a.name not in named_shape]
     extra = [] if spec.group is not None else [n for n in named_shape if n not in declared]
+    return Mismatch(
+        f"expected named axes {spec.named_text()!r} but the value has "
+        f"{format_named_shape(_known(named_shape))!r}: it {_lacks_and_carries(missing, extra, 'carries undeclared')}",
+        ErrorKind.AXIS_MISSING,
+        (missing or extra)[0],
+    )
+
+
+def _lacks_and_carries(missing: Sequence[str], extra: Sequence[str], carries: str) -> str:
+    """``"lacks 'a' and carries 'b'"``: what a value lacks and has beyond what was expected."""
     parts = []
     if missing:
         parts.append("lacks " + ", ".join(repr(n) for n in missing))
     if extra:
-        parts.append("carries undeclared " + ", ".join(repr(n) for n in extra))
-    return Mismatch(
-        f"expected named axes {spec.named_text()!r} but the value has "
-        f"{format_named_shape(_known(named_shape))!r}: it {' and '.join(parts)}",
-        ErrorKind.AXIS_MISSING,
-        (missing or extra)[0],
-    )
+        parts.append(f"{carries} " + ", ".join(repr(n) for n in extra))
+    return " and ".join(parts)
 
 
 def _known(shape: NamedShape) -> dict[str, int]:
