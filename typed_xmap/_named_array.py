@@ -11,6 +11,7 @@ instead of a dim of ``data``. ``mapped`` lists those ``(name, size)`` pairs; the
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -83,9 +84,7 @@ class NamedArray:
                 f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
                 kind=ErrorKind.SYNTAX,
             )
-        canonical = wrap(data, axes) if isinstance(ndim, int) else None
-        self.data = data if canonical is None else canonical.data
-        self.axes = axes if canonical is None else canonical.axes
+        self.data, self.axes = _in_canonical_order(data, axes) if isinstance(ndim, int) else (data, axes)
         self.mapped = mapped
 
     def __class_getitem__(cls, params: Any) -> Any:
@@ -245,20 +244,21 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
 
 
-_ORDERS: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def canonical_order(axes: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
     """``None`` when ``axes`` are in the canonical order (sorted by name), else (sorted axes, permutation)."""
-    try:
-        return _ORDERS[axes]
-    except KeyError:
-        ordered = tuple(sorted(axes))
-        order = None if ordered == axes else (ordered, tuple(axes.index(a) for a in ordered))
-        if len(_ORDERS) > _CACHE_SIZE:
-            _ORDERS.clear()
-        _ORDERS[axes] = order
-        return order
+    ordered = tuple(sorted(axes))
+    return None if ordered == axes else (ordered, tuple(axes.index(a) for a in ordered))
+
+
+def _in_canonical_order(data: Any, axes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+    """``data`` laid out as positional dims + ``axes``, transposed so the named dims are sorted by name."""
+    order = canonical_order(axes) if len(axes) > 1 else None
+    if order is None:
+        return data, axes
+    ordered, perm = order
+    rank = data.ndim - len(axes)
+    return jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm)), ordered
 
 
 def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
@@ -269,12 +269,7 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
     (``lax.scan``/``cond``/``while_loop`` carries and branches match). Under ``jit`` XLA folds the
     transpose into the producing op's layout.
     """
-    axes = tuple(axes)
-    order = canonical_order(axes) if len(axes) > 1 else None
-    if order is not None:
-        axes, perm = order
-        rank = data.ndim - len(axes)
-        data = jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm))
+    data, axes = _in_canonical_order(data, tuple(axes))
     x = object.__new__(NamedArray)
     x.data = data
     x.axes = axes
