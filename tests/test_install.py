@@ -1,0 +1,93 @@
+"""What a user's type checkers see after installing typed_xmap as the README says (`pip install -e .`) or from
+a wheel: plain mypy with `plugins = typed_xmap.plugin` finds the package and its stubs and catches a bug, and
+pyright resolves every import with no false errors.
+
+Each case installs a copy of this tree into a new virtual environment (`--no-deps`: the dependencies come from
+the running environment through a path line, whose own .pth files are not run, so its typed_xmap is not seen).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+IGNORED = shutil.ignore_patterns(".git", ".venv", "site", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
+
+USER_CODE = """\
+import jax.numpy as jnp
+import typed_xmap as tx
+import typed_xmap.numpy as tnp
+from typed_xmap import NamedArray, f32
+
+
+def affine(
+    x: NamedArray[f32, "batch in_features"], w: NamedArray[f32, "in_features out_features"]
+) -> NamedArray[f32, "batch out_features"]:
+    return tnp.einsum("{in_features},{in_features,out_features}->{out_features}", x, w)
+
+
+x = tx.named(jnp.ones((8, 4)), ["batch", "in_features"])
+w = tx.named(jnp.ones((4, 3)), ["in_features", "out_features"])
+y = affine(x, w)
+h = tx.named(jnp.ones((8, 5)), ["batch", "hidden"])
+bad = affine(h, w)
+"""
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600, check=False, env=env)
+
+
+@pytest.fixture(scope="module", params=["editable", "wheel"])
+def installed_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv's python with a copy of this tree installed the way the README (or a wheel) installs it."""
+    work = tmp_path_factory.mktemp(request.param)
+    source = work / "typed_xmap_src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site_packages = Path(
+        _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], work).stdout.strip()
+    )
+    (site_packages / "_outer_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    editable = ["-e"] if request.param == "editable" else []
+    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", *editable, str(source)], work)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return python
+
+
+def _user_project(tmp_path: Path) -> Path:
+    (tmp_path / "model.py").write_text(USER_CODE)
+    (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_plain_mypy_with_the_plugin_checks_user_code(installed_python: Path, tmp_path: Path) -> None:
+    project = _user_project(tmp_path)
+    result = _run([str(installed_python), "-m", "mypy", "model.py"], project)
+    lines = result.stdout.splitlines()
+    assert "Cannot find implementation" not in result.stdout, result.stdout
+    assert any(
+        line.startswith('model.py:17: error: Argument 1 to "affine"') and "[arg-type]" in line for line in lines
+    ), result.stdout
+    assert lines[-1] == "Found 1 error in 1 file (checked 1 source file)", result.stdout
+
+
+@pytest.mark.slow
+def test_pyright_resolves_typed_xmap_with_no_false_errors(installed_python: Path, tmp_path: Path) -> None:
+    project = _user_project(tmp_path)
+    pyright = Path(sys.executable).parent / "pyright"
+    result = _run([str(pyright), "--pythonpath", str(installed_python), "model.py"], project)
+    assert "could not be resolved" not in result.stdout, result.stdout
+    assert "is not defined" not in result.stdout, result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 informations", result.stdout
