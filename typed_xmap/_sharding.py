@@ -20,7 +20,6 @@ from ._algebra import (
     check_conflicts,
     check_divisible,
     check_fits,
-    check_resource_keys,
     normalize_axis_resources,
     parse_axis_map,
 )
@@ -130,20 +129,16 @@ def _over_tree(
 ) -> Any:
     """Apply ``place(value, axes, label)`` to ``x``, or to every NamedArray of the pytree ``x``.
 
-    A positional array with ``axes``, or one NamedArray, is placed as it is (keys it lacks are another
-    value's). In a pytree, one mapping serves
-    every NamedArray (a key one lacks is fine when another has it; a key none has is an error), and other
-    leaves are left as they are.
+    One model-wide mapping serves every value: each takes the keys it carries and ignores the rest (the
+    parameters ignore ``batch``, a batch ignores ``mlp``), as Haliax's ``shard`` does. Leaves that are not
+    NamedArrays are left as they are.
     """
     if axes is not None or isinstance(x, NamedArray) or hasattr(x, "shape"):
-        return place(x, axes, purpose)  # one of the many values a mapping serves: keys it lacks are fine
+        return place(x, axes, purpose)
     leaves = jax.tree_util.tree_leaves_with_path(x, is_leaf=_is_named)
     named = [(path, v) for path, v in leaves if isinstance(v, NamedArray)]
     if not named:
         return place(x, axes, purpose)  # the "say which dims are which axes" error
-    check_resource_keys(
-        normalize_axis_resources(axis_resources), [n for _, v in named for n in v.named_shape], where=purpose
-    )
     placed = {id(v): place(v, None, f"{purpose} (at {jax.tree_util.keystr(path)})") for path, v in named}
     return jax.tree.map(lambda v: placed[id(v)] if isinstance(v, NamedArray) else v, x, is_leaf=_is_named)
 
@@ -152,8 +147,8 @@ def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = N
     """Place ``x`` on the current mesh by axis name; unassigned axes and positional dims are replicated.
 
     ``x`` is a ``NamedArray``, a positional array with ``axes`` (an xmap spec leaf, e.g. ``['batch', ...]``),
-    or a pytree of NamedArrays (``tx.shard(params, RESOURCES)``: one model-wide mapping for every value;
-    a key no value carries is an error, other leaves are left as they are). ``memory_kind``
+    or a pytree of NamedArrays (``tx.shard(params, RESOURCES)``: one model-wide mapping for every value,
+    each taking the keys it carries; other leaves are left as they are). ``memory_kind``
     (``'device'``, ``'pinned_host'``, ...) picks the memory. Returns the same kind of value as ``x``.
     """
     return _over_tree(

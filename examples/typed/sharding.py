@@ -23,11 +23,9 @@ RESOURCES = {"batch": "data", "ffn": "model"}
 
 
 def place(params: Params, x: Inputs) -> tuple[Params, Inputs]:
-    """Parameters split over ``model`` by ``ffn``, inputs over ``data`` by ``batch`` (call under a mesh).
-
-    One call places the whole tree: each key of the mapping is on some value of it (a key on none would be
-    a misspelling, an error at run time)."""
-    return tx.shard((params, x), RESOURCES)
+    """Parameters split over ``model`` by ``ffn``, inputs over ``data`` by ``batch`` (call under a mesh):
+    one mapping for both, each value taking the keys it carries."""
+    return tx.shard(params, RESOURCES), tx.shard(x, RESOURCES)
 
 
 @jax.jit

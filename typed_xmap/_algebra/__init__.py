@@ -90,7 +90,6 @@ from ._resources import (
     SerialLoop as SerialLoop,
     check_conflicts as check_conflicts,
     check_divisible as check_divisible,
-    check_resource_keys as check_resource_keys,
     conflict_error as conflict_error,
     loop_conflict_error as loop_conflict_error,
     normalize_axis_resources as normalize_axis_resources,

@@ -21,7 +21,6 @@ __all__ = [
     "SerialLoop",
     "check_conflicts",
     "check_divisible",
-    "check_resource_keys",
     "conflict_error",
     "loop_conflict_error",
     "normalize_axis_resources",
@@ -196,26 +195,12 @@ def check_divisible(
 
 
 def unknown_resource_keys(keys: Iterable[str], names: Iterable[str]) -> list[str]:
-    """The axes a mapping names that no value carries.
+    """The axes a mapping names that none of ``names`` is.
 
-    One model-wide mapping serves every value: a key that one value lacks is fine when another value
-    has it, and a key that no value has is a misspelling. ``xmap``'s ``axis_resources`` (the values: the
-    axes of the call) and ``tx.shard``/``tx.constrain`` on a tree (the values: its NamedArrays) both
-    apply this rule.
+    ``xmap``'s ``axis_resources`` declares the placement of its own axes (those of ``in_axes``,
+    ``out_axes`` and ``axis_sizes``), so a key that is none of them is a misspelling, as in the original
+    xmap. (``tx.shard``/``tx.constrain`` take one model-wide mapping instead: each value ignores the keys
+    it lacks.)
     """
     present = set(names)
     return [key for key in keys if key not in present]
-
-
-def check_resource_keys(keys: Iterable[str], names: Iterable[str], *, where: str) -> None:
-    """Raise when the mapping given to ``where`` names an axis that no value carries."""
-    names = set(names)
-    unknown = unknown_resource_keys(keys, names)
-    if unknown:
-        present = ", ".join(repr(n) for n in sorted(names)) or "none"
-        raise NamedShapeError(
-            f"{where}: axis_resources names axis {', '.join(repr(n) for n in unknown)}, which no value carries "
-            f"(their axes: {present}). One mapping may name axes some values lack, but each must be on some "
-            f"value. Fix: check the spelling, or drop it from axis_resources",
-            kind=ErrorKind.AXIS_MISSING,
-        )
