@@ -30,6 +30,7 @@ from ._codes import ALL_CODES
 from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
+from ._indexing import AT_GETITEM, GETITEM, at_hook, getitem_hook, indexing_hook
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
@@ -76,6 +77,7 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
     OpKind.INDEX_REDUCTION: reduction_hook,
     OpKind.SHAPE_KEEPING: reduction_hook,
     OpKind.CONTRACTION: lambda plugin, name, ctx: CONTRACTIONS[name](plugin, ctx),
+    OpKind.INDEXING: indexing_hook,
 }
 """The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
 NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
@@ -231,6 +233,8 @@ class TypedXmapPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
             return _checked(partial(operator_hook, self, fullname.rsplit(".", 1)[1]))
+        if fullname in (GETITEM, AT_GETITEM):
+            return _checked(partial(getitem_hook if fullname == GETITEM else at_hook, self))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
         if self.config.annotated_calls:
