@@ -11,7 +11,7 @@ from jax.sharding import AxisType, PartitionSpec
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
-from typed_xmap import NamedShapeError
+from typed_xmap import NamedArray, NamedShapeError, f32, i32
 
 AXES = ["batch", "seq", "embed"]
 X = np.arange(2 * 6 * 4, dtype=np.float32).reshape(2, 6, 4)
@@ -173,6 +173,12 @@ def test_sharded_embedding_lookup(make_mesh):
         out3 = jax.jit(lambda e, t: e[{"vocab": t}])(e2, t)
         if explicit:
             assert out3.data.sharding.spec == PartitionSpec("data", "model", None)
+        # a scatter-add into a vocab-sharded value keeps its placement
+        zeros = tx.shard(tx.named(jnp.zeros(16), ["vocab"]), {"vocab": "model"})
+        counts = jax.jit(lambda z, t: z.at[{"vocab": t}].add(1.0))(zeros, t)
+        np.testing.assert_array_equal(values(counts, ["vocab"]), np.bincount(TOKENS.ravel(), minlength=16))
+        if explicit:
+            assert counts.data.sharding.spec == PartitionSpec("model")
 
 
 @pytest.mark.parametrize("make_mesh", _meshes())
@@ -234,3 +240,13 @@ def test_bad_keys_raise(key, match):
 def test_an_update_with_an_axis_the_region_lacks_raises():
     with pytest.raises(NamedShapeError, match="the update v has axis 'seq', but the indexed region"):
         x().at[{"seq": 0}].set(tx.named(jnp.ones(6), ["seq"]))
+
+
+def test_a_gather_inside_xmap_reads_a_mapped_axis():
+    """Inside xmap every named axis is a vmap level: the indexed one is gathered into the data first."""
+
+    def body(e: NamedArray[f32, "vocab embed"], t: NamedArray[i32, "batch seq"]) -> NamedArray[f32, "batch seq embed"]:
+        return e[{"vocab": t}]
+
+    out = tx.xmap(body, out_axes=["batch", "seq", "embed", ...])(emb(), tokens())
+    np.testing.assert_array_equal(np.asarray(out), EMB[TOKENS])

@@ -36,8 +36,9 @@ from ._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from ._named_array import NamedArray, index_mapped, wrap
+from ._named_array import NamedArray, index_mapped, shape_repr, wrap
 from ._sharding import dim_resources, partition_spec
+from .numpy._mapped_axes import gather
 
 __all__ = ["At", "dynamic_slice", "dynamic_update_slice", "getitem", "take"]
 
@@ -56,7 +57,7 @@ def _item(value: Any, label: str) -> Any:
     """The algebra's view of one index value."""
     if isinstance(value, NamedArray):
         if value.shape:
-            return _Described(f"{shape_text(value)}, with positional dims {value.shape}")
+            return _Described(f"{shape_repr(value)}, with positional dims {value.shape}")
         integer = bool(jnp.issubdtype(value.dtype, jnp.integer))
         named = {n: value.named_shape[n] for n in value.axes}
         if not named and integer:
@@ -72,12 +73,6 @@ def _item(value: Any, label: str) -> Any:
             return DYNAMIC if integer else Gather({}, label, False, str(value.dtype))
         return _Described(f"a positional array of shape {tuple(value.shape)} (name its axes: tx.named(i, [...]))")
     return value
-
-
-def shape_text(value: NamedArray) -> str:
-    from ._named_array import shape_repr
-
-    return shape_repr(value)
 
 
 def _as_int(part: Any) -> Any:
@@ -104,6 +99,8 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
     if not isinstance(key, Mapping):
         return _positional(x, key, operand)
     values = dict(key)
+    held = [k for k in values if k in dict(x.mapped)]  # inside xmap: an indexed axis held by a vmap level
+    x = gather(x, held, operation=index_operation(values, operand)) if held else x
     indices = [v for v in values.values() if isinstance(v, NamedArray)]
     mapped_names = {n for v in indices for n, _ in v.mapped}
     x = index_mapped(x, mapped_names)  # an axis an index has mapped is read pointwise: this element's slice
@@ -187,10 +184,6 @@ def _resources(data: Any, axes: tuple[str, ...], rank: int) -> dict[str, tuple[s
     if entries is None:
         return {}
     return {name: entries[rank + i] for i, name in enumerate(axes) if entries[rank + i]}
-
-
-def _explicit(data: Any) -> bool:
-    return dim_resources(data) is not None
 
 
 def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
@@ -295,9 +288,11 @@ class AtRegion:
 
     def _update(self, method: str, v: Any) -> NamedArray:
         ix = _prepare(self.x, self.key)
-        region_shape = jax.eval_shape(lambda d: d[ix.index], ix.data).shape if _has_arrays(ix.index) else None
-        if region_shape is None:
-            region_shape = np.empty(ix.data.shape, dtype=np.bool_)[_static(ix.index)].shape
+        region_shape: tuple[Any, ...]
+        if isinstance(self.key, Mapping):  # positional dims, then the region's named axes
+            region_shape = (*ix.x.shape, *(ix.plan.named[a] for a in ix.result_axes))
+        else:
+            region_shape = jax.eval_shape(lambda d: d[ix.index], ix.data).shape
         if isinstance(v, NamedArray):
             region = dict(zip(ix.result_axes, region_shape[len(region_shape) - len(ix.result_axes) :], strict=True))
             operation = (
@@ -309,10 +304,6 @@ class AtRegion:
         fn: Callable[..., Any] = getattr(ix.data.at[ix.index], method)
         data = fn(v) if spec is None else fn(v, out_sharding=spec)
         return wrap(data, ix.layout, ix.mapped)
-
-
-def _static(index: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(i if isinstance(i, (int, slice)) or i is None else 0 for i in index)
 
 
 def _operand_spec(data: Any) -> PartitionSpec | None:

@@ -231,17 +231,18 @@ def _agree(a: Size, b: Size) -> bool:
 
 def update_named_shape(region: NamedShape, update: NamedShape, *, operation: str, operand: str = "v") -> None:
     """An update of ``x.at[key]`` broadcasts by name to the region ``x[key]``: it has no other axes, same sizes."""
+    who = "the update" if operand == "update" else f"the update {operand}"
     for name, size in update.items():
         if name not in region:
             raise NamedShapeError(
-                f"{operation}: the update {operand} has axis {name!r}, but the indexed region has named axes "
+                f"{operation}: {who} has axis {name!r}, but the indexed region has named axes "
                 f"{describe_named_shape(region)}. Fix: reduce or index {name!r} out of {operand} first, or index "
                 f"fewer axes of x",
                 kind=ErrorKind.AXIS_MISSING,
             )
         if not _agree(region[name], size):
             raise NamedShapeError(
-                f"{operation}: axis {name!r} has size {size} in the update {operand} but size {region[name]} in the "
+                f"{operation}: axis {name!r} has size {size} in {who} but size {region[name]} in the "
                 f"indexed region ({describe_named_shape(region)}). Fix: give {operand} size {region[name]} along "
                 f"{name!r}, or index a region of {operand}'s size: x.at[{{{name!r}: slice(0, {size})}}]",
                 kind=ErrorKind.AXIS_SIZE,

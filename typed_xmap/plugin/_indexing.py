@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, DictExpr, Expression, NameExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, MemberExpr, NameExpr, TupleExpr
 from mypy.types import Instance, Type, get_proper_type
 
 from .._algebra import (
@@ -22,6 +22,7 @@ from .._algebra import (
     index_named_shape,
     index_operation,
     positional_key_error,
+    update_named_shape,
 )
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
@@ -32,10 +33,11 @@ if TYPE_CHECKING:
 
     from . import TypedXmapPlugin
 
-__all__ = ["AT_GETITEM", "GETITEM", "at_hook", "getitem_hook", "indexing_hook"]
+__all__ = ["AT_GETITEM", "AT_UPDATES", "GETITEM", "at_hook", "at_update_hook", "getitem_hook", "indexing_hook"]
 
 GETITEM = "typed_xmap._static.NamedArray_.__getitem__"
 AT_GETITEM = "typed_xmap._static.At_.__getitem__"
+AT_UPDATES = frozenset(f"typed_xmap._static.AtRegion_.{m}" for m in ("set", "add", "multiply", "min", "max"))
 _UNREAD = object()
 """An item the plugin cannot read: the result's shape is unknown."""
 
@@ -80,6 +82,20 @@ def _type_of(ctx: MethodContext | FunctionContext, expr: Expression) -> Type:
         return api.expr_checker.accept(expr)  # type: ignore[no-any-return]
 
 
+def _region(plugin: TypedXmapPlugin, ctx: MethodContext, region: Expression | None) -> tuple[Shape, str] | None:
+    """``x.at[key]`` (an ``IndexExpr`` on ``x.at``): the shape of ``x[key]`` and how messages name ``x``."""
+    if not isinstance(region, IndexExpr) or not isinstance(region.base, MemberExpr):
+        return None
+    array = _type_of(ctx, region.base.expr)
+    shape = decode(array)
+    if shape is None or shape.scalar:
+        return None
+    operand = label(region.base.expr, "x")
+    typed = _index(plugin, ctx, shape, region.index, operand, f"{operand}.at", report_errors=False)
+    result = decode(typed) if typed is not None else None
+    return (result, operand) if result is not None and result.named is not None else None
+
+
 def _index(
     plugin: TypedXmapPlugin,
     ctx: MethodContext | FunctionContext,
@@ -87,6 +103,8 @@ def _index(
     key: Expression | None,
     operand: str,
     prefix: str | None = None,
+    *,
+    report_errors: bool = True,
 ) -> Type | None:
     """The type of ``x[key]`` for a dict literal ``key``; ``None`` when the key is not one."""
     if not isinstance(key, DictExpr) or shape.named is None or has_group(shape.named):
@@ -107,7 +125,8 @@ def _index(
         operation = index_operation(items, prefix or operand)
         plan = index_named_shape(shape.named, items, operation=operation, operand=operand)
     except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+        if report_errors:
+            report(ctx.api, error, ctx.context)
         return plugin.types.array(shape.dtype, None, shape.positional)
     named = {n: (None if n in unknown else s) for n, s in plan.named.items()}
     return plugin.types.array(shape.dtype, named, shape.positional)
@@ -144,6 +163,27 @@ def at_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
         if shape is not None and not shape.scalar:
             operand = label(getattr(getattr(ctx.context, "base", None), "expr", None), "x")
             _index(plugin, ctx, shape, key, operand, f"{operand}.at")
+    return ctx.default_return_type
+
+
+def at_update_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> Type:
+    """``x.at[{...}].set(v)``: ``v``'s axes must be among the region's (``update_named_shape``)."""
+    callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
+    region = _region(plugin, ctx, callee.expr if isinstance(callee, MemberExpr) else None)
+    values = ctx.arg_types[0] if ctx.arg_types else []
+    update = decode(values[0]) if len(values) == 1 else None
+    if region is None or update is None or update.scalar or update.named is None or has_group(update.named):
+        return ctx.default_return_type
+    shape, operand = region
+    index = callee.expr.index if isinstance(callee, MemberExpr) and isinstance(callee.expr, IndexExpr) else None
+    if shape.named is None or not isinstance(index, DictExpr):
+        return ctx.default_return_type
+    value = label(ctx.args[0][0] if ctx.args and ctx.args[0] else None, "v")
+    shown = index_operation({literal_value(k): literal_value(v) for k, v in index.items}, f"{operand}.at")
+    try:
+        update_named_shape(shape.named, update.named, operation=f"{shown}.{method}({value})", operand=value)
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
     return ctx.default_return_type
 
 
@@ -185,7 +225,24 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
             report(ctx.api, error, ctx.context)
             return plugin.types.array(shape.dtype, None, shape.positional)
         return plugin.types.array(shape.dtype, named, shape.positional)
+    _check_update_slice(ctx, shape)
     return plugin.types.array(shape.dtype, shape.named, shape.positional)
+
+
+def _check_update_slice(ctx: FunctionContext, shape: Shape) -> None:
+    """``tnp.dynamic_update_slice(x, update, starts)``: ``update``'s axes among ``x``'s (the runtime's rule)."""
+    starts = _keys(arg_expr(ctx, "start_indices", 2))
+    updates = arg(ctx, "update", 1)
+    update = decode(updates[0]) if len(updates) == 1 else None
+    if starts is None or shape.named is None or update is None or update.named is None or has_group(update.named):
+        return
+    region = {n: (update.named.get(n, 1) if n in starts else s) for n, s in shape.named.items()}
+    operation = dynamic_slice_operation("dynamic_update_slice", starts)
+    try:
+        operand = label(ctx.args[1][0] if len(ctx.args) > 1 and ctx.args[1] else None, "update")
+        update_named_shape(region, update.named, operation=operation, operand=operand)
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
 
 
 def _keys(expr: Expression | None) -> dict[object, object] | None:
