@@ -210,11 +210,33 @@ def test_sharded_slices_ints_updates_and_dynamic_slices(make_mesh):
         expected = X.copy()
         expected[:, 2] = 0
         np.testing.assert_array_equal(values(written, AXES), expected)
+        # a sharded dim sliced to a size its mesh axes do not divide: replicated first, values kept
+        part = jax.jit(lambda v, i: tnp.dynamic_slice(v, {"embed": i}, {"embed": 3}))(v, jnp.int32(1))
+        np.testing.assert_array_equal(values(part, AXES), X[:, :, 1:4])
+        col = tx.named(jnp.full((2, 6), -1.0), ["batch", "seq"])
+        put = jax.jit(lambda v, i: tnp.dynamic_update_slice(v, col, {"embed": i}))(v, jnp.int32(3))
+        expected = X.copy()
+        expected[:, :, 3] = -1
+        np.testing.assert_array_equal(values(put, AXES), expected)
+        bumped = jax.jit(lambda v: v.at[{"embed": 1}].add(1.0))(v)  # an int on a sharded dim
+        expected = X.copy()
+        expected[:, :, 1] += 1
+        np.testing.assert_array_equal(values(bumped, AXES), expected)
         if explicit:  # layout: batch, embed, seq
+            assert put.data.sharding.spec == PartitionSpec("data", "model", None)
+            assert bumped.data.sharding.spec == PartitionSpec("data", "model", None)
             assert first.data.sharding.spec == PartitionSpec("data", "model", None)
             assert updated.data.sharding.spec == PartitionSpec("data", "model", None)
             assert window.data.sharding.spec == PartitionSpec("data", "model", None)
             assert one.data.sharding.spec[0] == "data"
+
+
+def test_at_on_positional_dims():
+    v = tx.named(jnp.asarray(X), {2: "embed"})  # positional dims (2, 6)
+    out = v.at[1, 2].set(tx.named(jnp.full(4, -1.0), ["embed"]))
+    expected = X.copy()
+    expected[1, 2] = -1
+    np.testing.assert_array_equal(np.asarray(out.data), expected)
 
 
 def test_a_plain_int_on_named_axes_only_asks_for_a_name():

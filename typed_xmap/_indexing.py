@@ -197,7 +197,7 @@ def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
     for dim, item in enumerate(index):
         if not spec[dim] or (isinstance(item, slice) and item == slice(None)):
             continue
-        parts = int(np.prod([_mesh_size(data, a) for a in spec[dim]]))
+        parts = _parts(data, spec[dim])
         if isinstance(item, slice) and len(range(*item.indices(data.shape[dim]))) % parts == 0:
             continue
         if isinstance(item, slice) or np.ndim(item) == 0:
@@ -303,7 +303,11 @@ class AtRegion:
         spec = _operand_spec(ix.data)
         fn: Callable[..., Any] = getattr(ix.data.at[ix.index], method)
         data = fn(v) if spec is None else fn(v, out_sharding=spec)
-        return wrap(data, ix.layout, ix.mapped)
+        out = wrap(data, ix.layout, ix.mapped)
+        placed = _operand_spec(ix.x.data)  # a dim replicated for the write goes back to x's placement
+        if placed is not None and out.axes == ix.x.axes and _operand_spec(out.data) != placed:
+            out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
+        return out
 
 
 def _operand_spec(data: Any) -> PartitionSpec | None:
@@ -349,19 +353,23 @@ def dynamic_update_slice(x: NamedArray, update: NamedArray, start_indices: Mappi
     update_named_shape(region, {n: update.named_shape[n] for n in update.axes}, operation=operation, operand="update")
     laid = _laid_out_update(update, x.axes, (*x.shape, *(region[a] for a in x.axes)))
     starts = [0] * x.ndim + [_start(start_indices.get(a, 0)) for a in x.axes]
-    spec = _operand_spec(x.data)
-    if spec is not None:
-        laid = jax.reshard(laid, spec) if _divides(laid, spec) else laid
-    return wrap(jax.lax.dynamic_update_slice(x.data, laid.astype(x.dtype), starts), x.axes, x.mapped)
+    laid = laid.astype(x.dtype)
+    entries = dim_resources(x.data)
+    if entries is None:
+        return wrap(jax.lax.dynamic_update_slice(x.data, laid, starts), x.axes, x.mapped)
+    # Explicit mesh: JAX wants the update placed as the operand; a dim the update's size does not let its mesh
+    # axes divide is replicated in both for the write, and the result goes back to the operand's placement
+    shared = [() if e and laid.shape[d] % _parts(x.data, e) else e for d, e in enumerate(entries)]
+    spec = PartitionSpec(*(_entry(e) for e in shared))
+    data = x.data if tuple(shared) == entries else jax.reshard(x.data, spec)
+    out = jax.lax.dynamic_update_slice(data, jax.reshard(laid, spec), starts)
+    if tuple(shared) != entries:
+        out = jax.reshard(out, PartitionSpec(*(_entry(e) for e in entries)))
+    return wrap(out, x.axes, x.mapped)
 
 
-def _divides(data: Any, spec: PartitionSpec) -> bool:
-    mesh = jax.sharding.get_abstract_mesh()
-    for size, entry in zip(data.shape, spec, strict=False):
-        names = (entry,) if isinstance(entry, str) else tuple(entry or ())
-        if size % int(np.prod([mesh.shape[n] for n in names])) != 0:
-            return False
-    return True
+def _parts(data: Any, assigned: tuple[str, ...]) -> int:
+    return int(np.prod([_mesh_size(data, a) for a in assigned]))
 
 
 def _start(value: Any) -> Any:
