@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from jax.sharding import AxisType, PartitionSpec
 
 import typed_xmap as tx
@@ -50,6 +51,24 @@ def test_slices_keep_the_axis_with_its_new_size(transform):
     out = transform(lambda v: v[{"seq": slice(1, 6, 2), "embed": slice(None, 2)}])(x())
     assert out.named_shape == {"batch": 2, "seq": 3, "embed": 2}
     np.testing.assert_array_equal(values(out, AXES), X[:, 1:6:2, :2])
+
+
+@pytest.mark.parametrize("item", [slice(None, None, -1), slice(4, None, -2), slice(-2, 0, -1), slice(10, 20)])
+def test_slices_follow_numpy_including_reversed_and_empty(item):
+    out = x()[{"seq": item}]
+    assert out.named_shape["seq"] == len(range(6)[item])
+    np.testing.assert_array_equal(values(out, AXES), X[:, item])
+
+
+_BOUND = st.one_of(st.none(), st.integers(-8, 8))
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=_BOUND, stop=_BOUND, step=st.one_of(st.none(), st.integers(-3, 3).filter(bool)), i=st.integers(-2, 1))
+def test_named_indexing_is_numpy_indexing(start, stop, step, i):
+    """Any slice of one axis and any valid int of another read what numpy reads at their positions."""
+    out = x()[{"seq": slice(start, stop, step), "batch": i}]
+    np.testing.assert_array_equal(values(out, ["seq", "embed"]), X[i, start:stop:step])
 
 
 def test_a_traced_scalar_index_drops_the_axis():
