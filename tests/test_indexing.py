@@ -63,7 +63,7 @@ def test_slices_follow_numpy_including_reversed_and_empty(item):
 _BOUND = st.one_of(st.none(), st.integers(-8, 8))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(start=_BOUND, stop=_BOUND, step=st.one_of(st.none(), st.integers(-3, 3).filter(bool)), i=st.integers(-2, 1))
 def test_named_indexing_is_numpy_indexing(start, stop, step, i):
     """Any slice of one axis and any valid int of another read what numpy reads at their positions."""

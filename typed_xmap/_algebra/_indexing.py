@@ -151,8 +151,11 @@ def _slice(axis: str, item: slice, size: Size, operation: str) -> tuple[slice, S
     if size is None:
         return item, None
     start, stop, step = item.indices(size)
+    length = len(range(start, stop, step))
+    if length == 0:
+        return slice(0, 0, 1), 0
     # a reversed slice that runs to the front normalises its stop to -1, which a slice reads as "the last": None
-    return slice(start, stop if stop >= 0 else None, step), len(range(start, stop, step))
+    return slice(start, stop if stop >= 0 else None, step), length
 
 
 def _slice_fix(axis: str, a: Size, b: Size) -> str:
