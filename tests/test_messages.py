@@ -188,6 +188,50 @@ CASES = {
         E,
         K.POSITIONAL,
     ),
+    # _algebra/_indexing.py
+    "indexing: a plain int on named axes": (lambda: x()[0], E, K.AXIS_MISSING),
+    "indexing: key not a name": (lambda: x()[{0: 1}], E, K.SYNTAX),
+    "indexing: unknown axis": (lambda: x()[{"feet": 0}], E, K.AXIS_MISSING),
+    "indexing: out of bounds": (lambda: x()[{"batch": 8}], E, K.AXIS_SIZE),
+    "indexing: bad slice": (lambda: x()[{"feat": slice(0, 4, 0)}], E, K.INVALID_ARGUMENT),
+    "indexing: not an index": (lambda: x()[{"feat": jnp.arange(2)}], E, K.INVALID_ARGUMENT),
+    "indexing: float index array": (
+        lambda: x()[{"batch": tx.named(jnp.ones(3), ["k"])}],
+        E,
+        K.DTYPE,
+    ),
+    "indexing: gather size clash": (
+        lambda: x()[{"batch": tx.named(jnp.zeros(3, jnp.int32), ["feat"])}],
+        E,
+        K.AXIS_SIZE,
+    ),
+    "indexing: two indices clash": (
+        lambda: x()[
+            {"batch": tx.named(jnp.zeros(3, jnp.int32), ["k"]), "feat": tx.named(jnp.zeros(2, jnp.int32), ["k"])}
+        ],
+        E,
+        K.AXIS_SIZE,
+    ),
+    "indexing: update axis the region lacks": (
+        lambda: x().at[{"batch": 0}].set(tx.named(jnp.ones(8), ["batch"])),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "indexing: update size clash": (
+        lambda: x().at[{"batch": 0}].add(tx.named(jnp.ones(3), ["feat"])),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "dynamic_slice: starts and sizes differ": (
+        lambda: tnp.dynamic_slice(x(), {"batch": 0}, {"feat": 2}),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "dynamic_slice: size larger than the axis": (
+        lambda: tnp.dynamic_slice(x(), {"batch": 0}, {"batch": 9}),
+        E,
+        K.AXIS_SIZE,
+    ),
     # _algebra/_einsum.py
     "einsum: not a string": (lambda: parse_einsum(None), S, K.SYNTAX),
     "einsum: no arrow": (lambda: parse_einsum("{in},{in}"), S, K.SYNTAX),
@@ -428,7 +472,7 @@ MESSAGES = {
     "shapes: size clash": (
         "axis 'batch' has size 8 in x ('batch=8 feat=4') but size 6 in y ('batch=6') in x + y; values "
         "broadcast by name, so one axis name must have one size. Fix: rename one of the axes, or slice "
-        "them to the same size"
+        "the larger to the smaller size: x[{'batch': slice(0, 6)}]"
     ),
     "shapes: reduce a missing axis": (
         "tnp.sum(x, 'feat') reduces over axis 'feat', but x has named axes 'batch=8'. Fix: reduce over "
@@ -442,6 +486,66 @@ MESSAGES = {
         "positional dims do not broadcast in x * y: x has shape (3, 4) and y has shape (5,) (dim -1: 4 "
         "vs 5). Fix: make the positional shapes broadcastable, or name the axes so they broadcast by "
         "name"
+    ),
+    # _algebra/_indexing.py
+    "indexing: a plain int on named axes": (
+        "x[0] indexes positional dims, but x has 0 positional dim(s) and named axes 'batch=8 feat=4'; a named"
+        " axis has no position. Fix: index by name, e.g. x[{'batch': i}]"
+    ),
+    "indexing: key not a name": (
+        "x[{0: 1}]: a key of the index is an axis name (str), got 0. Fix: key the dict by axis name; index "
+        "positional dims with x[i] or tx.positional(x, ...) first"
+    ),
+    "indexing: unknown axis": (
+        "x[{'feet': 0}] names axis 'feet', but x has named axes 'batch=8 feat=4'. Fix: index an axis the "
+        "value has, or check the axis name's spelling"
+    ),
+    "indexing: out of bounds": (
+        "x[{'batch': 8}]: index 8 is out of bounds for axis 'batch' of size 8. Fix: use an index in [-8, 8), "
+        "as numpy does"
+    ),
+    "indexing: bad slice": (
+        "x[{'feat': slice(0, 4, 0)}]: a slice of axis 'feat' takes int bounds and a nonzero step, got "
+        "slice(0, 4, 0). Fix: for a start known only at run time, tnp.dynamic_slice(x, {'feat': start}, "
+        "{'feat': size})"
+    ),
+    "indexing: not an index": (
+        "x[{'feat': ...}]: the index of axis 'feat' is a positional array of shape (2,) (name its axes: "
+        "tx.named(i, [...])); an index is an int, a slice, a 0-d integer array or an integer NamedArray. Fix:"
+        " pass one of those"
+    ),
+    "indexing: float index array": (
+        "x[{'batch': <float32[k=3]>}]: the index of 'batch' (axis 'batch') has dtype float32; a gather takes "
+        "integer indices. Fix: cast it (i.astype(jnp.int32)), or select with a mask: tnp.where(mask, x, 0)"
+    ),
+    "indexing: gather size clash": (
+        "x[{'batch': <int32[feat=3]>}]: axis 'feat' has size 3 in the index of 'batch' but size 4 in x's "
+        "remaining axes; an index axis that x keeps is read pointwise, so the sizes must agree. Fix: rename "
+        "the index's axis (it then adds a new axis to the result), or slice the larger to the smaller size: "
+        "x[{'feat': slice(0, 3)}]"
+    ),
+    "indexing: two indices clash": (
+        "x[{'batch': <int32[k=3]>, 'feat': <int32[k=2]>}]: axis 'k' has size 2 in the index of 'feat' but "
+        "size 3 in the index of 'batch'; an index axis that x keeps is read pointwise, so the sizes must "
+        "agree. Fix: rename the index's axis (it then adds a new axis to the result), or slice the larger to "
+        "the smaller size: x[{'k': slice(0, 2)}]"
+    ),
+    "indexing: update axis the region lacks": (
+        "x.at[{'batch': 0}].set(v): the update v has axis 'batch', but the indexed region has named axes "
+        "'feat=4'. Fix: reduce or index 'batch' out of v first, or index fewer axes of x"
+    ),
+    "indexing: update size clash": (
+        "x.at[{'batch': 0}].add(v): axis 'feat' has size 3 in the update v but size 4 in the indexed region "
+        "('feat=4'). Fix: give v size 4 along 'feat', or index a region of v's size: x.at[{'feat': slice(0, "
+        "3)}]"
+    ),
+    "dynamic_slice: starts and sizes differ": (
+        "tnp.dynamic_slice(x, {'batch': ...}, {'feat': 2}): start_indices names axes ['batch'] but slice_sizes "
+        "names ['feat']. Fix: give one start and one size for each sliced axis"
+    ),
+    "dynamic_slice: size larger than the axis": (
+        "tnp.dynamic_slice(x, {'batch': ...}, {'batch': 9}): slice_sizes['batch'] is 9, but a slice size is a "
+        "static int in [0, 8] (the axis's size). Fix: pass a Python int no larger than the axis"
     ),
     "einsum: not a string": (
         "an einsum spec must be a string, got None of type NoneType. "

@@ -128,7 +128,7 @@ def test_size_clash_message():
     assert str(info.value) == (
         "axis 'batch' has size 8 in the left operand ('batch=8 in_features=4') but size 6 in the right "
         "operand ('batch=6') in `x + y`; values broadcast by name, so one axis name must have one size. "
-        "Fix: rename one of the axes, or slice them to the same size"
+        "Fix: rename one of the axes, or slice the larger to the smaller size: x[{'batch': slice(0, 6)}]"
     )
     with pytest.raises(TypeError):
         x - y

@@ -50,7 +50,7 @@ def test_union_clash_message():
     assert str(info.value) == (
         "axis 'batch' has size 8 in x ('batch=8 in=4') but size 6 in y ('batch=6') in `x + y`; values "
         "broadcast by name, so one axis name must have one size. Fix: rename one of the axes, or slice "
-        "them to the same size"
+        "the larger to the smaller size: x[{'batch': slice(0, 6)}]"
     )
 
 

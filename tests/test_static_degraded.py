@@ -88,3 +88,24 @@ def test_plain_mypy_types_scalar_operands_as_arrays(tmp_path):
         '"typed_xmap._static.NamedArray_[Any, Any, Any]"',
         *['"typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]"'] * 4,
     ], result.stdout
+
+
+def test_plain_mypy_types_indexing_by_name(tmp_path):
+    """Without the plugin, ``x[{...}]``, ``x.at[{...}].set(v)`` and ``tnp.take`` are NamedArrays of x's dtype."""
+    program = PROGRAM + textwrap.dedent(
+        """
+        import typed_xmap.numpy as tnp
+
+        def index(h: Hidden, tokens: NamedArray[i32, "batch seq"], i: int) -> Hidden:
+            reveal_type(h[{"batch": 0}])
+            reveal_type(h.at[{"batch": i}].set(1.0))
+            reveal_type(tnp.take(h, tokens, axis="hidden"))
+            return h.at[{"batch": i}].add(h[{"batch": 0}])
+        """
+    )
+    result = _mypy(tmp_path, program, stubs=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    revealed = [line.split("Revealed type is ", 1)[1] for line in result.stdout.splitlines() if "Revealed" in line]
+    assert (
+        revealed == ['"typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]"'] * 3
+    ), result.stdout

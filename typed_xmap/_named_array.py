@@ -165,6 +165,20 @@ class NamedArray:
     def __iter__(self):  # type: ignore[no-untyped-def]
         raise TypeError(f"cannot iterate over {shape_repr(self)}. Fix: tx.positional(x, ...) first")
 
+    # -- indexing by name (typed_xmap._indexing) -------------------------------------------------
+    def __getitem__(self, key: Any) -> NamedArray:
+        """``x[{"batch": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``; ``x[0]``: positional dims."""
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    @property
+    def at(self) -> Any:
+        """``x.at[{"seq": i}].set(v)`` (``add multiply min max get``): a functional update by name."""
+        from ._indexing import At
+
+        return At(self)
+
     def __matmul__(self, other: Any) -> Any:
         raise TypeError(
             "`@` is ambiguous for NamedArrays: say which axes to contract. "

@@ -26,7 +26,7 @@ from ._algebra import (
 from ._named_array import NamedArray, wrap
 from ._xmap._mesh import concrete_mesh, explicit_axes
 
-__all__ = ["constrain", "current_mesh", "resources_of", "shard"]
+__all__ = ["constrain", "current_mesh", "dim_resources", "partition_spec", "resources_of", "shard"]
 
 
 def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
@@ -79,6 +79,25 @@ def _spec_entry(assigned: tuple[str, ...]) -> Any:
     return None if not assigned else assigned[0] if len(assigned) == 1 else assigned
 
 
+def partition_spec(ndim: int, dims: Mapping[str, int], resources: Mapping[str, tuple[str, ...]]) -> PartitionSpec:
+    """The positional spec of ``ndim`` dims that puts the axis at each dim (``dims``: name -> dim) on its mesh axes."""
+    entries: list[Any] = [None] * ndim
+    for name, dim in dims.items():
+        entries[dim] = _spec_entry(resources.get(name, ()))
+    return PartitionSpec(*entries)
+
+
+def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
+    """The mesh axes each dim of ``data`` is split over, when its mesh has Explicit axes (a tracer's too: its
+    type carries them); ``None`` elsewhere (Auto axes, no mesh), where the compiler places results itself."""
+    sharding = getattr(jax.typeof(data), "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if sharding is None or mesh is None or mesh.empty or not explicit_axes(mesh):
+        return None
+    spec = tuple(sharding.spec) + (None,) * (data.ndim - len(sharding.spec))
+    return tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec)
+
+
 class _Target:
     """What to place: the array, its named shape, and where each named axis sits among its dims."""
 
@@ -108,10 +127,7 @@ class _Target:
 
     def partition_spec(self, resources: Mapping[str, tuple[str, ...]]) -> PartitionSpec:
         """The positional spec that puts each named axis on its mesh axes."""
-        entries: list[Any] = [None] * len(self.data.shape)
-        for name, dim in self.dims.items():
-            entries[dim] = _spec_entry(resources.get(name, ()))
-        return PartitionSpec(*entries)
+        return partition_spec(len(self.data.shape), self.dims, resources)
 
     def rebuild(self, data: Any) -> Any:
         """The placed data, as the same kind of value as the input."""

@@ -60,6 +60,18 @@ from ._errors import (
     NamedShapeSyntaxError as NamedShapeSyntaxError,
     UnboundAxisError as UnboundAxisError,
 )
+from ._indexing import (
+    DYNAMIC as DYNAMIC,
+    Gather as Gather,
+    IndexPlan as IndexPlan,
+    dynamic_slice_operation as dynamic_slice_operation,
+    dynamic_slice_shape as dynamic_slice_shape,
+    gather_resources as gather_resources,
+    index_named_shape as index_named_shape,
+    index_operation as index_operation,
+    positional_key_error as positional_key_error,
+    update_named_shape as update_named_shape,
+)
 from ._operations import (
     OPERATORS as OPERATORS,
     TNP_OPERATIONS as TNP_OPERATIONS,

@@ -35,6 +35,7 @@ class OpKind(enum.Enum):
     INDEX_REDUCTION = "a reduction over one axis giving indices (argmax, argmin)"
     SHAPE_KEEPING = "checks ``axis`` like a reduction but keeps the operand's shape (softmax)"
     CONTRACTION = "contracts named axes by a brace spec (einsum, dot): one dot_general"
+    INDEXING = "reads or writes elements by axis name (take, dynamic_slice, dynamic_update_slice): _indexing's rules"
 
 
 class ResultDType(enum.Enum):
@@ -105,6 +106,8 @@ TNP_OPERATIONS: dict[str, Operation] = {
         *_rows(_JNP, OpKind.INDEX_REDUCTION, None, "argmax argmin", ResultDType.INDEX),
         *_rows("jax.nn", OpKind.SHAPE_KEEPING, None, "softmax log_softmax"),
         *_rows(_JNP, OpKind.CONTRACTION, None, "einsum dot"),
+        *_rows(_JNP, OpKind.INDEXING, None, "take"),
+        *_rows("jax.lax", OpKind.INDEXING, None, "dynamic_slice dynamic_update_slice"),
         Operation("where", OpKind.SELECT, f"{_JNP}.where", 3),
         Operation("clip", OpKind.SELECT, f"{_JNP}.clip", None),
         *_rows(

@@ -67,7 +67,8 @@ def union_named_shapes(
                     f"axis {name!r} has size {known} in {labels[other]} ({describe_named_shape(shapes[other])}) "
                     f"but size {size} in {labels[index]} ({describe_named_shape(shape)}) in {operation}; "
                     f"values broadcast by name, so one axis name must have one size. "
-                    f"Fix: rename one of the axes, or slice them to the same size",
+                    f"Fix: rename one of the axes, or slice the larger to the smaller size: "
+                    f"x[{{{name!r}: slice(0, {min(known, size)})}}]",
                     kind=ErrorKind.AXIS_SIZE,
                 )
     return result

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._algebra import UnboundAxisError
+from .._indexing import dynamic_slice, dynamic_update_slice, take
 from ._contract import dot, einsum
 from ._reductions import (
     all,
@@ -63,6 +64,8 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "argmin",
     "clip",
     "dot",
+    "dynamic_slice",
+    "dynamic_update_slice",
     "einsum",
     "log_softmax",
     "logsumexp",
@@ -73,6 +76,7 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "softmax",
     "std",
     "sum",
+    "take",
     "var",
     "where",
     *UFUNC_NAMES,

@@ -2,9 +2,9 @@
 
 It reads ``NamedArray[f32, "batch=32 in", "n 3"]`` as a named shape (``_annotated``, ``_encoding``), infers
 named shapes through operators and ``typed_xmap.numpy`` (``_broadcast``, ``_reductions``, ``_einsum``),
-calls (``_calls``) and ``xmap`` (``_xmap``), and reports with its own error codes (``_codes``). All rules
-come from typed_xmap's pure named-shape algebra, shared with the runtime checker. Importing it never
-imports jax.
+indexing by name (``_indexing``), calls (``_calls``) and ``xmap`` (``_xmap``), and reports with its own
+error codes (``_codes``). All rules come from typed_xmap's pure named-shape algebra, shared with the
+runtime checker. Importing it never imports jax.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ._codes import ALL_CODES
 from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
+from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
@@ -76,6 +77,7 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
     OpKind.INDEX_REDUCTION: reduction_hook,
     OpKind.SHAPE_KEEPING: reduction_hook,
     OpKind.CONTRACTION: lambda plugin, name, ctx: CONTRACTIONS[name](plugin, ctx),
+    OpKind.INDEXING: indexing_hook,
 }
 """The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
 NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
@@ -231,6 +233,10 @@ class TypedXmapPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
             return _checked(partial(operator_hook, self, fullname.rsplit(".", 1)[1]))
+        if fullname in (GETITEM, AT_GETITEM):
+            return _checked(partial(getitem_hook if fullname == GETITEM else at_hook, self))
+        if fullname in AT_UPDATES:
+            return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
         if self.config.annotated_calls:
