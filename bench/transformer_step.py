@@ -65,14 +65,21 @@ def opcodes(hlo: str) -> collections.Counter:
     return collections.Counter(m.group(1) for m in _INSTRUCTION.finditer(_COMMENT.sub("", hlo)))
 
 
-def build(cases, rounds=3):
-    """name -> (trace s, lower+compile s, compiled step, its args): medians over fresh jits, versions interleaved."""
+def build(cases, rounds=3, trace_rounds=9):
+    """name -> (trace s, lower+compile s, compiled step, its args): medians over fresh jits, versions interleaved
+    (tracing is cheap and noisy, so it gets more rounds than compiling)."""
     prepared = {}
     for name, (loss_fn, params, tokens, targets) in cases.items():
         opt, step = make_step(loss_fn)
         prepared[name] = (step, (params, opt.init(params), tokens, targets))
     times = {name: ([], []) for name in cases}
     compiled = {}
+    for r in range(trace_rounds - rounds):  # extra trace-only rounds
+        for name in list(prepared)[:: 1 if r % 2 else -1]:
+            step, args = prepared[name]
+            start = time.perf_counter()
+            jax.jit(lambda *a, step=step: step(*a)).trace(*args)
+            times[name][0].append(time.perf_counter() - start)
     for r in range(rounds):
         for name in list(prepared)[:: 1 if r % 2 else -1]:
             step, args = prepared[name]
