@@ -445,3 +445,25 @@ def test_outputs_are_named_arrays_iff_an_operand_is():
     assert isinstance(tnp.einsum("{i},{i}->{}", x, x), NamedArray)
     plain = jax.vmap(lambda v: tnp.einsum("{i},{i}->{}", v, v), axis_name="i", out_axes=None)(jnp.arange(3.0))
     assert not isinstance(plain, NamedArray) and plain == 5.0
+
+
+@pytest.mark.parametrize(
+    ("spec", "shapes", "direct"),
+    [
+        ("s{e},{e,h}->s{h}", [((5, 3), ("e",)), ((3, 4), ("e", "h"))], True),  # contraction, kept positional
+        ("{s,d},{k,d}->{s,k}", [((3, 2), ("d", "s")), ((4, 3), ("k", "d"))], True),  # batch-free, transposed out
+        ("{d},{d}->", [((2, 3), ("b", "d")), ((3,), ("d",))], True),  # carried batch axis b
+        ("{e},{h}->{h}", [((2,), ("e",)), ((3,), ("h",))], False),  # e summed alone first: jnp.einsum
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_pair_contraction_traces_to_one_dot_general_without_inner_jit(spec, shapes, direct):
+    """Two operands that are one ``dot_general`` trace to it directly (``jnp.einsum`` would nest a ``jit``)."""
+    arrays = [data(*shape) for shape, _ in shapes]
+    xs = [named(a, names) for a, (_, names) in zip(arrays, shapes, strict=True)]
+    got = tnp.einsum(spec, *xs)
+    expected = np_reference(spec, [(a, names) for a, (_, names) in zip(arrays, shapes, strict=True)])
+    assert got.axes == expected[1]
+    np.testing.assert_allclose(got.data, expected[0], rtol=1e-5, atol=1e-5)
+    prims = [e.primitive.name for e in jax.make_jaxpr(lambda *v: tnp.einsum(spec, *v).data)(*xs).jaxpr.eqns]
+    assert (prims[0] == "dot_general" and set(prims) <= {"dot_general", "transpose"}) is direct, prims

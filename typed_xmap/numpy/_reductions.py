@@ -59,23 +59,30 @@ _CACHE_SIZE = 4096
 def _reduce(fn: Callable[..., Any], fname: str, x: Any, axis: AxisArg, keepdims: bool, kwargs: dict[str, Any]) -> Any:
     """Reduce ``x`` with the positional reduction ``fn(data, axis=dims, keepdims=False, **kwargs)``."""
     if isinstance(x, NamedArray) and not x.mapped and not kwargs:
-        key: Any = (fn, axis, keepdims, x.axes, x.data.shape)
-        try:
-            plan = _PLANS.get(key)
-        except TypeError:  # an unhashable axis (a list): planned per call
-            key, plan = None, None
-        if plan is None:
-            plan = _plan(fname, x, axis)
-            if key is not None:
-                if len(_PLANS) > _CACHE_SIZE:
-                    _PLANS.clear()
-                _PLANS[key] = plan
-        dims, positional, axes = plan
+        key, (dims, positional, axes) = _cached_plan(fn, fname, x, axis, keepdims)
         expand = tuple(sorted(positional)) if keepdims and positional else ()
         if key is not None and is_eager(x.data):  # one cached jit: the reduction and its keepdims together
             return wrap(fused(("reduce", key), lambda: functools.partial(_run, fn, dims, expand))(x.data), axes)
         return wrap(_run(fn, dims, expand, x.data), axes)
     return _reduce_in_general(fn, fname, x, axis, keepdims, kwargs)
+
+
+def _cached_plan(
+    fn: Callable[..., Any], fname: str, x: NamedArray, axis: AxisArg, keepdims: bool
+) -> tuple[Any, tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]]:
+    """``_plan`` cached by (``fn``, ``axis``, ``keepdims``, layout); the key is ``None`` for an unhashable axis."""
+    key: Any = (fn, axis, keepdims, x.axes, x.data.shape)
+    try:
+        plan = _PLANS.get(key)
+    except TypeError:  # an unhashable axis (a list): planned per call
+        key, plan = None, None
+    if plan is None:
+        plan = _plan(fname, x, axis)
+        if key is not None:
+            if len(_PLANS) > _CACHE_SIZE:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    return key, plan
 
 
 def _run(fn: Callable[..., Any], dims: tuple[int, ...], expand: tuple[int, ...], data: Any, **kwargs: Any) -> Any:
@@ -222,12 +229,24 @@ def _composite(body: Callable[[Any, AxisArg], Any], x: Any, axis: AxisArg) -> An
 
 def softmax(x: Any, axis: AxisArg) -> Any:
     """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name)."""
+    if isinstance(x, NamedArray) and not x.mapped:
+        return _normalized(jax.nn.softmax, "softmax", x, axis)
     return _composite(_softmax, x, axis)
 
 
 def log_softmax(x: Any, axis: AxisArg) -> Any:
     """``x - logsumexp(x, axis)``; the result has ``x``'s axes."""
+    if isinstance(x, NamedArray) and not x.mapped:
+        return _normalized(jax.nn.log_softmax, "log_softmax", x, axis)
     return _composite(_log_softmax, x, axis)
+
+
+def _normalized(fn: Callable[..., Any], fname: str, x: NamedArray, axis: AxisArg) -> NamedArray:
+    """``jax.nn.softmax``/``log_softmax`` over the data dims ``axis`` names: their custom JVP makes the backward
+    pass one product and one sum (the composed form differentiates through the max, ``where`` and division),
+    and no ``isfinite`` guard (jax's own numerics); one jitted call when eager."""
+    dims = _cached_plan(fn, fname, x, axis, False)[1][0]
+    return wrap(fn(x.data, axis=dims), x.axes)
 
 
 def _softmax(x: Any, axis: AxisArg) -> Any:

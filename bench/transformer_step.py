@@ -1,0 +1,145 @@
+"""A transformer train step (fwd + bwd + AdamW under one ``jax.jit``) in plain ``jnp``, Haliax and typed_xmap.
+
+The model is ``bench/_transformer_models.py`` (the same program three ways; 12 layers, vocab 256, batch 8,
+seq 64, embed 128, 4 heads of 32, mlp 512). For each version the table prints: step time (median of
+interleaved rounds), trace time (``jit(...).trace``), lower + compile time, and the number of instructions in
+the compiled HLO (``compiled.as_text()``), each with its ratio to plain jnp and to Haliax. The three losses
+from the same initial params are checked to agree first. Haliax is optional (``pip install -e ".[bench]"``);
+without it its rows are skipped with a line saying so. Goals (issues 10, 11): step <= 1.0x Haliax and jnp,
+compile <= 1.0x Haliax (<= 1.15x jnp). ``--dump DIR`` writes each version's optimized HLO and an opcode
+histogram; the findings are in ``bench/README.md``.
+
+Run: ``PYTHONPATH=. python bench/transformer_step.py [--dump DIR]`` or ``typed-xmap bench transformer_step``.
+"""
+
+import collections
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import _transformer_models as models
+import jax
+import numpy as np
+import optax
+
+CFG = models.Config()
+# `%name = type opcode(` (a tuple type in parentheses); `/*index=5*/` comments are dropped first
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?:\([^=]*?\)|\S+)\s+([a-z][\w\-]*)\(", re.M)
+_COMMENT = re.compile(r"/\*.*?\*/")
+
+
+def make_step(loss_fn):
+    opt = optax.adamw(1e-3)
+
+    def step(params, opt_state, tokens, targets):
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, targets)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return opt, step
+
+
+def versions():
+    """name -> (loss_fn, params, tokens, targets)."""
+    raw = models.init_params(CFG)
+    tokens, targets = models.batch(CFG)
+    out = {"jnp": (models.jnp_loss, models.jnp_params(raw), *map(jax.numpy.asarray, (tokens, targets)))}
+    if models.haliax_available():
+        out["haliax"] = (
+            models.haliax_loss_fn(CFG),
+            models.haliax_params(raw, CFG),
+            *models.haliax_batch(tokens, targets, CFG),
+        )
+    else:
+        print("  haliax not installed: its rows are skipped (pip install -e '.[bench]')")
+    out["typed_xmap"] = (models.named_loss, models.named_params(raw), *models.named_batch(tokens, targets))
+    return out
+
+
+def opcodes(hlo: str) -> collections.Counter:
+    """Opcode histogram of an HLO module's text (every instruction of every computation)."""
+    return collections.Counter(m.group(1) for m in _INSTRUCTION.finditer(_COMMENT.sub("", hlo)))
+
+
+def build(cases, rounds=3, trace_rounds=9):
+    """name -> (trace s, lower+compile s, compiled step, its args): medians over fresh jits, versions interleaved
+    (tracing is cheap and noisy, so it gets more rounds than compiling)."""
+    prepared = {}
+    for name, (loss_fn, params, tokens, targets) in cases.items():
+        opt, step = make_step(loss_fn)
+        prepared[name] = (step, (params, opt.init(params), tokens, targets))
+    times = {name: ([], []) for name in cases}
+    compiled = {}
+    for r in range(trace_rounds - rounds):  # extra trace-only rounds
+        for name in list(prepared)[:: 1 if r % 2 else -1]:
+            step, args = prepared[name]
+            start = time.perf_counter()
+            jax.jit(lambda *a, step=step: step(*a)).trace(*args)
+            times[name][0].append(time.perf_counter() - start)
+    for r in range(rounds):
+        for name in list(prepared)[:: 1 if r % 2 else -1]:
+            step, args = prepared[name]
+            jitted = jax.jit(lambda *a, step=step: step(*a))  # a fresh function: no cache answers
+            start = time.perf_counter()
+            traced = jitted.trace(*args)
+            mid = time.perf_counter()
+            compiled[name] = traced.lower().compile()
+            times[name][0].append(mid - start)
+            times[name][1].append(time.perf_counter() - mid)
+    return {
+        name: (statistics.median(t), statistics.median(c), compiled[name], prepared[name][1])
+        for name, (t, c) in times.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    dump = Path(argv[argv.index("--dump") + 1]) if "--dump" in argv else None
+    print(f"transformer train step (fwd+bwd+adamw, one jit): {CFG}")
+    cases = versions()
+    losses = {name: float(fn(p, t, y)) for name, (fn, p, t, y) in cases.items()}
+    print("  initial loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
+    if not np.allclose(list(losses.values()), losses["jnp"], rtol=1e-5, atol=1e-5):
+        print("  the versions disagree on the loss: not the same program")
+        return 1
+    built = build(cases)
+    counts = {}
+    for name, (_, _, compiled, _) in built.items():
+        text = compiled.as_text()
+        counts[name] = opcodes(text)
+        if dump is not None:
+            dump.mkdir(parents=True, exist_ok=True)
+            (dump / f"{name}.hlo.txt").write_text(text)
+    if dump is not None:
+        table = sorted(set().union(*counts.values()), key=lambda op: -counts["jnp"][op])
+        lines = ["opcode " + " ".join(f"{n:>10}" for n in counts)]
+        lines += [f"{op:<22}" + " ".join(f"{c[op]:>10}" for c in counts.values()) for op in table]
+        (dump / "opcodes.txt").write_text("\n".join(lines) + "\n")
+        print(f"  HLO and opcode histogram written to {dump}/")
+
+    def run(compiled, args):
+        return lambda: jax.block_until_ready(compiled(*args))
+
+    from _timing import interleaved
+
+    steps = interleaved({n: run(b[2], b[3]) for n, b in built.items()}, rounds=7, calls=3)
+    bases = [b for b in ("jnp", "haliax") if b in built]
+    header = f"  {'':<11}{'step ms':>9}{'trace ms':>10}{'compile ms':>12}{'HLO instr':>11}"
+    print(header + "".join(f"   vs {b}: step trace compile instr" for b in bases))
+    for name, (trace, compile_, _, _) in built.items():
+        row = (steps[name], trace, compile_, sum(counts[name].values()))
+        line = f"  {name:<11}{row[0] * 1e3:9.2f}{row[1] * 1e3:10.1f}{row[2] * 1e3:12.1f}{row[3]:11d}"
+        for b in bases:
+            base = (steps[b], built[b][0], built[b][1], sum(counts[b].values()))
+            line += "   " + " ".join(f"{r / s:5.2f}x" for r, s in zip(row, base, strict=True))
+        print(line)
+    print("  goals: typed_xmap step <= 1.0x haliax and jnp; compile <= 1.0x haliax, <= 1.15x jnp")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
