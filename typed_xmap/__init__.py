@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
     from ._convert import named as named, positional as positional
+    from ._scan import scan as scan
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._static import (
         AnyNamedArray as AnyNamedArray,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     )
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
+    from ._vmap import vmap as vmap
     from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
 else:
     from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
@@ -76,12 +78,14 @@ __all__ = [
     "named",
     "positional",
     "resources_of",
+    "scan",
     "serial_loop",
     "shard",
     "typed",
     "u8",
     "u32",
     "visualize",
+    "vmap",
     "xmap",
 ]
 
@@ -98,6 +102,8 @@ _LAZY = {
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
+    "vmap": "._vmap",
+    "scan": "._scan",
 }
 
 _RENAMED = {"AnyNamedArray": "NamedArray"}
