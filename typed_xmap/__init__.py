@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
     from ._convert import named as named, positional as positional
+    from ._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
     from ._scan import scan as scan
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._static import (
@@ -55,6 +56,7 @@ __all__ = [
     "AnyNamedArray",
     "AxisResourceConflict",
     "Float",
+    "ImportHook",
     "Int",
     "NamedArray",
     "NamedShapeError",
@@ -75,6 +77,7 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "install_import_hook",
     "named",
     "positional",
     "resources_of",
@@ -104,6 +107,8 @@ _LAZY = {
     "serial_loop": "._xmap",
     "vmap": "._vmap",
     "scan": "._scan",
+    "install_import_hook": "._import_hook",
+    "ImportHook": "._import_hook",
 }
 
 _RENAMED = {"AnyNamedArray": "NamedArray"}

@@ -5,7 +5,7 @@ as undefined names; without the mypy plugin it means "a float32 NamedArray of un
 ``plugins = typed_xmap.plugin`` it carries the named shape.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated as NamedArray, Any, TypeVar
 
 from ._convert import named as named, positional as positional
@@ -37,6 +37,7 @@ __all__ = [
     "AnyNamedArray",
     "AxisResourceConflict",
     "Float",
+    "ImportHook",
     "Int",
     "NamedArray",
     "NamedArray_",
@@ -58,6 +59,7 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "install_import_hook",
     "named",
     "positional",
     "resources_of",
@@ -112,3 +114,11 @@ def scan(
     unroll: int | bool = 1,
 ) -> tuple[_C, Any]:
     """``lax.scan`` over the named axis ``axis`` of the NamedArrays in ``xs``; ys stacked along it."""
+
+class ImportHook:
+    def uninstall(self) -> None: ...
+    def __enter__(self) -> ImportHook: ...
+    def __exit__(self, kind: object, error: object, tb: object) -> None: ...
+
+def install_import_hook(packages: str | Iterable[str]) -> ImportHook:
+    """``@tx.typed`` on every NamedArray-annotated function of ``packages`` imported from now on."""
