@@ -189,3 +189,16 @@ def test_scan_carry_is_order_free_and_unroll_passes_through():
     carry, ys = tx.scan(step, init, xs, axis="layers", unroll=2)
     np.testing.assert_allclose(tx.positional(carry, ["a", "b"]), np.broadcast_to([[6.0], [9.0]], (2, 4)))
     np.testing.assert_allclose(tx.positional(ys, ["layers", "a"]), np.cumsum(np.arange(6.0).reshape(3, 2), 0) * 4)
+
+
+def test_a_typed_model_sees_the_mapped_axis_by_name_as_in_an_xmap_body():
+    from typed_xmap import NamedArray, f32
+
+    @tx.typed
+    def typed_loss(w: NamedArray[f32, "in out"], x: NamedArray[f32, "batch in"]) -> jax.Array:
+        return tx.positional(tnp.sum(tnp.einsum("{in},{in,out}->{out}", x, w), "out"), [])
+
+    w, x = tx.named(jnp.ones((3, 4)), ["in", "out"]), tx.named(jnp.ones((5, 3)), ["batch", "in"])
+    grads = jax.jit(tx.vmap(jax.grad(typed_loss), axis="batch"))(w, x)
+    assert grads.named_shape == {"batch": 5, "in": 3, "out": 4}
+    np.testing.assert_allclose(tx.positional(grads, ["batch", "in", "out"]), np.ones((5, 3, 4)))
