@@ -109,3 +109,33 @@ def test_non_named_parts_of_a_container_hint_are_still_checked():
 
     with pytest.raises(NamedShapeError, match=r"argument ws key 3 is 3, which does not match str"):
         f({3: v(2, "a")})
+
+
+def test_dataclass_pytrees_are_checked_field_by_field():
+    import dataclasses
+
+    import jax
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Block:
+        w: NamedArray[f32, "embed hidden"]
+        norms: list[NamedArray[f32, "embed"]]
+        name: str = "block"
+
+    @tx.typed
+    def f(x: NamedArray[f32, "embed"], block: Block, blocks: list[Block] | None = None) -> None:
+        pass
+
+    good = Block(v(4, 8, "embed hidden"), [v(4, "embed")] * 2)
+    f(v(4, "embed"), good, [good, good])
+    with pytest.raises(NamedShapeError, match=r"argument block\.w is NamedArray\(float32\[embed=5, hidden=8\]\)"):
+        f(v(4, "embed"), Block(v(5, 8, "embed hidden"), []))
+    bad = Block(v(4, 8, "embed hidden"), [v(4, "embed"), v(4, "emb")])
+    for _ in range(5):  # on every call: no layout cache for a function with a dataclass hint
+        with pytest.raises(
+            NamedShapeError, match=r"argument blocks\[1\]\.norms\[1\] is NamedArray\(float32\[emb=4\]\)"
+        ):
+            f(v(4, "embed"), good, [good, bad])
+    with pytest.raises(NamedShapeError, match=r"parameter 'block' is 3, which does not match .*Block: it is an int"):
+        f(v(4, "embed"), 3)

@@ -9,6 +9,7 @@ instead, element by element, binding sizes in the call's memo like any parameter
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 import typing
@@ -22,7 +23,7 @@ from beartype.door import is_bearable
 from ._algebra import Mismatch
 from ._annotations import NamedArrayHint, call_state
 
-__all__ = ["Failure", "container_check"]
+__all__ = ["Failure", "container_check", "holds_named_arrays"]
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,34 @@ _SEQUENCES = {list: list, abc.Sequence: abc.Sequence, abc.MutableSequence: abc.M
 _MAPPINGS = {dict: dict, abc.Mapping: abc.Mapping, abc.MutableMapping: abc.MutableMapping}
 
 
+def holds_named_arrays(hint: Any) -> bool:
+    """Whether ``hint`` is or holds ``NamedArray[...]``: in its arguments, or a dataclass's field hints."""
+    if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
+        return True
+    if _named_fields(hint):
+        return True
+    return any(holds_named_arrays(arg) for arg in typing.get_args(hint))
+
+
+def _named_fields(hint: Any) -> dict[str, Any]:
+    """A dataclass's (a pytree's, e.g. a flax/equinox module's) fields whose hints hold NamedArrays."""
+    if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+        return {}
+    try:
+        hints = typing.get_type_hints(hint, include_extras=True)
+    except (NameError, TypeError):  # a forward reference it cannot resolve: beartype's isinstance only
+        return {}
+    names = {f.name for f in dataclasses.fields(hint)}
+    return {n: h for n, h in hints.items() if n in names and h is not hint and holds_named_arrays(h)}
+
+
 def container_check(hint: Any) -> Check:
     """A checker of ``hint`` that visits every element (hints without NamedArrays: beartype's check)."""
     if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
         return functools.partial(_named, hint)
+    fields = _named_fields(hint)
+    if fields:
+        return _dataclass(hint, {name: container_check(h) for name, h in fields.items()})
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         return container_check(args[0])
@@ -81,6 +106,19 @@ def _sequence(kind: Any, item: Check, hint: Any) -> Check:
             return Failure(path, hint, value)
         for i, element in enumerate(value):
             failure = item(element, f"{path}[{i}]")
+            if failure is not None:
+                return failure
+        return None
+
+    return check
+
+
+def _dataclass(cls: Any, fields: dict[str, Check]) -> Check:
+    def check(value: Any, path: str) -> Failure | None:
+        if not isinstance(value, cls):
+            return Failure(path, cls, value)
+        for name, field_check in fields.items():
+            failure = field_check(getattr(value, name), f"{path}.{name}")
             if failure is not None:
                 return failure
         return None

@@ -23,7 +23,7 @@ from beartype.roar import BeartypeCallHintParamViolation
 
 from ._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
-from ._containers import Failure, container_check
+from ._containers import Failure, container_check, holds_named_arrays
 from ._named_array import NamedArray, shape_repr
 
 __all__ = ["check_named_hints", "typed"]
@@ -128,7 +128,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         )
         bindings_by_call_shape.clear()
         # Hints holding NamedArrays in containers: checked in full here, beartype only samples them.
-        containers = {n: container_check(h) for n, h in hints.items() if mentions_named_array(h) and not _named_hint(h)}
+        containers = {n: container_check(h) for n, h in hints.items() if holds_named_arrays(h) and not _named_hint(h)}
         returned = containers.pop("return", None)
         checked_hints = {n: (object if n in containers else h) for n, h in hints.items()}
         return_check = None if returned is not None else _return_check(hints)
@@ -234,6 +234,8 @@ def _hint_kind(hint: Any) -> str | None:
     ``_ANYTHING`` (no check), ``None`` (only beartype knows: no cache)."""
     if _named_hint(hint):
         return _NAMED
+    if holds_named_arrays(hint):  # a container or a dataclass of NamedArrays: checked in full on every call
+        return None
     if hint is Any or hint is object:
         return _ANYTHING
     if type(hint) is type and not getattr(hint, "_is_protocol", False):  # a plain class: beartype's isinstance
