@@ -76,6 +76,24 @@ def typed_group_return():
     return pool(tx.named(jnp.ones((2, 3, 4)), ["batch", "seq", "embed"]))
 
 
+def typed_container():
+    @tx.typed
+    def f(ws: dict[str, NamedArray[f32, "embed"]]) -> None:
+        pass
+
+    return f({"a": tx.named(jnp.ones(4), ["embed"]), "b": tx.named(jnp.ones(4), ["emb"])})
+
+
+def layers():
+    return {"w": tx.named(jnp.ones((3, 4)), ["layers", "embed"])}
+
+
+def scan_carry(step):
+    return tx.scan(
+        lambda c, p: (step(c, p), None), tx.named(jnp.ones((2, 4)), ["batch", "embed"]), layers(), axis="layers"
+    )
+
+
 def many_axes():
     spec = parse_einsum("{" + ", ".join(f"a{i}" for i in range(53)) + "}->{}")
     names = [f"a{i}" for i in range(53)]
@@ -260,6 +278,42 @@ CASES = {
     # _typed.py
     "typed: size bound twice": (typed_call, E, K.AXIS_SIZE),
     "typed: group lacks an axis": (typed_group_return, E, K.AXIS_MISSING),
+    "typed: container element": (typed_container, E, K.AXIS_MISSING),
+    # _vmap.py, _scan.py, _algebra/_transforms.py
+    "vmap: no axis": (lambda: tx.vmap(tnp.exp, axis=()), E, K.INVALID_ARGUMENT),
+    "vmap: resources of an unmapped axis": (
+        lambda: tx.vmap(tnp.exp, axis="batch", axis_resources={"feat": "x"}),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "vmap: axis not a string": (lambda: tx.vmap(tnp.exp, axis=3)(x()), E, K.INVALID_ARGUMENT),
+    "vmap: no argument carries the axis": (lambda: tx.vmap(tnp.exp, axis="seq")(x()), E, K.AXIS_MISSING),
+    "vmap: sizes disagree": (
+        lambda: tx.vmap(lambda a, b: a + b, axis="batch")(x(), tx.named(jnp.ones(3), ["batch"])),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "scan: leaf lacks the axis": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, {**layers(), "b": jnp.ones(3)}, axis="layers"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "scan: carry loses an axis": (lambda: scan_carry(lambda c, p: tnp.sum(c, "batch")), E, K.AXIS_MISSING),
+    "scan: carry changes size": (
+        lambda: scan_carry(lambda c, p: tx.named(jnp.ones((3, 4)), ["batch", "embed"])),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "scan: carry becomes positional": (
+        lambda: scan_carry(lambda c, p: jnp.ones((2, 4))),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: carry structure": (
+        lambda: tx.scan(lambda c, p: ((c, c), None), 0.0, layers(), axis="layers"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
     # _convert.py
     "named: already named": (
         lambda: tx.named(tx.named(jnp.ones((8, 4)), ["batch", ...]), ["batch"]),
@@ -650,6 +704,51 @@ MESSAGES = {
         "'batch=2 seq=3' earlier in this call: the value lacks 'batch'. Axis bindings so far in this call: "
         "embed=4 *rest=(batch=2 seq=3) batch=2 seq=3. Fix: pass a value that fits the annotation, or correct "
         "the annotation"
+    ),
+    "typed: container element": (
+        "typed_container.<locals>.f() argument ws['b'] is NamedArray(float32[emb=4]), which does not match "
+        "NamedArray[float32, 'embed']: expected named axes 'embed' but the value has 'emb=4': it lacks 'embed' "
+        "and carries undeclared 'emb'. Axis bindings so far in this call: embed=4. Fix: pass a value that fits "
+        "the annotation, or correct the annotation"
+    ),
+    "vmap: no axis": 'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
+    "vmap: resources of an unmapped axis": (
+        "tx.vmap: axis_resources names axis 'feat', which is not mapped (mapped: 'batch'). Fix: give resources "
+        "only to the mapped axes"
+    ),
+    "vmap: axis not a string": (
+        "tx.vmap(..., axis=3): axis names are non-empty strings, got 3. Fix: pass the axis name as a str, e.g. "
+        'axis="batch"'
+    ),
+    "vmap: no argument carries the axis": (
+        "tx.vmap(..., axis='seq'): no argument is a NamedArray carrying axis 'seq' (the arguments' named axes: "
+        "batch, feat), so there is nothing to map. Fix: map an axis an argument carries, or name it first with "
+        "tx.named(array, axes)"
+    ),
+    "vmap: sizes disagree": (
+        "tx.vmap(..., axis='batch'): axis 'batch' has size 8 in args[0] but 3 in args[1]. Fix: give every "
+        "argument the same 'batch' size"
+    ),
+    "scan: leaf lacks the axis": (
+        "tx.scan(..., axis='layers'): xs['b'] is a positional array, without the scanned axis 'layers'; every "
+        "leaf of xs is sliced along it. Fix: give xs['b'] the axis 'layers' (tx.named), or pass it to the body "
+        "through its closure or the carry instead"
+    ),
+    "scan: carry loses an axis": (
+        "tx.scan(..., axis='layers'): the carry loses 'batch' in one step (in: [batch=2, embed=4], out: "
+        "[embed=4]). Fix: keep the carry's named shape from step to step (reduce or broadcast it back)"
+    ),
+    "scan: carry changes size": (
+        "tx.scan(..., axis='layers'): axis 'batch' of the carry has size 2 going in but 3 coming out. Fix: keep "
+        "the carry's named shape [batch=2, embed=4] from step to step"
+    ),
+    "scan: carry becomes positional": (
+        "tx.scan(..., axis='layers'): the carry goes in as a NamedArray [batch=2, embed=4] but comes out as a "
+        "positional array. Fix: return the carry with the kind of value it came in as"
+    ),
+    "scan: carry structure": (
+        "tx.scan(..., axis='layers'): the body returns a carry of structure PyTreeDef((*, *)), but init has "
+        "structure PyTreeDef(*). Fix: return the carry with the structure of init"
     ),
     "named: already named": ("axes = ['batch']: the value already has named axis 'batch'. Fix: pick a new name"),
     "positional: not a NamedArray": (

@@ -241,7 +241,7 @@ def test_container_return_errors_name_the_element():
 
     with pytest.raises(
         NamedShapeError,
-        match=r"its element NamedArray\(float32\[a=2\]\) does not match "
+        match=r"split\(\) return value\[1\] is NamedArray\(float32\[a=2\]\), which does not match "
         r"NamedArray\[float32, 'b'\]: expected named axes 'b'",
     ):
         split(tx.named(jnp.ones((2, 3)), ["a", "b"]))

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
     from ._convert import named as named, positional as positional
+    from ._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
+    from ._scan import scan as scan
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._static import (
         AnyNamedArray as AnyNamedArray,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     )
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
+    from ._vmap import vmap as vmap
     from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
 else:
     from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
@@ -53,6 +56,7 @@ __all__ = [
     "AnyNamedArray",
     "AxisResourceConflict",
     "Float",
+    "ImportHook",
     "Int",
     "NamedArray",
     "NamedShapeError",
@@ -73,15 +77,18 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "install_import_hook",
     "named",
     "positional",
     "resources_of",
+    "scan",
     "serial_loop",
     "shard",
     "typed",
     "u8",
     "u32",
     "visualize",
+    "vmap",
     "xmap",
 ]
 
@@ -98,6 +105,10 @@ _LAZY = {
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
+    "vmap": "._vmap",
+    "scan": "._scan",
+    "install_import_hook": "._import_hook",
+    "ImportHook": "._import_hook",
 }
 
 _RENAMED = {"AnyNamedArray": "NamedArray"}

@@ -7,6 +7,7 @@ in a per-call memo, so one name has one size across all parameters and the retur
 
 from __future__ import annotations
 
+import copyreg
 import threading
 import typing
 from functools import cache
@@ -48,6 +49,8 @@ class _HintMeta(type):
     dtype_spec: DTypeSpec
     shape_spec: ShapeSpec
     match_cache: dict[Any, dict[str, Binding] | Mismatch]
+    hint_args: tuple[str, ...]
+    """What ``NamedArray[...]`` was given (dtype name and spec strings): how the class pickles."""
 
     def __instancecheck__(cls, value: Any) -> bool:
         if not isinstance(value, NamedArray):
@@ -80,6 +83,14 @@ class _HintMeta(type):
 
 
 _MATCH_CACHE_SIZE = 4096
+
+
+def _reduce_hint(cls: _HintMeta) -> tuple[Any, tuple[Any, ...]]:
+    """Pickle an annotation class as the ``NamedArray[...]`` call that makes it (it has no importable name)."""
+    return named_array_hint, (cls.hint_args,)
+
+
+copyreg.pickle(_HintMeta, _reduce_hint)
 
 
 def _match(hint: _HintMeta, value: NamedArray) -> dict[str, Binding] | Mismatch:
@@ -175,6 +186,8 @@ def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool
         args += f", {spec.positional_text()!r}"
     name = f"NamedArray[{args}]"
     cls = _HintMeta(name, (NamedArrayHint,), {"dtype_spec": dtype_spec, "shape_spec": spec, "match_cache": {}})
+    positional = spec.positional_text() if has_positional else None
+    cls.hint_args = (dtype_spec.name, spec.named_text(), *(() if positional is None else (positional,)))
     # As jaxtyping does: a plain class name that prints well, no metaclass __repr__ (beartype needs
     # repr(X | None) to be consistent with repr(X)).
     cls.__qualname__ = name

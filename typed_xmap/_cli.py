@@ -16,8 +16,15 @@ def _emulate_devices(count: int = 8) -> None:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
 
 
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="typed-xmap", description=__doc__)
+    parser = argparse.ArgumentParser(prog="typed-xmap", description=(__doc__ or "").replace("``", ""))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="show named arrays, runtime checks and xmap on 8 emulated devices")
     check = commands.add_parser(

@@ -41,6 +41,11 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
             f"a positional array needs no conversion",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
+    mapped = [name for name in spec.names if name in dict(x.mapped)]
+    if mapped:  # axes held by enclosing vmap levels (an xmap or tx.vmap body): gathered into the data first
+        from .numpy._mapped_axes import gather
+
+        x = gather(x, mapped, operation="tx.positional")
     check_positional(spec, x.axes, x.ndim, where=where, value=lambda: shape_repr(x))
     p = x.ndim
     source = [p + x.axes.index(name) for _, name in spec.dims]

@@ -12,11 +12,13 @@ instead of a dim of ``data``. ``mapped`` lists those ``(name, size)`` pairs; the
 from __future__ import annotations
 
 import functools
+import json
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import jax
+import jax.export
 import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
@@ -256,6 +258,24 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
 
 
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
+
+
+def _serialize_aux(aux: Aux) -> bytes:
+    return json.dumps([list(aux[0]), [list(m) for m in aux[1]]]).encode()
+
+
+def _deserialize_aux(data: bytes) -> Aux:
+    axes, mapped = json.loads(data)
+    return tuple(axes), tuple((str(n), int(s)) for n, s in mapped)
+
+
+# jax.export: functions taking or returning NamedArrays serialize (their in/out trees name this node)
+jax.export.register_pytree_node_serialization(
+    NamedArray,
+    serialized_name="typed_xmap.NamedArray",
+    serialize_auxdata=_serialize_aux,
+    deserialize_auxdata=_deserialize_aux,
+)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -23,6 +23,7 @@ from beartype.roar import BeartypeCallHintParamViolation
 
 from ._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
+from ._containers import Failure, container_check, holds_named_arrays
 from ._named_array import NamedArray, shape_repr
 
 __all__ = ["check_named_hints", "typed"]
@@ -126,8 +127,14 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
             and all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
         )
         bindings_by_call_shape.clear()
-        plan[:] = [hints, _parameter_checker(fn, hints), _return_check(hints), True if cacheable else None]
+        # Hints holding NamedArrays in containers: checked in full here, beartype only samples them.
+        containers = {n: container_check(h) for n, h in hints.items() if holds_named_arrays(h) and not _named_hint(h)}
+        returned = containers.pop("return", None)
+        checked_hints = {n: (object if n in containers else h) for n, h in hints.items()}
+        return_check = None if returned is not None else _return_check(hints)
+        plan[:] = [hints, _parameter_checker(fn, checked_hints), return_check, True if cacheable else None]
         plan.append((params, hints, kinds))
+        plan.append((containers, returned, inspect.signature(fn)))
         return plan
 
     with contextlib.suppress(NameError):  # a forward reference not defined yet: resolve on the first call
@@ -145,6 +152,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
                 check_parameters(*args, **kwargs)
             except BeartypeCallHintParamViolation as violation:
                 raise _parameter_error(fn, qualname, hints, args, kwargs, memo) or violation from None
+            if plan[5][0]:
+                _check_containers(qualname, plan[5], args, kwargs, memo)
         finally:
             state.memo = outer
         result = fn(*args, **kwargs)
@@ -154,6 +163,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     def check_result(result: Any, bindings: dict[str, Binding]) -> None:
         hints, check_return = plan[0], plan[2]
         if check_return is None:
+            if plan[5][1] is not None:
+                _check_returned_container(qualname, plan[5][1], result, bindings)
             return
         outer = state.memo
         state.memo = memo = dict(bindings)
@@ -223,6 +234,8 @@ def _hint_kind(hint: Any) -> str | None:
     ``_ANYTHING`` (no check), ``None`` (only beartype knows: no cache)."""
     if _named_hint(hint):
         return _NAMED
+    if holds_named_arrays(hint):  # a container or a dataclass of NamedArrays: checked in full on every call
+        return None
     if hint is Any or hint is object:
         return _ANYTHING
     if type(hint) is type and not getattr(hint, "_is_protocol", False):  # a plain class: beartype's isinstance
@@ -330,6 +343,60 @@ def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, Binding
         except Exception as error:  # beartype's own violation, for a non-NamedArray return hint
             return error
     return _mismatch_error(f"{qualname}() return value", hint, result, bindings)
+
+
+def _check_containers(
+    qualname: str, containers: tuple[dict[str, Any], Any, inspect.Signature], args: Any, kwargs: Any, memo: Any
+) -> None:
+    """Check every element of the container-hinted arguments (beartype passed them as ``object``)."""
+    checks, _, signature = containers
+    bound = signature.bind(*args, **kwargs)
+    for name, check in checks.items():
+        if name not in bound.arguments:
+            continue
+        value = bound.arguments[name]
+        if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            items = [(f"[{i}]", item) for i, item in enumerate(value)]
+        elif signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            items = [(f"[{key!r}]", item) for key, item in value.items()]
+        else:
+            items = [("", value)]
+        for path, item in items:
+            failure = check(item, path)
+            if failure is not None:  # the sizes bound up to the failing element
+                where = f"{qualname}() argument {name}" if path or failure.path else f"{qualname}() parameter {name!r}"
+                raise _container_error(where, failure, dict(memo))
+
+
+def _check_returned_container(qualname: str, check: Any, result: Any, bindings: dict[str, Binding]) -> None:
+    outer = call_state.memo
+    call_state.memo = memo = dict(bindings)
+    try:
+        failure = check(result, "")
+        if failure is not None:
+            raise _container_error(f"{qualname}() return value", failure, memo)
+    finally:
+        call_state.memo = outer
+
+
+def _container_error(where: str, failure: Failure, memo: dict[str, Binding]) -> NamedShapeError:
+    """``f() argument ws['b'] is ..., which does not match ...``: the element of a container that failed."""
+    bound = format_named_shape(memo) if memo else "none"
+    hint, value = failure.hint, failure.value
+    name = hint.__name__ if isinstance(hint, type) else repr(hint).replace("typing.", "")
+    fix = "pass a value that fits the annotation, or correct the annotation"
+    why, kind = f"it is {_article(type(value).__name__)}", ErrorKind.INVALID_ARGUMENT
+    if failure.why is not None:
+        why, kind = failure.why.reason, failure.why.kind
+    elif _named_hint(hint):
+        why += ", not a NamedArray"
+    elif isinstance(value, tuple) and typing.get_origin(hint) is tuple:
+        why += f" of {len(value)} element{'s' * (len(value) != 1)}, not {len(typing.get_args(hint))}"
+    return NamedShapeError(
+        f"{where}{failure.path} is {_shown(value)}, which does not match {name}: {why}. Axis bindings so far "
+        f"in this call: {bound}. Fix: {fix}",
+        kind=kind,
+    )
 
 
 def _article(noun: str) -> str:

@@ -5,7 +5,7 @@ as undefined names; without the mypy plugin it means "a float32 NamedArray of un
 ``plugins = typed_xmap.plugin`` it carries the named shape.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated as NamedArray, Any, TypeVar
 
 from ._convert import named as named, positional as positional
@@ -37,6 +37,7 @@ __all__ = [
     "AnyNamedArray",
     "AxisResourceConflict",
     "Float",
+    "ImportHook",
     "Int",
     "NamedArray",
     "NamedArray_",
@@ -58,20 +59,24 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "install_import_hook",
     "named",
     "positional",
     "resources_of",
+    "scan",
     "serial_loop",
     "shard",
     "typed",
     "u8",
     "u32",
     "visualize",
+    "vmap",
     "xmap",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _A = TypeVar("_A")
+_C = TypeVar("_C")
 
 class NamedShapeError(TypeError, ValueError): ...
 class NamedShapeSyntaxError(NamedShapeError): ...
@@ -90,3 +95,30 @@ def shard(x: _A, axis_resources: Mapping[str, Any], memory_kind: str | None = No
 def constrain(x: _A, axis_resources: Mapping[str, Any], *, axes: Any = None) -> _A: ...
 def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ...]]: ...
 def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...
+def vmap(
+    f: Callable[..., Any],
+    axis: str | Sequence[str],
+    *,
+    axis_resources: Mapping[str, str | tuple[str, ...]] | None = None,
+) -> Callable[..., Any]:
+    """``f`` mapped over a named axis of its NamedArray arguments; outputs get the axis back."""
+
+def scan(
+    f: Callable[[_C, Any], tuple[_C, Any]],
+    init: _C,
+    xs: Any,
+    *,
+    axis: str,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+) -> tuple[_C, Any]:
+    """``lax.scan`` over the named axis ``axis`` of the NamedArrays in ``xs``; ys stacked along it."""
+
+class ImportHook:
+    def uninstall(self) -> None: ...
+    def __enter__(self) -> ImportHook: ...
+    def __exit__(self, kind: object, error: object, tb: object) -> None: ...
+
+def install_import_hook(packages: str | Iterable[str]) -> ImportHook:
+    """``@tx.typed`` on every NamedArray-annotated function of ``packages`` imported from now on."""

@@ -136,3 +136,8 @@ from ._spec import (
     parse_shape_spec as parse_shape_spec,
     syntax_error as syntax_error,
 )
+from ._transforms import (
+    check_carry as check_carry,
+    mapped_axis_size as mapped_axis_size,
+    scanned_axis_size as scanned_axis_size,
+)

@@ -68,11 +68,16 @@ def element_function(
     config = plan.config
     named = _named_leaves(plan, arguments) if config.typed is not None else None
     body = streamed_inner_product(plan, body) or body
+    wholes = any(leaf.whole for leaf in plan.leaves)
 
     def element(*values: Any) -> tuple[Any, ...]:
+        if wholes:
+            values = tuple(
+                wrap(v, leaf.named_axes) if leaf.whole else v for v, leaf in zip(values, plan.leaves, strict=False)
+            )
         if named is not None:
             values = tuple(
-                wrap(v, (), tuple((n, plan.sizes[n]) for n in leaf.names)) if wrap_it else v
+                wrap(v, (), tuple((n, plan.sizes[n]) for n in leaf.names)) if wrap_it and not leaf.whole else v
                 for v, leaf, wrap_it in zip(values, plan.leaves, named, strict=False)
             )
         try:

@@ -82,6 +82,7 @@ class Leaf:
     where: str  # "in_axes[1]"
     arg: str  # "args[1]['w']"
     named_axes: tuple[str, ...] = ()  # a NamedArray argument's own named axes (its trailing dims)
+    whole: bool = False  # a NamedArray whose in_axes leaf maps nothing ({}): the body gets it whole
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -131,6 +132,10 @@ def match_inputs(spec: SpecTree | None, args: tuple[Any, ...]) -> list[Leaf]:
                     f"it. Fix: drop {clash[0]!r} from {where}; a NamedArray's own axes are mapped by name",
                     kind=ErrorKind.AXIS_MISSING,
                 )
+            if isinstance(value, NamedArray) and not axis_map.dims:
+                # in_axes maps nothing of this NamedArray ({} or [...]): the body gets it whole, unmapped
+                leaves.append(Leaf((), axis_map, where, arg, own, whole=True))
+                continue
             rank = len(shape)
             dims = axis_map.dims + tuple((rank + i, name) for i, name in enumerate(own))
             leaves.append(Leaf(dims, axis_map, where, arg, own))

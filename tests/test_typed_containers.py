@@ -1,0 +1,141 @@
+"""``@tx.typed`` checks containers of NamedArrays in full, on every call, binding one size per name."""
+
+import jax.numpy as jnp
+import pytest
+
+import typed_xmap as tx
+from typed_xmap import NamedArray, NamedShapeError, f32
+
+
+def v(*shape_and_axes):
+    *shape, axes = shape_and_axes
+    return tx.named(jnp.ones(tuple(shape)), axes.split())
+
+
+def test_a_dict_with_one_wrong_value_is_always_caught():
+    @tx.typed
+    def f(ws: dict[str, NamedArray[f32, "embed"]]) -> None:
+        pass
+
+    ws = {f"k{i}": v(4, "embed") for i in range(20)}
+    f(ws)
+    ws["b"] = v(4, "emb")
+    for _ in range(20):  # beartype alone samples one value per call
+        with pytest.raises(NamedShapeError, match=r"f\(\) argument ws\['b'\] is NamedArray\(float32\[emb=4\]\)"):
+            f(ws)
+
+
+def test_a_list_element_is_bound_to_the_call_wide_sizes():
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], layers: list[NamedArray[f32, "a b"]]) -> None:
+        pass
+
+    good = [v(2, 3, "a b")] * 10
+    f(v(2, "a"), good)
+    bad = list(good)
+    bad[3] = v(2, 4, "a b")
+    for _ in range(20):
+        with pytest.raises(NamedShapeError, match=r"argument layers\[3\] .* axis 'b' has size 4 but was bound to 3"):
+            f(v(2, "a"), bad)
+    with pytest.raises(NamedShapeError, match=r"argument layers\[0\] .* axis 'a' has size 5 but was bound to 2"):
+        f(v(2, "a"), [v(5, 3, "a b")])
+
+
+def test_tuples_fixed_and_variadic_and_star_args():
+    @tx.typed
+    def f(pair: tuple[NamedArray[f32, "a"], NamedArray[f32, "b"]], *rest: tuple[NamedArray[f32, "a"], ...]) -> None:
+        pass
+
+    f((v(2, "a"), v(3, "b")), (v(2, "a"), v(2, "a")))
+    with pytest.raises(NamedShapeError, match=r"argument pair\[1\] is NamedArray\(float32\[a=3\]\)"):
+        f((v(2, "a"), v(3, "a")))
+    with pytest.raises(
+        NamedShapeError,
+        match=r"parameter .pair. is \(NamedArray\(float32\[a=2\]\),\), which does not match tuple.*: "
+        r"it is a tuple of 1 element, not 2",
+    ):
+        f((v(2, "a"),))
+    with pytest.raises(NamedShapeError, match=r"argument rest\[1\]\[0\] is NamedArray\(float32\[a=5\]\)"):
+        f((v(2, "a"), v(3, "b")), (v(2, "a"),), (v(5, "a"),))
+
+
+def test_optional_union_and_nesting():
+    @tx.typed
+    def f(
+        x: NamedArray[f32, "a"] | None,
+        y: NamedArray[f32, "b"] | list[NamedArray[f32, "b"]],
+        z: dict[str, list[NamedArray[f32, "a b"]]] | None = None,
+    ) -> None:
+        pass
+
+    f(None, v(3, "b"))
+    f(v(2, "a"), [v(3, "b")], {"k": [v(2, 3, "a b")]})
+    with pytest.raises(NamedShapeError, match=r"argument z\['k'\]\[1\] is NamedArray\(float32\[a=2, b=4\]\)"):
+        f(v(2, "a"), [v(3, "b")], {"k": [v(2, 3, "a b"), v(2, 4, "a b")]})
+    with pytest.raises(NamedShapeError, match=r"argument y\[0\] is NamedArray\(float32\[c=3\]\)"):
+        f(None, [v(3, "c")])
+    with pytest.raises(NamedShapeError, match=r"parameter 'x' is NamedArray\(float32\[b=2\]\)"):
+        f(v(2, "b"), v(3, "b"))
+
+
+def test_a_failed_union_alternative_binds_nothing():
+    @tx.typed
+    def f(
+        x: tuple[NamedArray[f32, "a"], NamedArray[f32, "b=9"]] | NamedArray[f32, "a"], y: NamedArray[f32, "a"]
+    ) -> None:
+        pass
+
+    pair = (v(2, "a"), v(3, "b"))  # binds a=2 before failing on b=9; then the NamedArray alternative fails too
+    with pytest.raises(NamedShapeError):
+        f(pair, v(2, "a"))
+    f(v(4, "a"), v(4, "a"))
+
+
+def test_container_returns_are_checked_in_full():
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], n: int) -> list[NamedArray[f32, "a"]]:
+        return [x] * n + [v(3, "a")]
+
+    with pytest.raises(
+        NamedShapeError, match=r"f\(\) return value\[5\] is NamedArray\(float32\[a=3\]\), .* bound to 2"
+    ):
+        f(v(2, "a"), 5)
+
+
+def test_non_named_parts_of_a_container_hint_are_still_checked():
+    @tx.typed
+    def f(ws: dict[str, NamedArray[f32, "a"]]) -> None:
+        pass
+
+    with pytest.raises(NamedShapeError, match=r"argument ws key 3 is 3, which does not match str"):
+        f({3: v(2, "a")})
+
+
+def test_dataclass_pytrees_are_checked_field_by_field():
+    import dataclasses
+
+    import jax
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Block:
+        w: NamedArray[f32, "embed hidden"]
+        norms: list[NamedArray[f32, "embed"]]
+        name: str = "block"
+
+    @tx.typed
+    def f(x: NamedArray[f32, "embed"], block: Block, blocks: list[Block] | None = None) -> None:
+        pass
+
+    good = Block(v(4, 8, "embed hidden"), [v(4, "embed")] * 2)
+    f(v(4, "embed"), good, [good, good])
+    with pytest.raises(NamedShapeError, match=r"argument block\.w is NamedArray\(float32\[embed=5, hidden=8\]\)"):
+        f(v(4, "embed"), Block(v(5, 8, "embed hidden"), []))
+    bad = Block(v(4, 8, "embed hidden"), [v(4, "embed"), v(4, "emb")])
+    for _ in range(5):  # on every call: no layout cache for a function with a dataclass hint
+        with pytest.raises(
+            NamedShapeError, match=r"argument blocks\[1\]\.norms\[1\] is NamedArray\(float32\[emb=4\]\)"
+        ):
+            f(v(4, "embed"), good, [good, bad])
+    with pytest.raises(NamedShapeError, match=r"parameter 'block' is 3, which does not match .*Block: it is an int"):
+        f(v(4, "embed"), 3)
