@@ -20,6 +20,7 @@ from ._algebra import (
 if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
+    from . import random as random
     from ._convert import named as named, positional as positional
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._static import (
@@ -40,6 +41,12 @@ if TYPE_CHECKING:
         i64 as i64,
         u8 as u8,
         u32 as u32,
+    )
+    from ._structure import (
+        broadcast_to as broadcast_to,
+        merge_axes as merge_axes,
+        rename as rename,
+        split_axis as split_axis,
     )
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
@@ -64,6 +71,7 @@ __all__ = [
     "XmapFunction",
     "bf16",
     "bool_",
+    "broadcast_to",
     "c64",
     "constrain",
     "f16",
@@ -73,11 +81,15 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "merge_axes",
     "named",
     "positional",
+    "random",
+    "rename",
     "resources_of",
     "serial_loop",
     "shard",
+    "split_axis",
     "typed",
     "u8",
     "u32",
@@ -98,7 +110,14 @@ _LAZY = {
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
+    "rename": "._structure",
+    "merge_axes": "._structure",
+    "split_axis": "._structure",
+    "broadcast_to": "._structure",
 }
+
+_SUBMODULES = frozenset({"random"})
+"""Public submodules ``tx.random`` reaches without an import of its own."""
 
 _RENAMED = {"AnyNamedArray": "NamedArray"}
 """``tx.AnyNamedArray`` is the NamedArray class at run time (``isinstance``, a TypeVar's bound); to type
@@ -106,6 +125,8 @@ checkers a runtime-checkable Protocol every ``NamedArray[...]`` type satisfies (
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typed_xmap' has no attribute {name!r}")

@@ -8,6 +8,7 @@ as undefined names; without the mypy plugin it means "a float32 NamedArray of un
 from collections.abc import Callable, Mapping
 from typing import Annotated as NamedArray, Any, TypeVar
 
+from . import random as random
 from ._convert import named as named, positional as positional
 from ._static import (
     AnyNamedArray as AnyNamedArray,
@@ -49,6 +50,7 @@ __all__ = [
     "XmapFunction",
     "bf16",
     "bool_",
+    "broadcast_to",
     "c64",
     "constrain",
     "f16",
@@ -58,11 +60,15 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "merge_axes",
     "named",
     "positional",
+    "random",
+    "rename",
     "resources_of",
     "serial_loop",
     "shard",
+    "split_axis",
     "typed",
     "u8",
     "u32",
@@ -72,6 +78,8 @@ __all__ = [
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _A = TypeVar("_A")
+_D = TypeVar("_D")
+_PS = TypeVar("_PS")
 
 class NamedShapeError(TypeError, ValueError): ...
 class NamedShapeSyntaxError(NamedShapeError): ...
@@ -90,3 +98,11 @@ def shard(x: _A, axis_resources: Mapping[str, Any], memory_kind: str | None = No
 def constrain(x: _A, axis_resources: Mapping[str, Any], *, axes: Any = None) -> _A: ...
 def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ...]]: ...
 def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...
+
+# Structure by name (typed_xmap/_algebra/_structure.py); with the plugin the results carry the named shape.
+def rename(x: NamedArray_[_D, Any, _PS], renames: Mapping[str, str]) -> NamedArray_[_D, Any, _PS]: ...
+def merge_axes(
+    x: NamedArray_[_D, Any, _PS], axes: tuple[str, ...] | list[str], into: str
+) -> NamedArray_[_D, Any, _PS]: ...
+def split_axis(x: NamedArray_[_D, Any, _PS], axis: str, parts: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...
+def broadcast_to(x: NamedArray_[_D, Any, _PS], shape: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...

@@ -35,6 +35,8 @@ class OpKind(enum.Enum):
     INDEX_REDUCTION = "a reduction over one axis giving indices (argmax, argmin)"
     SHAPE_KEEPING = "checks ``axis`` like a reduction but keeps the operand's shape (softmax)"
     CONTRACTION = "contracts named axes by a brace spec (einsum, dot): one dot_general"
+    STRUCTURE = "rearranges named axes (stack, concatenate, split, roll, pad, cumsum): _algebra/_structure.py"
+    CONSTRUCTOR = "builds a value from a named shape or names (zeros, arange, one_hot, causal_mask)"
 
 
 class ResultDType(enum.Enum):
@@ -105,6 +107,10 @@ TNP_OPERATIONS: dict[str, Operation] = {
         *_rows(_JNP, OpKind.INDEX_REDUCTION, None, "argmax argmin", ResultDType.INDEX),
         *_rows("jax.nn", OpKind.SHAPE_KEEPING, None, "softmax log_softmax"),
         *_rows(_JNP, OpKind.CONTRACTION, None, "einsum dot"),
+        *_rows(_JNP, OpKind.STRUCTURE, None, "stack concatenate split roll pad cumsum cumprod"),
+        *_rows(_JNP, OpKind.CONSTRUCTOR, None, "zeros ones full zeros_like ones_like arange"),
+        Operation("one_hot", OpKind.CONSTRUCTOR, "jax.nn.one_hot"),
+        Operation("causal_mask", OpKind.CONSTRUCTOR, f"{_JNP}.tril", dtype=_BOOL),
         Operation("where", OpKind.SELECT, f"{_JNP}.where", 3),
         Operation("clip", OpKind.SELECT, f"{_JNP}.clip", None),
         *_rows(
