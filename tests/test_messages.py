@@ -400,6 +400,8 @@ CASES = {
         E,
         K.AXIS_SIZE,
     ),
+    # _structure.py
+    "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
 }
 
 
@@ -960,6 +962,11 @@ MESSAGES = {
     "structure: concatenate sizes": (
         "tnp.concatenate(xs, axis='feat'): axis 'batch' has size 8 in operand 0 but 4 in operand 1. Fix: make "
         "the sizes of 'batch' agree"
+    ),
+    "structure: not a NamedArray": (
+        "tnp.cumsum: x is not a NamedArray (got ArrayImpl), so it has no named axes to work on (inside xmap a "
+        "named axis is an enclosing level, not a dim of the per-element value). Fix: tx.named(array, axes) "
+        "first, or use jax.numpy on positional dims"
     ),
 }
 

@@ -196,3 +196,23 @@ def test_constructors_sharded_by_name(mesh):
     assert spec(w, ["in", "out"]) == (None, "model")
     mask = tnp.causal_mask("q_seq", "k_seq", 8, sharding={"q_seq": "model"})
     assert spec(mask, ["q_seq", "k_seq"]) == ("model", None)
+
+
+def test_mapped_axes_are_gathered():
+    """Inside a ``vmap(axis_name=...)`` level a NamedArray's mapped axis is brought into the data first."""
+    from typed_xmap import NamedArray
+
+    data = jnp.arange(24.0).reshape(2, 3, 4)
+    shapes = []
+
+    def body(row):
+        x = NamedArray(row, ["seq", "embed"], mapped=[("batch", 2)])
+        merged = tx.merge_axes(x, ("batch", "seq"), "bs")
+        renamed = tx.rename(x, {"batch": "b"})
+        shapes.append(tnp.concatenate([x, x], axis="batch").named_shape)
+        return tx.positional(merged, ["bs", "embed"]), tx.positional(renamed, ["b", "seq", "embed"])
+
+    merged, renamed = jax.vmap(body, axis_name="batch", out_axes=(None, None))(data)
+    np.testing.assert_array_equal(merged, np.arange(24.0).reshape(6, 4))
+    np.testing.assert_array_equal(renamed, np.arange(24.0).reshape(2, 3, 4))
+    assert shapes == [{"batch": 4, "embed": 4, "seq": 3}]

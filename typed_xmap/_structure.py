@@ -16,11 +16,30 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
-from ._algebra import broadcast_to_shape, merge_axes_shape, rename_shape, split_axis_shape
+from ._algebra import (
+    ErrorKind,
+    NamedShapeError,
+    broadcast_to_shape,
+    merge_axes_shape,
+    rename_shape,
+    split_axis_shape,
+)
 from ._named_array import NamedArray, wrap
 from ._xmap._mesh import explicit_axes
 
-__all__ = ["broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
+__all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
+
+
+def as_named(x: Any, *, operation: str, argument: str = "x") -> NamedArray:
+    """``x`` if it is a NamedArray; a structural operation on a positional array is an error."""
+    if isinstance(x, NamedArray):
+        return x
+    raise NamedShapeError(
+        f"{operation}: {argument} is not a NamedArray (got {type(x).__name__}), so it has no named axes to work on "
+        f"(inside xmap a named axis is an enclosing level, not a dim of the per-element value). Fix: "
+        f"tx.named(array, axes) first, or use jax.numpy on positional dims",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
 
 
 def gather_mapped(x: NamedArray, names: Iterable[str], *, operation: str) -> NamedArray:
@@ -86,6 +105,7 @@ def reshape_named(
 def rename(x: NamedArray, renames: Mapping[str, str]) -> NamedArray:
     """``x`` with axes renamed, ``{'seq': 'kv_seq'}``; renaming to a name ``x`` already has is an error."""
     operation = "tx.rename"
+    x = as_named(x, operation=operation)
     rename_shape(x.named_shape, renames, operation=operation)
     x = gather_mapped(x, renames, operation=operation)
     return wrap(x.data, tuple(renames.get(a, a) for a in x.axes), x.mapped)
@@ -98,6 +118,7 @@ def merge_axes(x: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
     ``reshape`` of ``(heads, head_dim)`` to ``(heads * head_dim,)`` lays it out. ``split_axis`` undoes it.
     """
     operation = "tx.merge_axes"
+    x = as_named(x, operation=operation)
     named = merge_axes_shape(x.named_shape, axes, into, operation=operation)
     x = gather_mapped(x, axes, operation=operation)
     order = [a for a in x.axes if a not in axes] + list(axes)
@@ -109,6 +130,7 @@ def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray
     """Split ``axis`` into ``parts`` (``{'heads': 4, 'head_dim': 8}``, the first the major one); the
     sizes multiply to ``axis``'s size. It undoes ``merge_axes(x, ('heads', 'head_dim'), axis)``."""
     operation = "tx.split_axis"
+    x = as_named(x, operation=operation)
     split_axis_shape(x.named_shape, axis, parts, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
     order = [a for a in x.axes if a != axis] + [axis]
@@ -118,6 +140,7 @@ def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray
 def broadcast_to(x: NamedArray, shape: Mapping[str, int]) -> NamedArray:
     """``x`` broadcast to the named shape ``shape`` (``{'batch': 2, 'embed': 3}``): axes it lacks are added,
     constant along them; the ones it has must have the sizes ``shape`` gives."""
+    x = as_named(x, operation="tx.broadcast_to")
     broadcast_to_shape(x.named_shape, shape, operation="tx.broadcast_to")
     held = x.named_shape
     new = [a for a in shape if a not in held]

@@ -37,7 +37,7 @@ Shape = Mapping[str, Size]
 
 
 def _axes(named: Shape) -> str:
-    return "(" + ", ".join(repr(a) for a in named) + ")" if named else "no named axes"
+    return "(" + ", ".join(repr(a) for a in named) + ")" if named else "() (none)"
 
 
 def _name(axis: object, *, operation: str, argument: str) -> str:

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from .._algebra import arange_shape, axis_sizes, new_axis, two_axes
 from .._named_array import NamedArray, wrap
+from .._structure import as_named
 
 __all__ = ["arange", "causal_mask", "full", "one_hot", "ones", "ones_like", "place", "zeros", "zeros_like"]
 
@@ -53,11 +54,13 @@ def ones(shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Shardi
 
 def zeros_like(x: NamedArray, dtype: Any = None) -> NamedArray:
     """Zeros of ``x``'s named shape (and positional dims, sharding and dtype unless ``dtype`` is given)."""
+    x = as_named(x, operation="tnp.zeros_like")
     return wrap(jnp.zeros_like(x.data, dtype=dtype), x.axes, x.mapped)
 
 
 def ones_like(x: NamedArray, dtype: Any = None) -> NamedArray:
     """Ones of ``x``'s named shape."""
+    x = as_named(x, operation="tnp.ones_like")
     return wrap(jnp.ones_like(x.data, dtype=dtype), x.axes, x.mapped)
 
 

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from .._algebra import concatenate_shape, pad_shape, require_axis, split_shape, stack_shape
 from .._named_array import NamedArray, wrap
-from .._structure import explicit_spec, gather_mapped
+from .._structure import as_named, explicit_spec, gather_mapped
 
 __all__ = ["concatenate", "cumprod", "cumsum", "pad", "roll", "split", "stack"]
 
@@ -38,6 +38,7 @@ def _aligned(xs: Sequence[NamedArray], operation: str) -> list[NamedArray]:
 def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     """Stack NamedArrays of one named shape along a new axis ``axis`` (its size: ``len(xs)``)."""
     operation = f"tnp.stack(xs, axis={axis!r})"
+    xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     stack_shape([x.named_shape for x in xs], axis, len(xs), operation=operation)
     xs = _aligned(xs, operation)
     first = xs[0]
@@ -47,6 +48,7 @@ def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
 def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     """Join NamedArrays along their axis ``axis``; their other named axes agree (in any order)."""
     operation = f"tnp.concatenate(xs, axis={axis!r})"
+    xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     concatenate_shape([x.named_shape for x in xs], axis, operation=operation)
     xs = _aligned([gather_mapped(x, [axis], operation=operation) for x in xs], operation)
     first = xs[0]
@@ -57,6 +59,7 @@ def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
 def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[NamedArray]:
     """Split ``x`` along ``axis``: ``sections`` equal parts (an int), or parts of the sizes listed."""
     operation = f"tnp.split(x, axis={axis!r}, sections={sections!r})"
+    x = as_named(x, operation=operation)
     parts = split_shape(x.named_shape, axis, sections, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
     cuts, total = [], 0
@@ -69,6 +72,7 @@ def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[Named
 
 def _along(x: NamedArray, axis: str, operation: str) -> tuple[NamedArray, int]:
     """``x`` with ``axis`` in its data, and that dim's index."""
+    x = as_named(x, operation=operation)
     require_axis(x.named_shape, axis, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
     return x, x.ndim + x.axes.index(axis)
@@ -83,6 +87,7 @@ def roll(x: NamedArray, shift: int, axis: str) -> NamedArray:
 def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any = 0) -> NamedArray:
     """Pad named axes with ``value``: ``{'seq': (1, 0)}`` adds one element before ``seq``'s first."""
     operation = "tnp.pad"
+    x = as_named(x, operation=operation)
     pad_shape(x.named_shape, pad_width, operation=operation)
     x = gather_mapped(x, pad_width, operation=operation)
     widths = [(0, 0)] * x.ndim + [tuple(pad_width.get(a, (0, 0))) for a in x.axes]
