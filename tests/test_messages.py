@@ -400,6 +400,11 @@ CASES = {
         E,
         K.AXIS_SIZE,
     ),
+    "structure: positional dims differ": (
+        lambda: tnp.concatenate([x(), tx.named(jnp.ones((3, 8, 4)), {1: "batch", 2: "feat"})], axis="feat"),
+        E,
+        K.POSITIONAL,
+    ),
     # _structure.py
     "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
 }
@@ -962,6 +967,11 @@ MESSAGES = {
     "structure: concatenate sizes": (
         "tnp.concatenate(xs, axis='feat'): axis 'batch' has size 8 in operand 0 but 4 in operand 1. Fix: make "
         "the sizes of 'batch' agree"
+    ),
+    "structure: positional dims differ": (
+        "tnp.concatenate(xs, axis='feat'): operand 0 has positional dims () but operand 1 has (3,); stacked or "
+        "joined values need the same positional dims. Fix: name the dims that differ, or reshape the operands "
+        "alike"
     ),
     "structure: not a NamedArray": (
         "tnp.cumsum: x is not a NamedArray (got ArrayImpl), so it has no named axes to work on (inside xmap a "

@@ -135,6 +135,7 @@ from ._structure import (
     pad_shape as pad_shape,
     rename_shape as rename_shape,
     require_axis as require_axis,
+    same_positional as same_positional,
     split_axis_shape as split_axis_shape,
     split_shape as split_shape,
     stack_shape as stack_shape,

@@ -27,6 +27,7 @@ __all__ = [
     "pad_shape",
     "rename_shape",
     "require_axis",
+    "same_positional",
     "split_axis_shape",
     "split_shape",
     "stack_shape",
@@ -315,3 +316,20 @@ def arange_shape(axis: object, start: object, stop: object, step: object, *, ope
     if len(ints) != 3 or ints[2] == 0:
         return {name: None}
     return {name: len(range(ints[0], ints[1], ints[2]))}
+
+
+def same_positional(shapes: Sequence[Sequence[Size] | None], *, operation: str) -> None:
+    """Stacked or joined operands have the same positional dims (``None``: unknown, agrees with all)."""
+    known = [(i, tuple(s)) for i, s in enumerate(shapes) if s is not None]
+    for index, shape in known[1:]:
+        first_index, first = known[0]
+        clash = len(shape) != len(first) or any(
+            a is not None and b is not None and a != b for a, b in zip(shape, first, strict=False)
+        )
+        if clash:
+            raise NamedShapeError(
+                f"{operation}: operand {first_index} has positional dims {first} but operand {index} has {shape}; "
+                f"stacked or joined values need the same positional dims. Fix: name the dims that differ, or "
+                f"reshape the operands alike",
+                kind=ErrorKind.POSITIONAL,
+            )

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .._algebra import concatenate_shape, pad_shape, require_axis, split_shape, stack_shape
+from .._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
 from .._named_array import NamedArray, wrap
 from .._structure import as_named, explicit_spec, gather_mapped
 
@@ -40,6 +40,7 @@ def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     operation = f"tnp.stack(xs, axis={axis!r})"
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     stack_shape([x.named_shape for x in xs], axis, len(xs), operation=operation)
+    same_positional([x.shape for x in xs], operation=operation)
     xs = _aligned(xs, operation)
     first = xs[0]
     return wrap(jnp.stack([x.data for x in xs], axis=first.ndim), (axis, *first.axes), first.mapped)
@@ -50,6 +51,7 @@ def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     operation = f"tnp.concatenate(xs, axis={axis!r})"
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     concatenate_shape([x.named_shape for x in xs], axis, operation=operation)
+    same_positional([x.shape for x in xs], operation=operation)
     xs = _aligned([gather_mapped(x, [axis], operation=operation) for x in xs], operation)
     first = xs[0]
     data = jnp.concatenate([x.data for x in xs], axis=first.ndim + first.axes.index(axis))

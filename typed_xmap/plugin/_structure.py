@@ -28,6 +28,7 @@ from .._algebra import (
     pad_shape,
     rename_shape,
     require_axis,
+    same_positional,
     split_axis_shape,
     split_shape,
     stack_shape,
@@ -179,6 +180,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
         axis = read("axis", 1)
         label = operation.format(axis=axis)
         named = [s.named or {} for s in shapes]
+        same_positional([s.positional for s in shapes], operation=label)
         if name == "stack":
             return stack_shape(named, axis, len(shapes), operation=label), shapes[0].positional
         return concatenate_shape(named, axis, operation=label), shapes[0].positional
