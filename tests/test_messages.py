@@ -466,6 +466,44 @@ CASES = {
         K.AXIS_MISSING,
     ),
     "xmap: sizes disagree": (lambda: xm((["a", ...], ["a", ...]), fun=lambda u, v: u)(V, np.ones(4)), E, K.AXIS_SIZE),
+    # _algebra/_structure.py (through tx.rename, tx.merge_axes, tnp.stack, ... as users meet them)
+    "structure: not an axis name": (lambda: tnp.stack([x()], axis="2nd"), E, K.SYNTAX),
+    "structure: rename a missing axis": (lambda: tx.rename(x(), {"seq": "kv_seq"}), E, K.AXIS_MISSING),
+    "structure: new axis exists": (lambda: tnp.one_hot(x().astype(jnp.int32), "feat", 3), E, K.AXIS_MISSING),
+    "structure: shape not a dict": (lambda: tnp.zeros([2, 3]), E, K.INVALID_ARGUMENT),
+    "structure: renames not a dict": (lambda: tx.rename(x(), "batch"), E, K.INVALID_ARGUMENT),
+    "structure: no operands": (lambda: tnp.concatenate([], axis="seq"), E, K.INVALID_ARGUMENT),
+    "structure: bad sections": (lambda: tnp.split(x(), axis="batch", sections="2"), E, K.INVALID_ARGUMENT),
+    "structure: sections do not add up": (lambda: tnp.split(x(), axis="batch", sections=[3, 4]), E, K.AXIS_SIZE),
+    "structure: merge axes not a tuple": (lambda: tx.merge_axes(x(), "batch", "bf"), E, K.INVALID_ARGUMENT),
+    "structure: merge an axis twice": (lambda: tx.merge_axes(x(), ("batch", "batch"), "bb"), E, K.SYNTAX),
+    "structure: split into nothing": (lambda: tx.split_axis(x(), "feat", {}), E, K.INVALID_ARGUMENT),
+    "structure: split sizes": (lambda: tx.split_axis(x(), "feat", {"heads": 3, "head_dim": 2}), E, K.AXIS_SIZE),
+    "structure: pad widths not a dict": (lambda: tnp.pad(x(), [(1, 0)]), E, K.INVALID_ARGUMENT),
+    "structure: mask over one axis": (lambda: tnp.causal_mask("seq", "seq", 4), E, K.AXIS_MISSING),
+    "structure: negative size": (lambda: tnp.ones({"batch": -2}), E, K.INVALID_ARGUMENT),
+    "structure: rename clash": (lambda: tx.rename(x(), {"batch": "feat"}), E, K.AXIS_MISSING),
+    "structure: operands' axes differ": (
+        lambda: tnp.stack([x(), tx.named(jnp.ones(8), ["batch"])], axis="layers"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "structure: unequal parts": (lambda: tnp.split(x(), axis="feat", sections=3), E, K.AXIS_SIZE),
+    "structure: broadcast drops an axis": (lambda: tx.broadcast_to(x(), {"batch": 8}), E, K.AXIS_MISSING),
+    "structure: broadcast size": (lambda: tx.broadcast_to(x(), {"batch": 8, "feat": 5}), E, K.AXIS_SIZE),
+    "structure: pad width": (lambda: tnp.pad(x(), {"feat": 1}), E, K.INVALID_ARGUMENT),
+    "structure: concatenate sizes": (
+        lambda: tnp.concatenate([x(), tx.named(jnp.ones((3, 4)), ["feat", "batch"])], axis="feat"),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "structure: positional dims differ": (
+        lambda: tnp.concatenate([x(), tx.named(jnp.ones((3, 8, 4)), {1: "batch", 2: "feat"})], axis="feat"),
+        E,
+        K.POSITIONAL,
+    ),
+    # _structure.py
+    "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
 }
 
 
@@ -1044,6 +1082,98 @@ MESSAGES = {
         "axis 'a' has size 8 from args[0] (in_axes[0] = ['a', ...]), dim 0, but size 4 in args[1] "
         "(in_axes[1] = ['a', ...]), dim 0 (shape (4,)). One axis has one size in an xmap call. Fix: make the "
         "sizes agree, or give the two axes different names"
+    ),
+    # _algebra/_structure.py
+    "structure: not an axis name": (
+        "tnp.stack(xs, axis='2nd'): the new axis must be an axis name (an identifier), got '2nd'. Fix: pass a "
+        "name such as 'seq'"
+    ),
+    "structure: rename a missing axis": (
+        "tx.rename: x has no axis 'seq'; its axes are ('batch', 'feat'). Fix: name one of its axes"
+    ),
+    "structure: new axis exists": (
+        "tnp.one_hot: tokens already has an axis 'feat'; a new axis needs a name of its own. Fix: pick another "
+        "name, or tx.rename(x, {'feat': ...}) first"
+    ),
+    "structure: shape not a dict": (
+        "tnp.zeros: a named shape is a dict from axis names to sizes, got list [2, 3]. Fix: write {'batch': 2, "
+        "'embed': 3}"
+    ),
+    "structure: renames not a dict": (
+        "tx.rename: renames are a dict from old axis names to new ones, got 'batch'. Fix: write {'seq': 'kv_seq'}"
+    ),
+    "structure: no operands": (
+        "tnp.concatenate(xs, axis='seq'): needs at least one operand, got none. Fix: pass a non-empty list of "
+        "NamedArrays"
+    ),
+    "structure: bad sections": (
+        "tnp.split(x, axis='batch', sections='2'): sections is an int (equal parts) or a list of sizes, got '2'. "
+        "Fix: write sections=2 or sections=[3, 5]"
+    ),
+    "structure: sections do not add up": (
+        "tnp.split(x, axis='batch', sections=[3, 4]): the sizes [3, 4] add up to 7, but axis 'batch' has size 8. "
+        "Fix: give sizes that add up to 8"
+    ),
+    "structure: merge axes not a tuple": (
+        "tx.merge_axes: axes is a tuple of the axis names to merge, got 'batch'. Fix: write ('heads', 'head_dim')"
+    ),
+    "structure: merge an axis twice": (
+        "tx.merge_axes: an axis is listed twice in ('batch', 'batch'). Fix: list each axis once"
+    ),
+    "structure: split into nothing": (
+        "tx.split_axis: parts is empty; axis 'feat' must split into at least one axis. Fix: write {'heads': 4, "
+        "'head_dim': 8}"
+    ),
+    "structure: split sizes": (
+        "tx.split_axis: axis 'feat' has size 4, but the parts {'heads': 3, 'head_dim': 2} multiply to 6. Fix: "
+        "give parts whose sizes multiply to 4"
+    ),
+    "structure: pad widths not a dict": (
+        "tnp.pad: pad widths are a dict from axis names to (before, after), got [(1, 0)]. Fix: write {'seq': (1, 0)}"
+    ),
+    "structure: mask over one axis": (
+        "tnp.causal_mask: the row and column axes are both 'seq'; a mask over two axes needs two names. Fix: "
+        "name them apart, e.g. 'q_seq' and 'k_seq'"
+    ),
+    "structure: negative size": (
+        "tnp.ones: the size of axis 'batch' is -2; sizes are non-negative ints. Fix: give its length, e.g. {'batch': 8}"
+    ),
+    "structure: rename clash": (
+        "tx.rename: renaming 'batch' to 'feat' clashes with axis 'feat', which is (or becomes) 'feat' too. Fix: "
+        "pick a name the value does not have, or rename 'feat' as well"
+    ),
+    "structure: operands' axes differ": (
+        "tnp.stack(xs, axis='layers'): operand 0 has axis 'feat' but operand 1 does not; every operand needs the "
+        "same named axes. Fix: tx.broadcast_to the operands to one shape first"
+    ),
+    "structure: unequal parts": (
+        "tnp.split(x, axis='feat', sections=3): axis 'feat' has size 4, which does not split into 3 equal parts. "
+        "Fix: pass a number of parts that divides 4, or a list of sizes"
+    ),
+    "structure: broadcast drops an axis": (
+        "tx.broadcast_to: x has axis 'feat', which the target shape {'batch': 8} lacks; broadcasting adds axes, "
+        "never drops them. Fix: add 'feat' to the target, or reduce it first"
+    ),
+    "structure: broadcast size": (
+        "tx.broadcast_to: axis 'feat' has size 4 in x but 5 in the target shape. Fix: make the sizes agree"
+    ),
+    "structure: pad width": (
+        "tnp.pad: the pad width of 'feat' is 1; it is (before, after), two non-negative ints. Fix: write "
+        "{'feat': (1, 0)}"
+    ),
+    "structure: concatenate sizes": (
+        "tnp.concatenate(xs, axis='feat'): axis 'batch' has size 8 in operand 0 but 4 in operand 1. Fix: make "
+        "the sizes of 'batch' agree"
+    ),
+    "structure: positional dims differ": (
+        "tnp.concatenate(xs, axis='feat'): operand 0 has positional dims () but operand 1 has (3,); stacked or "
+        "joined values need the same positional dims. Fix: name the dims that differ, or reshape the operands "
+        "alike"
+    ),
+    "structure: not a NamedArray": (
+        "tnp.cumsum: x is not a NamedArray (got ArrayImpl), so it has no named axes to work on (inside xmap a "
+        "named axis is an enclosing level, not a dim of the per-element value). Fix: tx.named(array, axes) "
+        "first, or use jax.numpy on positional dims"
     ),
 }
 

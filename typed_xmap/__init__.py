@@ -20,6 +20,7 @@ from ._algebra import (
 if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
+    from . import random as random
     from ._convert import named as named, positional as positional
     from ._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
     from ._scan import scan as scan
@@ -42,6 +43,12 @@ if TYPE_CHECKING:
         i64 as i64,
         u8 as u8,
         u32 as u32,
+    )
+    from ._structure import (
+        broadcast_to as broadcast_to,
+        merge_axes as merge_axes,
+        rename as rename,
+        split_axis as split_axis,
     )
     from ._typed import typed as typed
     from ._visualize import visualize as visualize
@@ -68,6 +75,7 @@ __all__ = [
     "XmapFunction",
     "bf16",
     "bool_",
+    "broadcast_to",
     "c64",
     "constrain",
     "f16",
@@ -78,12 +86,16 @@ __all__ = [
     "i32",
     "i64",
     "install_import_hook",
+    "merge_axes",
     "named",
     "positional",
+    "random",
+    "rename",
     "resources_of",
     "scan",
     "serial_loop",
     "shard",
+    "split_axis",
     "typed",
     "u8",
     "u32",
@@ -109,7 +121,14 @@ _LAZY = {
     "scan": "._scan",
     "install_import_hook": "._import_hook",
     "ImportHook": "._import_hook",
+    "rename": "._structure",
+    "merge_axes": "._structure",
+    "split_axis": "._structure",
+    "broadcast_to": "._structure",
 }
+
+_SUBMODULES = frozenset({"random"})
+"""Public submodules ``tx.random`` reaches without an import of its own."""
 
 _RENAMED = {"AnyNamedArray": "NamedArray"}
 """``tx.AnyNamedArray`` is the NamedArray class at run time (``isinstance``, a TypeVar's bound); to type
@@ -117,6 +136,8 @@ checkers a runtime-checkable Protocol every ``NamedArray[...]`` type satisfies (
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typed_xmap' has no attribute {name!r}")

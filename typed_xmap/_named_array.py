@@ -33,6 +33,7 @@ from ._algebra import (
     format_axis_list,
     union_named_shapes,
 )
+from ._methods import NamedArrayMethods
 
 __all__ = [
     "NamedArray",
@@ -46,13 +47,14 @@ __all__ = [
 ]
 
 
-class NamedArray:
+class NamedArray(NamedArrayMethods):
     """A jax array with named axes (order-free) and positional dims.
 
     Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
     ``NamedArray[f32, "batch features"]`` is the annotation form, checked by ``@tx.typed``.
     A named shape is a set: the named dims are stored sorted by name, so the pytree structure never
     depends on the order they came in. ``print(x)`` shows the values (a summary for large arrays).
+    ``x.sum('batch')``, ``x.rename({...})`` and the other methods come from ``_methods.NamedArrayMethods``.
     """
 
     __slots__ = ("axes", "data", "mapped")

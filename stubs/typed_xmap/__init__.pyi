@@ -8,6 +8,7 @@ as undefined names; without the mypy plugin it means "a float32 NamedArray of un
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated as NamedArray, Any, TypeVar
 
+from . import random as random
 from ._convert import named as named, positional as positional
 from ._static import (
     AnyNamedArray as AnyNamedArray,
@@ -50,6 +51,7 @@ __all__ = [
     "XmapFunction",
     "bf16",
     "bool_",
+    "broadcast_to",
     "c64",
     "constrain",
     "f16",
@@ -60,12 +62,16 @@ __all__ = [
     "i32",
     "i64",
     "install_import_hook",
+    "merge_axes",
     "named",
     "positional",
+    "random",
+    "rename",
     "resources_of",
     "scan",
     "serial_loop",
     "shard",
+    "split_axis",
     "typed",
     "u8",
     "u32",
@@ -77,6 +83,8 @@ __all__ = [
 _F = TypeVar("_F", bound=Callable[..., Any])
 _A = TypeVar("_A")
 _C = TypeVar("_C")
+_D = TypeVar("_D")
+_PS = TypeVar("_PS")
 
 class NamedShapeError(TypeError, ValueError): ...
 class NamedShapeSyntaxError(NamedShapeError): ...
@@ -122,3 +130,11 @@ class ImportHook:
 
 def install_import_hook(packages: str | Iterable[str]) -> ImportHook:
     """``@tx.typed`` on every NamedArray-annotated function of ``packages`` imported from now on."""
+
+# Structure by name (typed_xmap/_algebra/_structure.py); with the plugin the results carry the named shape.
+def rename(x: NamedArray_[_D, Any, _PS], renames: Mapping[str, str]) -> NamedArray_[_D, Any, _PS]: ...
+def merge_axes(
+    x: NamedArray_[_D, Any, _PS], axes: tuple[str, ...] | list[str], into: str
+) -> NamedArray_[_D, Any, _PS]: ...
+def split_axis(x: NamedArray_[_D, Any, _PS], axis: str, parts: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...
+def broadcast_to(x: NamedArray_[_D, Any, _PS], shape: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...

@@ -8,7 +8,7 @@ Generated once from the runtime tables (``typed_xmap/numpy/_ufuncs.py``); ``test
 the names in sync.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -19,6 +19,7 @@ from ._static import NamedArray_
 # Every public name below is exported (no __all__: the runtime module has the list).
 
 _T = TypeVar("_T")
+_D = TypeVar("_D")
 _A = TypeVar("_A", bound=NamedArray_[Any, Any, Any])
 _NS = TypeVar("_NS")
 _PS = TypeVar("_PS")
@@ -323,3 +324,42 @@ def greater_equal(x1: NamedArray_[Any, _NS, _PS], x2: Any, /, **kwargs: Any) -> 
 def greater_equal(x1: Any, x2: NamedArray_[Any, _NS, _PS], /, **kwargs: Any) -> NamedArray_[np.bool_, _NS, _PS]: ...
 @overload
 def greater_equal(x1: _T, x2: Any, /, **kwargs: Any) -> _T: ...
+
+# Structure along named axes (typed_xmap/_algebra/_structure.py): the plugin computes the named shapes.
+def stack(xs: Sequence[NamedArray_[_D, Any, _PS]], axis: str) -> NamedArray_[_D, Any, _PS]: ...
+def concatenate(xs: Sequence[NamedArray_[_D, Any, _PS]], axis: str) -> NamedArray_[_D, Any, _PS]: ...
+def split(
+    x: NamedArray_[_D, Any, _PS], axis: str, sections: int | Sequence[int]
+) -> list[NamedArray_[_D, Any, _PS]]: ...
+def roll(x: _A, shift: int, axis: str) -> _A: ...
+def pad(
+    x: NamedArray_[_D, Any, _PS], pad_width: Mapping[str, tuple[int, int]], *, value: Any = 0
+) -> NamedArray_[_D, Any, _PS]: ...
+def cumsum(x: NamedArray_[Any, _NS, _PS], axis: str, *, dtype: Any = None) -> NamedArray_[Any, _NS, _PS]: ...
+def cumprod(x: NamedArray_[Any, _NS, _PS], axis: str, *, dtype: Any = None) -> NamedArray_[Any, _NS, _PS]: ...
+
+# Constructors by name: a shape is a dict {'batch': 2, 'embed': 3}; sharding= places by axis name.
+def zeros(
+    shape: Mapping[str, int], dtype: Any = ..., *, sharding: Mapping[str, Any] | None = None
+) -> NamedArray_[Any, Any, Any]: ...
+def ones(
+    shape: Mapping[str, int], dtype: Any = ..., *, sharding: Mapping[str, Any] | None = None
+) -> NamedArray_[Any, Any, Any]: ...
+def full(
+    shape: Mapping[str, int], fill_value: Any, dtype: Any = None, *, sharding: Mapping[str, Any] | None = None
+) -> NamedArray_[Any, Any, Any]: ...
+def zeros_like(x: NamedArray_[Any, _NS, _PS], dtype: Any = None) -> NamedArray_[Any, _NS, _PS]: ...
+def ones_like(x: NamedArray_[Any, _NS, _PS], dtype: Any = None) -> NamedArray_[Any, _NS, _PS]: ...
+def arange(
+    axis: str,
+    start: int,
+    stop: int | None = None,
+    step: int = 1,
+    *,
+    dtype: Any = None,
+    sharding: Mapping[str, Any] | None = None,
+) -> NamedArray_[Any, Any, Any]: ...
+def one_hot(tokens: Any, axis: str, size: int, *, dtype: Any = ...) -> NamedArray_[Any, Any, Any]: ...
+def causal_mask(
+    row: str, column: str, size: int, *, sharding: Mapping[str, Any] | None = None
+) -> NamedArray_[np.bool_, Any, Any]: ...

@@ -136,6 +136,22 @@ from ._spec import (
     parse_shape_spec as parse_shape_spec,
     syntax_error as syntax_error,
 )
+from ._structure import (
+    arange_shape as arange_shape,
+    axis_sizes as axis_sizes,
+    broadcast_to_shape as broadcast_to_shape,
+    concatenate_shape as concatenate_shape,
+    merge_axes_shape as merge_axes_shape,
+    new_axis as new_axis,
+    pad_shape as pad_shape,
+    rename_shape as rename_shape,
+    require_axis as require_axis,
+    same_positional as same_positional,
+    split_axis_shape as split_axis_shape,
+    split_shape as split_shape,
+    stack_shape as stack_shape,
+    two_axes as two_axes,
+)
 from ._transforms import (
     check_carry as check_carry,
     mapped_axis_size as mapped_axis_size,

@@ -36,6 +36,8 @@ class OpKind(enum.Enum):
     SHAPE_KEEPING = "checks ``axis`` like a reduction but keeps the operand's shape (softmax)"
     CONTRACTION = "contracts named axes by a brace spec (einsum, dot): one dot_general"
     INDEXING = "reads or writes elements by axis name (take, dynamic_slice, dynamic_update_slice): _indexing's rules"
+    STRUCTURE = "rearranges named axes (stack, concatenate, split, roll, pad, cumsum): _algebra/_structure.py"
+    CONSTRUCTOR = "builds a value from a named shape or names (zeros, arange, one_hot, causal_mask)"
 
 
 class ResultDType(enum.Enum):
@@ -108,6 +110,10 @@ TNP_OPERATIONS: dict[str, Operation] = {
         *_rows(_JNP, OpKind.CONTRACTION, None, "einsum dot"),
         *_rows(_JNP, OpKind.INDEXING, None, "take"),
         *_rows("jax.lax", OpKind.INDEXING, None, "dynamic_slice dynamic_update_slice"),
+        *_rows(_JNP, OpKind.STRUCTURE, None, "stack concatenate split roll pad cumsum cumprod"),
+        *_rows(_JNP, OpKind.CONSTRUCTOR, None, "zeros ones full zeros_like ones_like arange"),
+        Operation("one_hot", OpKind.CONSTRUCTOR, "jax.nn.one_hot"),
+        Operation("causal_mask", OpKind.CONSTRUCTOR, f"{_JNP}.tril", dtype=_BOOL),
         Operation("where", OpKind.SELECT, f"{_JNP}.where", 3),
         Operation("clip", OpKind.SELECT, f"{_JNP}.clip", None),
         *_rows(

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._algebra import UnboundAxisError
 from .._indexing import dynamic_slice, dynamic_update_slice, take
+from ._constructors import arange, causal_mask, full, one_hot, ones, ones_like, zeros, zeros_like
 from ._contract import dot, einsum
 from ._reductions import (
     all,
@@ -45,6 +46,7 @@ from ._reductions import (
     sum,
     var,
 )
+from ._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
 from ._ufuncs import UFUNCS as _UFUNCS, clip, where
 
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
@@ -79,6 +81,22 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "take",
     "var",
     "where",
+    # structure along named axes, and constructors by name (typed_xmap/_algebra/_structure.py)
+    "arange",
+    "causal_mask",
+    "concatenate",
+    "cumprod",
+    "cumsum",
+    "full",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "pad",
+    "roll",
+    "split",
+    "stack",
+    "zeros",
+    "zeros_like",
     *UFUNC_NAMES,
 ]
 """Every row of the table of operations (``typed_xmap._algebra``; tests/test_plugin_operations.py holds them equal)."""

@@ -34,6 +34,7 @@ from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook,
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
+from ._structure import METHODS as STRUCTURE_METHODS, TX_FUNCTIONS, method_hook, structure_hook, tx_hook
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -78,6 +79,8 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
     OpKind.SHAPE_KEEPING: reduction_hook,
     OpKind.CONTRACTION: lambda plugin, name, ctx: CONTRACTIONS[name](plugin, ctx),
     OpKind.INDEXING: indexing_hook,
+    OpKind.STRUCTURE: structure_hook,
+    OpKind.CONSTRUCTOR: structure_hook,
 }
 """The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
 NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
@@ -202,6 +205,8 @@ class TypedXmapPlugin(Plugin):
             return partial(HOOK_OF_KIND[operation.kind], self, operation.name)
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
+        if fullname in TX_FUNCTIONS:
+            return partial(tx_hook, self, fullname)
         if fullname in NAMED:
             return partial(named_hook, self)
         if fullname in SHARDING_NAMES:
@@ -219,7 +224,7 @@ class TypedXmapPlugin(Plugin):
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        if fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS:
+        if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or fullname in TX_FUNCTIONS:
             return _without_type_variables
         if self.config.annotated_calls and self._group_callee(fullname) is not None:
             return _with_open_groups
@@ -237,6 +242,8 @@ class TypedXmapPlugin(Plugin):
             return _checked(partial(getitem_hook if fullname == GETITEM else at_hook, self))
         if fullname in AT_UPDATES:
             return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
+        if fullname in STRUCTURE_METHODS:
+            return _checked(partial(method_hook, self, STRUCTURE_METHODS[fullname]))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
         if self.config.annotated_calls:
