@@ -291,3 +291,22 @@ def test_a_gather_inside_xmap_reads_a_mapped_axis():
 
     out = tx.xmap(body, out_axes=["batch", "seq", "embed", ...])(emb(), tokens())
     np.testing.assert_array_equal(np.asarray(out), EMB[TOKENS])
+
+
+def test_explicit_mesh_values_used_outside_set_mesh():
+    """Values placed on an Explicit mesh and used after the `with jax.set_mesh` block: the gather's and the
+    contraction's out_sharding are taken on the values' own mesh (JAX refuses a bare PartitionSpec there)."""
+    with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"))):
+        emb = tx.shard(tx.named(jnp.arange(32.0).reshape(8, 4), ["vocab", "embed"]), {"vocab": "model"})
+        tokens = tx.shard(tx.named(jnp.array([[1, 7], [0, 3]]), ["batch", "seq"]), {"batch": "data"})
+
+    @jax.jit
+    def lookup_and_score(emb, tokens):
+        hidden = emb[{"vocab": tokens}]
+        return hidden, tnp.einsum("{embed},{vocab,embed}->{vocab}", hidden, emb)
+
+    hidden, logits = lookup_and_score(emb, tokens)
+    table = np.arange(32.0).reshape(8, 4)
+    np.testing.assert_allclose(tx.positional(hidden, ["batch", "seq", "embed"]), table[[[1, 7], [0, 3]]])
+    np.testing.assert_allclose(tx.positional(logits, ["batch", "seq", "vocab"]), table[[[1, 7], [0, 3]]] @ table.T)
+    assert hidden.data.sharding.spec == PartitionSpec("data", None, None)  # batch embed seq: batch keeps data

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
-from jax.sharding import PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec
 
 from ._algebra import (
     DYNAMIC,
@@ -37,7 +37,7 @@ from ._algebra import (
     update_named_shape,
 )
 from ._named_array import NamedArray, index_mapped, shape_repr, wrap
-from ._sharding import dim_resources, partition_spec
+from ._sharding import dim_resources, on_own_mesh, partition_spec
 from .numpy._mapped_axes import gather
 
 __all__ = ["At", "dynamic_slice", "dynamic_update_slice", "getitem", "take"]
@@ -204,7 +204,7 @@ def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
             spec[dim], changed = (), True
     if not changed:
         return data
-    return jax.reshard(data, PartitionSpec(*(_entry(e) for e in spec)))
+    return jax.reshard(data, on_own_mesh(data, PartitionSpec(*(_entry(e) for e in spec))))
 
 
 def _mesh_size(data: Any, axis: str) -> int:
@@ -215,7 +215,7 @@ def _entry(assigned: tuple[str, ...]) -> Any:
     return None if not assigned else assigned[0] if len(assigned) == 1 else assigned
 
 
-def _gather_spec(ix: _Indexing) -> PartitionSpec | None:
+def _gather_spec(ix: _Indexing) -> NamedSharding | None:
     """The result's PartitionSpec on an Explicit mesh, by name; ``None`` elsewhere (the compiler decides)."""
     entries = dim_resources(ix.data)
     if entries is None:
@@ -226,7 +226,7 @@ def _gather_spec(ix: _Indexing) -> PartitionSpec | None:
     names = (*(f"#{d}" for d in range(rank)), *ix.result_axes)
     chosen = gather_resources(names, ix.index_resources, own)
     dims = {name: i for i, name in enumerate(names)}
-    return partition_spec(len(names), dims, chosen)
+    return on_own_mesh(ix.data, partition_spec(len(names), dims, chosen))
 
 
 def _has_arrays(index: tuple[Any, ...]) -> bool:
@@ -310,9 +310,9 @@ class AtRegion:
         return out
 
 
-def _operand_spec(data: Any) -> PartitionSpec | None:
+def _operand_spec(data: Any) -> NamedSharding | None:
     entries = dim_resources(data)
-    return None if entries is None else PartitionSpec(*(_entry(e) for e in entries))
+    return None if entries is None else on_own_mesh(data, PartitionSpec(*(_entry(e) for e in entries)))
 
 
 def _laid_out_update(v: NamedArray, axes: tuple[str, ...], region_shape: tuple[int, ...]) -> Any:
@@ -360,11 +360,11 @@ def dynamic_update_slice(x: NamedArray, update: NamedArray, start_indices: Mappi
     # Explicit mesh: JAX wants the update placed as the operand; a dim the update's size does not let its mesh
     # axes divide is replicated in both for the write, and the result goes back to the operand's placement
     shared = [() if e and laid.shape[d] % _parts(x.data, e) else e for d, e in enumerate(entries)]
-    spec = PartitionSpec(*(_entry(e) for e in shared))
+    spec = on_own_mesh(x.data, PartitionSpec(*(_entry(e) for e in shared)))
     data = x.data if tuple(shared) == entries else jax.reshard(x.data, spec)
     out = jax.lax.dynamic_update_slice(data, jax.reshard(laid, spec), starts)
     if tuple(shared) != entries:
-        out = jax.reshard(out, PartitionSpec(*(_entry(e) for e in entries)))
+        out = jax.reshard(out, on_own_mesh(out, PartitionSpec(*(_entry(e) for e in entries))))
     return wrap(out, x.axes, x.mapped)
 
 

@@ -87,6 +87,12 @@ def partition_spec(ndim: int, dims: Mapping[str, int], resources: Mapping[str, t
     return PartitionSpec(*entries)
 
 
+def on_own_mesh(data: Any, spec: PartitionSpec) -> NamedSharding:
+    """``spec`` on the mesh ``data`` lives on (its type's, a tracer's too). JAX takes a bare ``PartitionSpec``
+    only under ``jax.set_mesh``; this also serves values placed on a mesh and used outside that block."""
+    return NamedSharding(jax.typeof(data).sharding.mesh, spec)
+
+
 def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
     """The mesh axes each dim of ``data`` is split over, when its mesh has Explicit axes (a tracer's too: its
     type carries them); ``None`` elsewhere (Auto axes, no mesh), where the compiler places results itself."""

@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import opt_einsum
-from jax.sharding import AxisType, PartitionSpec
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from .._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
 from .._named_array import NamedArray, apply_elementwise, index_mapped, wrap
@@ -85,7 +85,7 @@ def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_
     """Two operands off an Explicit mesh: one ``lax.dot_general`` (``_pair_plan``); else ``jnp.einsum``, pair
     by pair along opt_einsum's path, each step with its own Explicit-mesh sharding."""
     arrays = [jnp.asarray(a) for a in arrays]
-    explicit = _explicit_mesh()
+    explicit = _explicit_mesh(arrays)
     if not explicit and len(arrays) == 2:
         plan = _pair_plan(subscripts)
         if plan is not None and arrays[0].dtype == arrays[1].dtype and jnp.issubdtype(arrays[0].dtype, jnp.number):
@@ -142,12 +142,15 @@ def _pair_plan(subscripts: str) -> Any:
     return dimensions, (None if perm == tuple(range(len(perm))) else perm)
 
 
-def _explicit_mesh() -> bool:
-    mesh = jax.sharding.get_abstract_mesh()
-    return not mesh.empty and AxisType.Explicit in mesh.axis_types
+def _explicit_mesh(arrays: Sequence[Any]) -> bool:
+    """Whether an operand lives on a mesh with Explicit axes (its type says so, under ``jax.set_mesh`` or not),
+    or the current mesh has them."""
+    meshes = [getattr(getattr(jax.typeof(a), "sharding", None), "mesh", None) for a in arrays]
+    meshes.append(jax.sharding.get_abstract_mesh())
+    return any(m is not None and not m.empty and AxisType.Explicit in m.axis_types for m in meshes)
 
 
-def _out_sharding(subscripts: str, arrays: Sequence[Any]) -> PartitionSpec:
+def _out_sharding(subscripts: str, arrays: Sequence[Any]) -> NamedSharding:
     """Each output dim keeps the mesh axes an operand's same-letter dim has (each mesh axis used once)."""
     inputs, output = subscripts.split("->")
     spec_of: dict[str, Any] = {}
@@ -166,7 +169,9 @@ def _out_sharding(subscripts: str, arrays: Sequence[Any]) -> PartitionSpec:
         else:
             used |= axes
             parts.append(entry)
-    return PartitionSpec(*parts)
+    own = [m for m in (getattr(jax.typeof(a).sharding, "mesh", None) for a in arrays) if m is not None and not m.empty]
+    mesh = own[0] if own else jax.sharding.get_abstract_mesh()
+    return NamedSharding(mesh, PartitionSpec(*parts))  # on the operands' mesh: also outside jax.set_mesh
 
 
 def dot(

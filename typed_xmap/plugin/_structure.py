@@ -218,7 +218,10 @@ def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
             return arange_shape(read("axis", 0), read("start", 1), read("stop", 2), step, operation="tnp.arange"), ()
         if name == "causal_mask":
             row, column = two_axes(read("row", 0), read("column", 1), operation="tnp.causal_mask")
-            size = _int(read("size", 2))
+            try:
+                size = _int(read("size", 2))
+            except _Unknown:  # a size from a variable: the axes are known, their size is not
+                size = None
             return {row: size, column: size}, ()
         return dict(axis_sizes(read("shape", 0), operation=f"tnp.{name}")), ()
 
