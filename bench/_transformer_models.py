@@ -6,8 +6,8 @@ norm; tied output (``logits = h . embedding^T``); cross-entropy against one-hot 
 over batch and positions. ``init_params`` draws one set of NumPy arrays; each version converts it to its own
 layout, so the three give the same loss from the same initial values.
 
-The typed_xmap version is in ``named_loss`` and its helpers (``_named_*``), easy to swap for the library's
-own rename/indexing once they land.
+The typed_xmap version is ``named_loss`` and its helpers (``_named_*``): the named vocabulary throughout (a
+gather for the embeddings, ``rename``, ``causal_mask``, ``one_hot``), no positional escape.
 """
 
 from __future__ import annotations
@@ -127,12 +127,6 @@ def jnp_params(params: dict[str, Any]) -> dict[str, Any]:
 # -- typed_xmap -----------------------------------------------------------------------------------------
 
 
-def _named_rename(x: Any, old: str, new: str) -> Any:
-    """``x`` with axis ``old`` called ``new`` (by tx.positional/tx.named until the library has rename)."""
-    axes = list(x.axes)
-    return tx.named(tx.positional(x, axes), [new if a == old else a for a in axes])
-
-
 def _named_norm(x: Any, g: Any, b: Any) -> Any:
     mu = tnp.mean(x, "embed")
     xc = x - mu
@@ -143,8 +137,8 @@ def _named_norm(x: Any, g: Any, b: Any) -> Any:
 def _named_layer(x: Any, p: dict[str, Any], mask: Any, scale: float) -> Any:
     h = _named_norm(x, p["ln1_g"], p["ln1_b"])
     q = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wq"])
-    k = _named_rename(tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wk"]), "seq", "kv")
-    v = _named_rename(tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wv"]), "seq", "kv")
+    k = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wk"]).rename({"seq": "kv"})
+    v = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wv"]).rename({"seq": "kv"})
     scores = tnp.einsum("{seq,head_dim},{kv,head_dim}->{seq,kv}", q, k) * scale
     weights = tnp.softmax(tnp.where(mask, scores, MASKED), "kv")
     mixed = tnp.einsum("{seq,kv},{kv,head_dim}->{seq,head_dim}", weights, v)
@@ -157,18 +151,15 @@ def _named_layer(x: Any, p: dict[str, Any], mask: Any, scale: float) -> Any:
 def named_loss(params: dict[str, Any], tokens: Any, targets: Any) -> Any:
     """``tokens``, ``targets``: NamedArrays {batch, seq} of int32; returns a plain scalar."""
     seq, vocab = tokens.named_shape["seq"], params["emb"].named_shape["vocab"]
-    emb = tx.positional(params["emb"], ["vocab", "embed"])
-    x = tx.named(jnp.take(emb, tx.positional(tokens, ["batch", "seq"]), axis=0), ["batch", "seq", "embed"])
-    x = x + params["pos"]
-    positions = jnp.arange(seq)
-    mask = tx.named(positions[:, None] >= positions[None, :], ["seq", "kv"])
+    x = params["emb"][{"vocab": tokens}] + params["pos"]
+    mask = tnp.causal_mask("seq", "kv", seq)
     scale = params["layers"][0]["wq"].named_shape["head_dim"] ** -0.5
     for p in params["layers"]:
         x = _named_layer(x, p, mask, scale)
     h = _named_norm(x, params["lnf_g"], params["lnf_b"])
     logits = tnp.einsum("{embed},{vocab,embed}->{vocab}", h, params["emb"])
     logp = tnp.log_softmax(logits, "vocab")
-    onehot = tx.named(jax.nn.one_hot(tx.positional(targets, ["batch", "seq"]), vocab), ["batch", "seq", "vocab"])
+    onehot = tnp.one_hot(targets, "vocab", vocab, dtype=logp.dtype)
     return -tnp.mean(tnp.sum(logp * onehot, "vocab"), ("batch", "seq")).data
 
 
