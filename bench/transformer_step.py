@@ -12,6 +12,7 @@ histogram; the findings are in ``bench/README.md``.
 Run: ``PYTHONPATH=. python bench/transformer_step.py [--dump DIR]`` or ``typed-xmap bench transformer_step``.
 """
 
+import ast
 import collections
 import re
 import statistics
@@ -96,6 +97,30 @@ def build(cases, rounds=3, trace_rounds=9):
     }
 
 
+MODEL_CODE = {
+    "jnp": ("_jnp_norm", "_jnp_layer", "jnp_loss"),
+    "haliax": ("_hax_axes", "_hax_norm", "_hax_layer", "haliax_loss_fn"),
+    "typed_xmap": ("_named_norm", "_named_layer", "named_loss"),
+}
+"""The functions that are each version's model (the loss from tokens, its layers and helpers)."""
+
+
+def model_lines(names: tuple[str, ...]) -> int:
+    """Lines of code of these functions in _transformer_models.py: no blank lines, comments or docstrings."""
+    source = Path(models.__file__).read_text()
+    rows = source.splitlines()
+    total = 0
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            first = node.body[0]
+            docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            skip = range(first.lineno, first.end_lineno + 1) if docstring and first.end_lineno else range(0)
+            for number in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                text = rows[number - 1].strip()
+                total += bool(text) and not text.startswith("#") and number not in skip
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     dump = Path(argv[argv.index("--dump") + 1]) if "--dump" in argv else None
@@ -103,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = versions()
     losses = {name: float(fn(p, t, y)) for name, (fn, p, t, y) in cases.items()}
     print("  initial loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
+    print("  model code (lines): " + ", ".join(f"{k} {model_lines(MODEL_CODE[k])}" for k in MODEL_CODE))
     if not np.allclose(list(losses.values()), losses["jnp"], rtol=1e-5, atol=1e-5):
         print("  the versions disagree on the loss: not the same program")
         return 1

@@ -131,3 +131,15 @@ def test_typed_xmap_check_strict(tmp_path, bug, code):
     line = next(i for i, row in enumerate(source.splitlines(), 1) if bug[1] in row)
     errors = [row for row in text.splitlines() if ": error:" in row]
     assert len(errors) == 1 and f"transformer.py:{line}: error:" in errors[0] and errors[0].endswith(f"[{code}]"), text
+
+
+def test_the_guide_quotes_the_example_verbatim():
+    """docs/guide/training-a-transformer.md's ```py excerpts are the example's own code, line for line."""
+    import re
+
+    guide = (ROOT / "docs" / "guide" / "training-a-transformer.md").read_text()
+    excerpts = re.findall(r"^```py\n(.*?)^```", guide, re.S | re.M)
+    assert len(excerpts) >= 6
+    source = EXAMPLE.read_text()
+    for excerpt in excerpts:
+        assert excerpt in source, excerpt
