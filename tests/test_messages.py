@@ -589,7 +589,7 @@ MESSAGES = {
         "positional dims with x[i] or tx.positional(x, ...) first"
     ),
     "indexing: unknown axis": (
-        "x[{'feet': 0}] names axis 'feet', but x has named axes 'batch=8 feat=4'. Fix: index an axis the "
+        "x[{'feet': 0}] names axis 'feet', but x has named axes 'batch=8 feat=4'. Fix: name an axis the "
         "value has, or check the axis name's spelling"
     ),
     "indexing: out of bounds": (
@@ -1089,7 +1089,8 @@ MESSAGES = {
         "name such as 'seq'"
     ),
     "structure: rename a missing axis": (
-        "tx.rename: x has no axis 'seq'; its axes are ('batch', 'feat'). Fix: name one of its axes"
+        "tx.rename names axis 'seq', but x has named axes 'batch=8 feat=4'. Fix: name an axis the value has, or check the axis "
+        "name's spelling"
     ),
     "structure: new axis exists": (
         "tnp.one_hot: tokens already has an axis 'feat'; a new axis needs a name of its own. Fix: pick another "

@@ -24,6 +24,7 @@ from typing import Any
 
 from ._errors import ErrorKind, NamedShapeError
 from ._shapes import NamedShape, Size, describe_named_shape
+from ._structure import carried_axis
 
 __all__ = [
     "DYNAMIC",
@@ -119,13 +120,7 @@ def _check_axis(named: NamedShape, axis: object, operation: str, operand: str) -
             f"name; index positional dims with x[i] or tx.positional(x, ...) first",
             kind=ErrorKind.SYNTAX,
         )
-    if axis not in named:
-        raise NamedShapeError(
-            f"{operation} names axis {axis!r}, but {operand} has named axes {describe_named_shape(named)}. "
-            f"Fix: index an axis the value has, or check the axis name's spelling",
-            kind=ErrorKind.AXIS_MISSING,
-        )
-    return axis
+    return carried_axis(named, axis, operation=operation, operand=operand)
 
 
 def _int_index(axis: str, index: int, size: Size, operation: str) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ._errors import ErrorKind, NamedShapeError
-from ._shapes import Size
+from ._shapes import Size, describe_named_shape
 from ._spec import is_axis_name
 
 __all__ = [
@@ -54,12 +54,19 @@ def _name(axis: object, *, operation: str, argument: str) -> str:
 def require_axis(named: Shape, axis: object, *, operation: str, operand: str = "x") -> str:
     """``axis`` is a name ``named`` carries (roll, cumsum, split, ...); the name."""
     name = _name(axis, operation=operation, argument="axis")
-    if name not in named:
+    return carried_axis(named, name, operation=operation, operand=operand)
+
+
+def carried_axis(named: Shape, axis: str, *, operation: str, operand: str = "x") -> str:
+    """``axis`` is an axis ``named`` carries: the one rule for every operation that names an existing axis
+    (indexing, roll, cumsum, split, ...)."""
+    if axis not in named:
         raise NamedShapeError(
-            f"{operation}: {operand} has no axis {name!r}; its axes are {_axes(named)}. Fix: name one of its axes",
+            f"{operation} names axis {axis!r}, but {operand} has named axes {describe_named_shape(named)}. "
+            f"Fix: name an axis the value has, or check the axis name's spelling",
             kind=ErrorKind.AXIS_MISSING,
         )
-    return name
+    return axis
 
 
 def new_axis(named: Shape, axis: object, *, operation: str, operand: str = "x") -> str:
