@@ -36,7 +36,7 @@ from ._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from ._named_array import NamedArray, index_mapped, shape_repr, wrap
+from ._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
 from ._sharding import dim_resources, on_own_mesh, partition_spec
 from .numpy._mapped_axes import gather
 
@@ -305,8 +305,10 @@ class AtRegion:
         data = fn(v) if spec is None else fn(v, out_sharding=spec)
         out = wrap(data, ix.layout, ix.mapped)
         placed = _operand_spec(ix.x.data)  # a dim replicated for the write goes back to x's placement
-        if placed is not None and out.axes == ix.x.axes and _operand_spec(out.data) != placed:
-            out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
+        if placed is not None and set(out.axes) == set(ix.x.axes):
+            out = in_order(out, ix.x.axes)
+            if _operand_spec(out.data) != placed:
+                out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
         return out
 
 
