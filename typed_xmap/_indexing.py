@@ -114,7 +114,7 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
     advanced = [a for a in x.axes if a in plan.ints or items.get(a) is DYNAMIC or a in plan.gathered]
     advanced += [a for a in x.axes if a in plan.pointwise]
     kept = [a for a in x.axes if a not in advanced]
-    layout = (*kept, *advanced)
+    layout = (*advanced, *kept)  # the index's dims lead the result, as ``jnp``'s ``emb[tokens]`` (no transpose)
     data = _transposed(x, layout)
     index_axes = tuple(plan.index_axes)
     index: list[Any] = [slice(None)] * x.ndim
@@ -141,7 +141,7 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
     for v in values.values():
         if isinstance(v, NamedArray):
             mapped.update(v.mapped)
-    result_axes = (*(a for a in kept), *(a for a in index_axes if a not in kept))
+    result_axes = (*(a for a in index_axes if a not in kept), *kept)
     data = _replicate_sliced(data, index, x.ndim)
     return _Indexing(x, plan, data, layout, tuple(index), result_axes, tuple(mapped.items()), index_resources)
 
