@@ -24,7 +24,8 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     check_named(spec, tuple(data.shape[:rank]), (*base_axes, *dict(mapped)), where=where)
     named_dims = [d for d, _ in spec.dims]
     kept = [d for d in range(rank) if d not in named_dims]
-    # One transpose to the stored layout: positional dims, then the named dims sorted by name.
+    # One transpose to the canonical layout (positional dims, then the named dims sorted by name): the
+    # layout the pytree flatten gives, so passing the value to ``jit`` transposes nothing.
     source = dict(zip(spec.names, named_dims, strict=True)) | {a: rank + i for i, a in enumerate(base_axes)}
     axes = tuple(sorted(source))
     perm = kept + [source[a] for a in axes]

@@ -36,7 +36,7 @@ from ._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from ._named_array import NamedArray, index_mapped, shape_repr, wrap
+from ._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
 from ._sharding import dim_resources, on_own_mesh, partition_spec
 from .numpy._mapped_axes import gather
 
@@ -114,7 +114,7 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
     advanced = [a for a in x.axes if a in plan.ints or items.get(a) is DYNAMIC or a in plan.gathered]
     advanced += [a for a in x.axes if a in plan.pointwise]
     kept = [a for a in x.axes if a not in advanced]
-    layout = (*kept, *advanced)
+    layout = (*advanced, *kept)  # the index's dims lead the result, as ``jnp``'s ``emb[tokens]`` (no transpose)
     data = _transposed(x, layout)
     index_axes = tuple(plan.index_axes)
     index: list[Any] = [slice(None)] * x.ndim
@@ -141,7 +141,7 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
     for v in values.values():
         if isinstance(v, NamedArray):
             mapped.update(v.mapped)
-    result_axes = (*(a for a in kept), *(a for a in index_axes if a not in kept))
+    result_axes = (*(a for a in index_axes if a not in kept), *kept)
     data = _replicate_sliced(data, index, x.ndim)
     return _Indexing(x, plan, data, layout, tuple(index), result_axes, tuple(mapped.items()), index_resources)
 
@@ -305,8 +305,10 @@ class AtRegion:
         data = fn(v) if spec is None else fn(v, out_sharding=spec)
         out = wrap(data, ix.layout, ix.mapped)
         placed = _operand_spec(ix.x.data)  # a dim replicated for the write goes back to x's placement
-        if placed is not None and out.axes == ix.x.axes and _operand_spec(out.data) != placed:
-            out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
+        if placed is not None and set(out.axes) == set(ix.x.axes):
+            out = in_order(out, ix.x.axes)
+            if _operand_spec(out.data) != placed:
+                out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
         return out
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "align",
     "apply_elementwise",
     "fused",
+    "in_order",
     "index_mapped",
     "is_eager",
     "shape_repr",
@@ -52,7 +53,8 @@ class NamedArray(NamedArrayMethods):
 
     Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
     ``NamedArray[f32, "batch features"]`` is the annotation form, checked by ``@tx.typed``.
-    A named shape is a set: the named dims are stored sorted by name, so the pytree structure never
+    A named shape is a set: the named dims keep the order the producing operation laid them out in
+    (``x.axes``), and the pytree flatten puts them in sorted order, so the pytree structure never
     depends on the order they came in. ``print(x)`` shows the values (a summary for large arrays).
     ``x.sum('batch')``, ``x.rename({...})`` and the other methods come from ``_methods.NamedArrayMethods``.
     """
@@ -88,7 +90,7 @@ class NamedArray(NamedArrayMethods):
                 f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
                 kind=ErrorKind.SYNTAX,
             )
-        self.data, self.axes = _in_canonical_order(data, axes) if isinstance(ndim, int) else (data, axes)
+        self.data, self.axes = data, axes
         self.mapped = mapped
 
     def __class_getitem__(cls, params: Any) -> Any:
@@ -232,18 +234,24 @@ def _summary(values: np.ndarray) -> str:
 Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
-def _aux(x: NamedArray) -> Aux:
-    """The treedef's aux data: the axes (stored in the canonical order) and the mapped axes, sorted."""
+def _canonical(x: NamedArray) -> tuple[Any, Aux]:
+    """The leaf and the treedef's aux data: the data with its named dims sorted by name (transposed only
+    when they are not), the sorted axes and the mapped axes, sorted. A named shape is a set, so the pytree
+    structure must not depend on the order an operation produced (``lax.scan``/``cond``/``while_loop``
+    carries and branches match); under ``jit`` the transpose sits at the boundary only."""
+    data, axes = _in_canonical_order(x.data, x.axes) if len(x.axes) > 1 else (x.data, x.axes)
     mapped = x.mapped
-    return x.axes, (tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
+    return data, (axes, (tuple(sorted(mapped)) if len(mapped) > 1 else mapped))
 
 
 def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
-    return (x.data,), _aux(x)
+    data, aux = _canonical(x)
+    return (data,), aux
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
-    return ((GetAttrKey("data"), x.data),), _aux(x)
+    data, aux = _canonical(x)
+    return ((GetAttrKey("data"), data),), aux
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
@@ -290,25 +298,31 @@ def canonical_order(axes: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, 
 def _in_canonical_order(data: Any, axes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
     """``data`` laid out as positional dims + ``axes``, transposed so the named dims are sorted by name."""
     order = canonical_order(axes) if len(axes) > 1 else None
-    if order is None:
+    if order is None or not isinstance(getattr(data, "ndim", None), int):
         return data, axes
     ordered, perm = order
     rank = data.ndim - len(axes)
     return jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm)), ordered
 
 
+def in_order(x: NamedArray, axes: tuple[str, ...]) -> NamedArray:
+    """``x`` with its named dims laid out in the order ``axes`` (the same set as ``x.axes``)."""
+    if x.axes == axes:
+        return x
+    rank = x.data.ndim - len(axes)
+    perm = tuple(range(rank)) + tuple(rank + x.axes.index(a) for a in axes)
+    return wrap(jax.lax.transpose(x.data, perm), axes, x.mapped)
+
+
 def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
     """Build a NamedArray from data laid out as positional dims + ``axes`` (no checks).
 
-    The named dims are stored in the canonical order (sorted by name): data laid out in another order
-    is transposed here, so a value's pytree structure never depends on the order an operation produced
-    (``lax.scan``/``cond``/``while_loop`` carries and branches match). Under ``jit`` XLA folds the
-    transpose into the producing op's layout.
+    The named dims keep the order given (the producing operation's layout); only the pytree flatten
+    puts them in the canonical order (sorted by name).
     """
-    data, axes = _in_canonical_order(data, tuple(axes))
     x = object.__new__(NamedArray)
     x.data = data
-    x.axes = axes
+    x.axes = tuple(axes)
     x.mapped = mapped
     return x
 
@@ -353,10 +367,11 @@ def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None)
     labels = None
     if operands is not None:
         labels = [label for v, label in zip(values, operands, strict=False) if isinstance(v, NamedArray)]
-    # The result's axes in the canonical order (sorted by name): operands, stored so, need no transposes.
-    result_axes = tuple(
-        sorted(union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels))
-    )
+    # The result's axes: the order of the operand with the most named dims (it needs no transpose), then
+    # the other axes in first-seen order.
+    union = union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels)
+    widest = max(named, key=lambda v: len(v.axes)).axes if named else ()
+    result_axes = (*widest, *(a for a in union if a not in widest))
     positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
     broadcast_positional(positional, operation=operation, operands=operands)
     rank = max((len(p) for p in positional), default=0)

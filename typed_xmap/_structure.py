@@ -1,7 +1,7 @@
 """Structural operations by name: ``tx.rename``, ``tx.merge_axes``, ``tx.split_axis``, ``tx.broadcast_to``.
 
 What each does to named shapes is ``typed_xmap._algebra._structure``'s rule; here it is carried out on
-the data (positional dims first, then the named dims sorted by name). On a mesh with Explicit axes a
+the data (positional dims first, then the named dims in ``x.axes`` order). On a mesh with Explicit axes a
 reshape that merges or splits a sharded dim needs its output sharding: ``reshape`` derives it from the
 names (the merged axis keeps its major part's mesh axes), so callers never write a ``PartitionSpec``.
 """

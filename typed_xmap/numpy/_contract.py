@@ -68,8 +68,10 @@ def _einsum(
     values = [index_mapped(v, kept_mapped) for v in values]
     # A reduced axis must be a dim of every operand that has it, so the dot_general contracts it.
     values = [gather(v, [n for n, _ in v.mapped if n in reduced], operation=operation) for v in values]
-    # The result's dims: kept axes held as dims, in the canonical order (sorted by name, as NamedArrays store them).
-    first_seen = sorted({n for v in values for n in v.axes})
+    # The result's dims: the axes every operand holds (in the first operand's order), then the others in
+    # first-seen order; for two operands that is the order ``lax.dot_general`` produces (no transpose).
+    every = [n for n in values[0].axes if all(n in v.axes for v in values[1:])] if values else []
+    first_seen = every + [n for n in dict.fromkeys(n for v in values for n in v.axes) if n not in every]
     in_data = dataclasses.replace(
         result, named_shape={n: result.named_shape[n] for n in first_seen if n in result.named_shape}
     )

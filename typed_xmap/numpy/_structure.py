@@ -1,8 +1,8 @@
 """Structural ``tnp`` functions along a named axis: ``stack concatenate split roll pad cumsum cumprod``.
 
 The named-shape rule of each is ``typed_xmap._algebra._structure``'s; here it runs on the data. Operands
-of one named shape are laid out alike (named dims sorted by name), so stacking or joining them is one
-positional ``jnp`` call on their data.
+of one named shape are first laid out alike (in the first operand's order), so stacking or joining them
+is one positional ``jnp`` call on their data.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
-from .._named_array import NamedArray, wrap
+from .._named_array import NamedArray, in_order, wrap
 from .._structure import as_named, explicit_spec, gather_mapped
 
 __all__ = ["concatenate", "cumprod", "cumsum", "pad", "roll", "split", "stack"]
@@ -24,8 +24,9 @@ def _aligned(xs: Sequence[NamedArray], operation: str) -> list[NamedArray]:
     """The operands with one data layout: mapped axes gathered where the operands disagree on them; on
     Explicit mesh axes every operand resharded as the first one is."""
     xs = list(xs)
-    if len({(x.axes, tuple(sorted(x.mapped))) for x in xs}) > 1:
+    if len({(frozenset(x.axes), tuple(sorted(x.mapped))) for x in xs}) > 1:
         xs = [gather_mapped(x, [n for n, _ in x.mapped], operation=operation) for x in xs]
+    xs = [in_order(x, xs[0].axes) if set(x.axes) == set(xs[0].axes) else x for x in xs]
     spec = explicit_spec(xs[0].data)
     if spec is not None:
         xs = [
