@@ -1089,8 +1089,8 @@ MESSAGES = {
         "name such as 'seq'"
     ),
     "structure: rename a missing axis": (
-        "tx.rename names axis 'seq', but x has named axes 'batch=8 feat=4'. Fix: name an axis the value has, or check the axis "
-        "name's spelling"
+        "tx.rename names axis 'seq', but x has named axes 'batch=8 feat=4'. Fix: name an axis the value has, or "
+        "check the axis name's spelling"
     ),
     "structure: new axis exists": (
         "tnp.one_hot: tokens already has an axis 'feat'; a new axis needs a name of its own. Fix: pick another "
