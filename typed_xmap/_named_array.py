@@ -238,33 +238,48 @@ def _canonical(x: NamedArray) -> tuple[Any, Aux]:
     """The leaf and the treedef's aux data: the data with its named dims sorted by name (transposed only
     when they are not), the sorted axes and the mapped axes, sorted. A named shape is a set, so the pytree
     structure must not depend on the order an operation produced (``lax.scan``/``cond``/``while_loop``
-    carries and branches match); under ``jit`` the transpose sits at the boundary only."""
-    data, axes = _in_canonical_order(x.data, x.axes) if len(x.axes) > 1 else (x.data, x.axes)
-    mapped = x.mapped
-    return data, (axes, (tuple(sorted(mapped)) if len(mapped) > 1 else mapped))
+    carries and branches match); under ``jit`` the transpose sits at the boundary only.
+
+    Every ``jit`` call flattens its arguments and unflattens its results, a few hundred NamedArrays for a
+    model and its optimizer state, so this and ``_unflatten`` do no more than they must."""
+    data, axes, mapped = x.data, x.axes, x.mapped
+    if len(axes) > 1:
+        order = canonical_order(axes)
+        if order is not None and isinstance(getattr(data, "ndim", None), int):
+            ordered, perm = order
+            rank = data.ndim - len(axes)
+            data, axes = jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm)), ordered
+    return data, (axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
 
 
 def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
+    axes, mapped = x.axes, x.mapped
+    if not mapped and (len(axes) < 2 or canonical_order(axes) is None):  # the common case, as params are
+        return (x.data,), (axes, mapped)
     data, aux = _canonical(x)
     return (data,), aux
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
     data, aux = _canonical(x)
-    return ((GetAttrKey("data"), data),), aux
+    return ((_DATA_KEY, data),), aux
+
+
+_DATA_KEY = GetAttrKey("data")
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
     (data,) = children
     axes, mapped = aux
-    ndim = getattr(data, "ndim", None)
-    if isinstance(ndim, int) and ndim < len(axes):
-        NamedArray(data, *aux)  # raises the explanatory error
+    if axes and len(getattr(data, "shape", axes)) < len(axes):
+        NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
     if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
         from ._xmap._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
-    return wrap(data, axes, mapped)
+    x = object.__new__(NamedArray)
+    x.data, x.axes, x.mapped = data, axes, mapped
+    return x
 
 
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
@@ -293,16 +308,6 @@ def canonical_order(axes: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, 
     """``None`` when ``axes`` are in the canonical order (sorted by name), else (sorted axes, permutation)."""
     ordered = tuple(sorted(axes))
     return None if ordered == axes else (ordered, tuple(axes.index(a) for a in ordered))
-
-
-def _in_canonical_order(data: Any, axes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
-    """``data`` laid out as positional dims + ``axes``, transposed so the named dims are sorted by name."""
-    order = canonical_order(axes) if len(axes) > 1 else None
-    if order is None or not isinstance(getattr(data, "ndim", None), int):
-        return data, axes
-    ordered, perm = order
-    rank = data.ndim - len(axes)
-    return jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm)), ordered
 
 
 def in_order(x: NamedArray, axes: tuple[str, ...]) -> NamedArray:
