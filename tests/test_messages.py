@@ -210,6 +210,7 @@ CASES = {
     "indexing: a plain int on named axes": (lambda: x()[0], E, K.AXIS_MISSING),
     "indexing: key not a name": (lambda: x()[{0: 1}], E, K.SYNTAX),
     "indexing: unknown axis": (lambda: x()[{"feet": 0}], E, K.AXIS_MISSING),
+    "jnp given a NamedArray": (lambda: jnp.exp(x()), E, K.INVALID_ARGUMENT),
     "indexing: out of bounds": (lambda: x()[{"batch": 8}], E, K.AXIS_SIZE),
     "indexing: bad slice": (lambda: x()[{"feat": slice(0, 4, 0)}], E, K.INVALID_ARGUMENT),
     "indexing: not an index": (lambda: x()[{"feat": jnp.arange(2)}], E, K.INVALID_ARGUMENT),
@@ -591,6 +592,11 @@ MESSAGES = {
     "indexing: unknown axis": (
         "x[{'feet': 0}] names axis 'feet', but x has named axes 'batch=8 feat=4'. Fix: name an axis the "
         "value has, or check the axis name's spelling"
+    ),
+    "jnp given a NamedArray": (
+        "a jax.numpy function got NamedArray(float32[batch=8, feat=4]): jnp works on positional arrays and would "
+        "drop its named axes. Fix: use typed_xmap.numpy (tnp.exp(x), tnp.sum(x, 'batch'), ...), or "
+        "tx.positional(x, ['batch', 'feat', ...]) for a positional array"
     ),
     "indexing: out of bounds": (
         "x[{'batch': 8}]: index 8 is out of bounds for axis 'batch' of size 8. Fix: use an index in [-8, 8), "

@@ -214,3 +214,19 @@ def test_numpy_values_on_the_left_broadcast_too():
 def test_a_value_without_named_axes_converts_to_numpy():
     x = tx.named(jnp.arange(6.0).reshape(2, 3), {})
     np.testing.assert_array_equal(np.asarray(x), np.arange(6.0).reshape(2, 3))
+
+
+def test_jnp_on_a_named_array_points_at_tnp_and_jax_operators_still_defer():
+    """jnp.exp(x) names tnp; jax's own operators (jnp array on the left) still reach our reflected ones."""
+    import jax.numpy as jnp
+
+    import typed_xmap as tx
+
+    x = tx.named(jnp.arange(3.0), ["embed"])
+    with pytest.raises(tx.NamedShapeError, match=r"Fix: use typed_xmap\.numpy \(tnp\.exp\(x\)"):
+        jnp.exp(x)
+    with pytest.raises(TypeError, match=r"tx\.positional"):
+        jnp.asarray(x)
+    for result in (jnp.ones(3) * x, jnp.ones(()) + x, jnp.zeros(()) < x, jnp.ones(()) == x):
+        assert result.named_shape == {"embed": 3}
+    assert (jnp.ones(()) - x).data.tolist() == [1.0, 0.0, -1.0]

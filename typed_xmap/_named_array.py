@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import operator
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -156,6 +157,22 @@ class NamedArray(NamedArrayMethods):
         raise TypeError(
             f"cannot convert {shape_repr(self)} to a positional array implicitly: the order of its named axes is "
             f"not part of its value. Fix: tx.positional(x, {format_axis_list(self.axes)})"
+        )
+
+    def __jax_array__(self) -> Any:
+        """``jnp.exp(x)``, ``jnp.asarray(x)``: a clear error pointing at ``tnp`` (jnp would drop the names).
+
+        jax's own operators call this too before deferring (``jnp.ones(3) * x``); for them this returns the
+        NamedArray itself, which they do not accept, so Python calls our reflected operator."""
+        caller = sys._getframe(1).f_code
+        if caller.co_name.startswith(("_operator_", "deferring")) and caller.co_filename.endswith("array_methods.py"):
+            return self
+        raise NamedShapeError(
+            f"a jax.numpy function got {shape_repr(self)}: jnp works on positional arrays and would drop its "
+            f"named axes. Fix: use typed_xmap.numpy (tnp.exp(x), tnp.sum(x, 'batch'), ...), or "
+            f"tx.positional(x, {format_axis_list(self.axes + tuple(n for n, _ in self.mapped))}) for a "
+            f"positional array",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
 
     def __bool__(self) -> bool:
