@@ -230,3 +230,33 @@ def test_jnp_on_a_named_array_points_at_tnp_and_jax_operators_still_defer():
     for result in (jnp.ones(3) * x, jnp.ones(()) + x, jnp.zeros(()) < x, jnp.ones(()) == x):
         assert result.named_shape == {"embed": 3}
     assert (jnp.ones(()) - x).data.tolist() == [1.0, 0.0, -1.0]
+
+
+def test_a_named_array_with_no_named_axes_converts_like_an_array():
+    import jax.numpy as jnp
+    import numpy as np
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+
+    loss = tnp.sum(tx.named(jnp.ones((2, 3)), ["a", "b"]), ("a", "b"))
+    assert float(jnp.asarray(loss)) == 6.0 and float(np.asarray(loss)) == 6.0
+    assert bool(jnp.allclose(loss, 6.0))
+
+
+def test_leaves_reduced_to_scalars_leave_the_tree_plain_optax_norms_work():
+    """jax.tree.map(jnp.sum, params) gives scalars where NamedArrays were; optax's global norm and clipping
+    on NamedArray parameters work."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    import typed_xmap as tx
+
+    params = {"w": tx.named(jnp.full((2, 3), 2.0), ["a", "b"]), "b": tx.named(jnp.ones(3), ["b"])}
+    sums = jax.tree.map(jnp.sum, params)
+    assert float(sums["w"]) == 12.0 and float(sums["b"]) == 3.0
+    assert float(optax.tree.norm(params)) == pytest.approx((6 * 4.0 + 3.0) ** 0.5)
+    clipped, _ = optax.clip_by_global_norm(1.0).update(params, optax.clip_by_global_norm(1.0).init(params))
+    assert clipped["w"].named_shape == {"a": 2, "b": 3}
+    assert float(optax.tree.norm(clipped)) == pytest.approx(1.0, rel=1e-5)

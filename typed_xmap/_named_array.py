@@ -164,6 +164,8 @@ class NamedArray(NamedArrayMethods):
 
         jax's own operators call this too before deferring (``jnp.ones(3) * x``); for them this returns the
         NamedArray itself, which they do not accept, so Python calls our reflected operator."""
+        if not self.axes and not self.mapped:  # positional dims only (a loss reduced over every axis)
+            return self.data
         caller = sys._getframe(1).f_code
         if caller.co_name.startswith(("_operator_", "deferring")) and caller.co_filename.endswith("array_methods.py"):
             return self
@@ -285,10 +287,12 @@ def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
 _DATA_KEY = GetAttrKey("data")
 
 
-def _unflatten(aux: Aux, children: Iterable[Any]) -> NamedArray:
+def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
     (data,) = children
     axes, mapped = aux
     if axes and len(getattr(data, "shape", axes)) < len(axes):
+        if getattr(data, "ndim", None) == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
+            return data  # optax's norms): no axis is left to name, so it stays a plain scalar
         NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
     if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
         from ._xmap._frames import varying_mapped
