@@ -1,7 +1,7 @@
 """xmap dispatch and compile overhead against hand-written JAX on an 8-device mesh.
 
 1. A cached ``tx.xmap`` call vs the equivalent hand-written ``jax.jit`` call (3 small inputs,
-   named axes on mesh axes; goal <= 1.2x in median call + block time).
+   named axes on mesh axes; goal <= 1.05x in median call + block time, as DESIGN.md sets).
 2. Trace + compile time of a fresh ``tx.xmap`` vs a fresh hand-written ``jit(vmap(vmap(...)))``.
 
 Rounds are interleaved; prints ratios. Run: ``PYTHONPATH=. python bench/xmap_dispatch.py``.
@@ -77,7 +77,7 @@ def main() -> int:
             "cached call + block, 8-device mesh, small inputs",
             times,
             "hand-written jax.jit(vmap(vmap(vmap)))",
-            goal="<= 1.2x",
+            goal="<= 1.05x",
         )
         dispatch = interleaved(
             {"hand-written jit, dispatch only": lambda: hw(x, w, b), "tx.xmap, dispatch only": lambda: xm(x, w, b)},

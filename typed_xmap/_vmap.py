@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-from ._algebra import ErrorKind, NamedShapeError, mapped_axis_size
+from ._algebra import ErrorKind, NamedShapeError, mapped_axis_size, unknown_resource_keys
 from ._named_array import NamedArray, wrap
 
 __all__ = ["vmap"]
@@ -48,7 +48,7 @@ def vmap(
             kind=ErrorKind.INVALID_ARGUMENT,
         )
     resources = dict(axis_resources or {})
-    unknown = [n for n in resources if n not in names]
+    unknown = unknown_resource_keys(resources, names)
     if unknown:
         raise NamedShapeError(
             f"tx.vmap: axis_resources names axis {unknown[0]!r}, which is not mapped (mapped: "
