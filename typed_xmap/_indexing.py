@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding
 
 from ._algebra import (
     DYNAMIC,
@@ -37,7 +37,7 @@ from ._algebra import (
     update_named_shape,
 )
 from ._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
-from ._sharding import dim_resources, on_own_mesh, partition_spec
+from ._sharding import dim_resources, on_own_mesh, on_own_mesh_by_dim, partition_spec
 from .numpy._mapped_axes import gather
 
 __all__ = ["At", "dynamic_slice", "dynamic_update_slice", "getitem", "take"]
@@ -204,19 +204,15 @@ def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
             spec[dim], changed = (), True
     if not changed:
         return data
-    return jax.reshard(data, on_own_mesh(data, PartitionSpec(*(_entry(e) for e in spec))))
+    return jax.reshard(data, on_own_mesh_by_dim(data, spec))
 
 
 def _mesh_size(data: Any, axis: str) -> int:
     return int(jax.typeof(data).sharding.mesh.shape[axis])
 
 
-def _entry(assigned: tuple[str, ...]) -> Any:
-    return None if not assigned else assigned[0] if len(assigned) == 1 else assigned
-
-
 def _gather_spec(ix: _Indexing) -> NamedSharding | None:
-    """The result's PartitionSpec on an Explicit mesh, by name; ``None`` elsewhere (the compiler decides)."""
+    """The result's sharding on an Explicit mesh, by name; ``None`` elsewhere (the compiler decides)."""
     entries = dim_resources(ix.data)
     if entries is None:
         return None
@@ -314,7 +310,7 @@ class AtRegion:
 
 def _operand_spec(data: Any) -> NamedSharding | None:
     entries = dim_resources(data)
-    return None if entries is None else on_own_mesh(data, PartitionSpec(*(_entry(e) for e in entries)))
+    return None if entries is None else on_own_mesh_by_dim(data, entries)
 
 
 def _laid_out_update(v: NamedArray, axes: tuple[str, ...], region_shape: tuple[int, ...]) -> Any:
@@ -362,11 +358,11 @@ def dynamic_update_slice(x: NamedArray, update: NamedArray, start_indices: Mappi
     # Explicit mesh: JAX wants the update placed as the operand; a dim the update's size does not let its mesh
     # axes divide is replicated in both for the write, and the result goes back to the operand's placement
     shared = [() if e and laid.shape[d] % _parts(x.data, e) else e for d, e in enumerate(entries)]
-    spec = on_own_mesh(x.data, PartitionSpec(*(_entry(e) for e in shared)))
+    spec = on_own_mesh_by_dim(x.data, shared)
     data = x.data if tuple(shared) == entries else jax.reshard(x.data, spec)
     out = jax.lax.dynamic_update_slice(data, jax.reshard(laid, spec), starts)
     if tuple(shared) != entries:
-        out = jax.reshard(out, on_own_mesh(out, PartitionSpec(*(_entry(e) for e in entries))))
+        out = jax.reshard(out, on_own_mesh_by_dim(out, entries))
     return wrap(out, x.axes, x.mapped)
 
 

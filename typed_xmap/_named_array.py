@@ -262,12 +262,9 @@ def _canonical(x: NamedArray) -> tuple[Any, Aux]:
     Every ``jit`` call flattens its arguments and unflattens its results, a few hundred NamedArrays for a
     model and its optimizer state, so this and ``_unflatten`` do no more than they must."""
     data, axes, mapped = x.data, x.axes, x.mapped
-    if len(axes) > 1:
-        order = canonical_order(axes)
-        if order is not None and isinstance(getattr(data, "ndim", None), int):
-            ordered, perm = order
-            rank = data.ndim - len(axes)
-            data, axes = jax.lax.transpose(data, tuple(range(rank)) + tuple(rank + i for i in perm)), ordered
+    order = canonical_order(axes) if len(axes) > 1 else None
+    if order is not None and isinstance(getattr(data, "ndim", None), int):
+        data, axes = in_order(x, order[0]).data, order[0]
     return data, (axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
 
 
@@ -298,9 +295,7 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
         from ._xmap._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
-    x = object.__new__(NamedArray)
-    x.data, x.axes, x.mapped = data, axes, mapped
-    return x
+    return wrap(data, axes, mapped)
 
 
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)

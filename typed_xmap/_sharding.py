@@ -7,7 +7,7 @@ from where each named axis sits in the value, so callers never write positional 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -91,6 +91,12 @@ def on_own_mesh(data: Any, spec: PartitionSpec) -> NamedSharding:
     """``spec`` on the mesh ``data`` lives on (its type's, a tracer's too). JAX takes a bare ``PartitionSpec``
     only under ``jax.set_mesh``; this also serves values placed on a mesh and used outside that block."""
     return NamedSharding(jax.typeof(data).sharding.mesh, spec)
+
+
+def on_own_mesh_by_dim(data: Any, assigned: Sequence[tuple[str, ...]]) -> NamedSharding:
+    """The sharding that splits each dim of a value over ``assigned[dim]`` (as ``dim_resources`` reads them),
+    on ``data``'s own mesh."""
+    return on_own_mesh(data, PartitionSpec(*(_spec_entry(a) for a in assigned)))
 
 
 def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
