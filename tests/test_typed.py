@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -373,3 +375,79 @@ def test_a_group_return_is_checked_also_from_the_layout_cache():
         assert drop_first(h, "embed").named_shape == h.named_shape
         with pytest.raises(NamedShapeError, match="group '\\*rest' stands for 'seq=3'"):
             drop_first(h, "batch")
+
+
+def test_the_layout_cached_wrapper_binds_every_call_form_as_the_function_does():
+    """The cached wrapper is generated with the function's own signature: positional-only, keyword-only,
+    defaults and CPython's own argument errors, under the function's name."""
+
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], n: int = 1, /, *, scale: float = 1.0, tag: object = None) -> NamedArray[f32, "a"]:
+        return x * (n * scale)
+
+    a3 = named((3,), "a")
+    for _ in range(2):
+        assert float(f(a3).data[0]) == 1.0
+        assert float(f(a3, 2, scale=3.0, tag="t").data[0]) == 6.0
+        with pytest.raises(BeartypeCallHintParamViolation):
+            f(a3, 2.5)
+        with pytest.raises(TypeError, match=r"f\(\) missing 1 required positional argument: 'x'"):
+            f()  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match=r"f\(\) takes from 1 to 2 positional arguments but 3 were given"):
+            f(a3, 1, 2.0)  # type: ignore[misc]
+        with pytest.raises(TypeError, match=r"f\(\) got some positional-only arguments passed as keyword"):
+            f(x=a3)  # type: ignore[call-arg]
+    assert f.__wrapped__.__name__ == "f"
+    assert str(inspect.signature(f)) == str(inspect.signature(f.__wrapped__))
+
+
+def test_an_omitted_default_never_vouches_for_an_explicit_value():
+    """A default that breaks its own hint is not checked when omitted (as beartype), and an explicit value of
+    its type is still checked on every call; a NamedArray default keeps the function off the cache."""
+
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], flag: bool = None) -> NamedArray[f32, "a"]:  # type: ignore[assignment]  # noqa: RUF013
+        return x
+
+    zero = named((0,), "a")
+
+    @tx.typed
+    def g(x: NamedArray[f32, "a"], y: NamedArray[f32, "a"] = zero) -> NamedArray[f32, "a"]:
+        return x
+
+    a3 = named((3,), "a")
+    for _ in range(2):
+        assert f(a3) is a3
+        with pytest.raises(BeartypeCallHintParamViolation):
+            f(a3, None)
+        assert g(a3) is a3
+        with pytest.raises(NamedShapeError, match="parameter 'y'"):
+            g(a3, zero)
+
+
+def test_a_value_of_another_class_with_the_same_layout_is_checked_again():
+    class Lookalike:
+        def __init__(self, value: NamedArray) -> None:
+            self.axes, self.mapped, self.data = value.axes, value.mapped, value.data
+
+    @tx.typed
+    def f(x: NamedArray[f32, "a"]) -> None:
+        return None
+
+    a3 = named((3,), "a")
+    f(a3)
+    with pytest.raises(NamedShapeError, match=r"parameter 'x' is .*Lookalike.*not a NamedArray"):
+        f(Lookalike(a3))  # type: ignore[arg-type]
+
+
+def test_parameters_named_like_the_wrappers_own_variables_reach_the_function():
+    """``key`` is what JAX code calls a PRNG key: the cached wrapper must not shadow it."""
+
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], key: int, result: int, known: int, wrapper: int) -> int:
+        return key * 1000 + result * 100 + known * 10 + wrapper
+
+    a3 = named((3,), "a")
+    for _ in range(2):
+        assert f(a3, 1, 2, 3, 4) == 1234
+        assert f(a3, wrapper=4, known=3, result=2, key=1) == 1234

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import operator
 import sys
 import typing
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from beartype.roar import BeartypeCallHintParamViolation
 from ._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
 from ._containers import Failure, container_check, holds_named_arrays
+from ._layout_cache import ANYTHING, CLASS, NAMED, cached_wrapper, signature_source
 from ._named_array import NamedArray, shape_repr
 
 __all__ = ["check_named_hints", "typed"]
@@ -33,31 +33,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callable[..., None]:
     """A beartype-checked function with ``fn``'s signature and parameter hints, and an empty body."""
-    signature = inspect.signature(fn)
-    parts: list[str] = []
-    defaults: dict[str, Any] = {}
-    saw_keyword_marker = False
-    params = list(signature.parameters.values())
-    for index, param in enumerate(params):
-        text = param.name
-        if param.kind is param.VAR_POSITIONAL:
-            text, saw_keyword_marker = "*" + text, True
-        elif param.kind is param.VAR_KEYWORD:
-            text = "**" + text
-        elif param.kind is param.KEYWORD_ONLY and not saw_keyword_marker:
-            parts.append("*")
-            saw_keyword_marker = True
-        if param.default is not param.empty:
-            defaults[f"_default_{index}"] = param.default
-            text += f"=_default_{index}"
-        parts.append(text)
-        is_last_positional_only = param.kind is param.POSITIONAL_ONLY and (
-            index + 1 == len(params) or params[index + 1].kind is not param.POSITIONAL_ONLY
-        )
-        if is_last_positional_only:
-            parts.append("/")
-    namespace: dict[str, Any] = dict(defaults)
-    exec(f"def checker({', '.join(parts)}): pass", namespace)
+    parameters, namespace = signature_source(list(inspect.signature(fn).parameters.values()))
+    exec(f"def checker({parameters}): pass", namespace)
     checker: Callable[..., None] = namespace["checker"]
     checker.__name__ = getattr(fn, "__name__", "checker")
     checker.__annotations__ = {k: v for k, v in hints.items() if k != "return"}
@@ -95,8 +72,9 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding])
 def typed(fn: F) -> F:
     """Check ``fn``'s ``NamedArray[...]`` parameters and return value on every call.
 
-    When every annotation is a ``NamedArray[...]`` hint, the verdict depends only on each value's layout
-    (named axes, shape, dtype), so a layout beartype has accepted once is accepted again from a cache.
+    When every hint is a ``NamedArray[...]``, a plain class or ``Any``, the verdict depends only on each
+    value's layout (named axes, shape, dtype) or type, so a call beartype has accepted once is accepted again
+    from a cache (``_layout_cache``).
     """
     return _checked(fn, sys._getframe(1), named_only=False)
 
@@ -108,10 +86,8 @@ def check_named_hints(fn: F) -> F:
 
 def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     qualname = getattr(fn, "__qualname__", repr(fn))
-    # [hints, parameter checker, return check or None, whether layouts are cached, (parameters, hints, kinds)]
+    # [hints, parameter checker, return check or None, the layout-cached wrapper or None, containers]
     plan: list[Any] = []
-    # (argument count, keywords) -> where the checked values are, and the layouts accepted for that call shape
-    bindings_by_call_shape: dict[Any, Any] = {}
     # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
     local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
 
@@ -120,25 +96,18 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         if named_only:
             hints = {name: hint for name, hint in hints.items() if mentions_named_array(hint)}
         kinds = {name: _hint_kind(hint) for name, hint in hints.items()}
-        params = list(inspect.signature(fn).parameters.values())
-        cacheable = (
-            any(kind is _NAMED for kind in kinds.values())
-            and all(kind is not None for kind in kinds.values())
-            and all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
-        )
-        bindings_by_call_shape.clear()
+        cacheable = any(kind == NAMED for kind in kinds.values()) and all(kind is not None for kind in kinds.values())
         # Hints holding NamedArrays in containers: checked in full here, beartype only samples them.
         containers = {n: container_check(h) for n, h in hints.items() if holds_named_arrays(h) and not _named_hint(h)}
         returned = containers.pop("return", None)
         checked_hints = {n: (object if n in containers else h) for n, h in hints.items()}
         return_check = None if returned is not None else _return_check(hints)
-        plan[:] = [hints, _parameter_checker(fn, checked_hints), return_check, True if cacheable else None]
-        plan.append((params, hints, kinds))
+        plan[:] = [hints, _parameter_checker(fn, checked_hints), return_check, None]
         plan.append((containers, returned, inspect.signature(fn)))
+        if cacheable:
+            plan[3] = cached_wrapper(fn, hints, kinds, checked_call, check_result)
         return plan
 
-    with contextlib.suppress(NameError):  # a forward reference not defined yet: resolve on the first call
-        prepare()
     state = call_state
 
     def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Binding]]:
@@ -152,8 +121,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
                 check_parameters(*args, **kwargs)
             except BeartypeCallHintParamViolation as violation:
                 raise _parameter_error(fn, qualname, hints, args, kwargs, memo) or violation from None
-            if plan[5][0]:
-                _check_containers(qualname, plan[5], args, kwargs, memo)
+            if plan[4][0]:
+                _check_containers(qualname, plan[4], args, kwargs, memo)
         finally:
             state.memo = outer
         result = fn(*args, **kwargs)
@@ -163,8 +132,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     def check_result(result: Any, bindings: dict[str, Binding]) -> None:
         hints, check_return = plan[0], plan[2]
         if check_return is None:
-            if plan[5][1] is not None:
-                _check_returned_container(qualname, plan[5][1], result, bindings)
+            if plan[4][1] is not None:
+                _check_returned_container(qualname, plan[4][1], result, bindings)
             return
         outer = state.memo
         state.memo = memo = dict(bindings)
@@ -174,113 +143,30 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         finally:
             state.memo = outer
 
-    def call_binding(shape: Any, count: int, keywords: tuple[str, ...]) -> Any:
-        """Where a call of this shape puts the NamedArray-hinted and the class-hinted values; False: no fast path."""
-        params, hints, kinds = plan[4]
-        binding = _call_binding(params, hints, kinds, count, keywords)
-        found = (*binding, {}) if binding is not None else False
-        if len(bindings_by_call_shape) > _LAYOUT_CACHE_SIZE:
-            bindings_by_call_shape.clear()
-        bindings_by_call_shape[shape] = found
-        return found
-
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if (plan or prepare())[3] is None:
-            return checked_call(args, kwargs)[0]
-        shape: Any = (len(args), *kwargs) if kwargs else len(args)
-        binding = bindings_by_call_shape.get(shape)
-        if binding is None:
-            binding = call_binding(shape, len(args), tuple(kwargs))
-        if binding is False:
-            return checked_call(args, kwargs)[0]
-        pick, checks, return_class, layouts = binding  # layouts: those accepted for this call shape
-        values = (*args, *kwargs.values()) if kwargs else args
-        try:
-            key: Any = tuple([(v.axes, v.mapped, v.data.aval) for v in (values if pick is None else pick(values))])
-        except AttributeError:  # not all NamedArrays of jax values: no layout key
-            return checked_call(args, kwargs)[0]
-        for i, cls in checks:
-            if not isinstance(values[i], cls):
-                return checked_call(args, kwargs)[0]  # raises as it always has
-        known = layouts.get(key)
-        if known is None:
-            result, bindings = checked_call(args, kwargs)
-            if len(layouts) > _LAYOUT_CACHE_SIZE:
-                layouts.clear()
-            layouts[key] = (bindings, {_layout(result)})
-            return result
-        bindings, accepted_returns = known
-        result = fn(*args, **kwargs)
-        if return_class is not None:  # a plain class: checked on every call
-            if not isinstance(result, return_class):
-                check_result(result, bindings)
-            return result
-        layout = _layout(result)
-        if layout not in accepted_returns:  # a return layout not seen with these parameters: check it
-            check_result(result, bindings)
-            accepted_returns.add(layout)
-        return result
+        cached = (plan or prepare())[3]
+        return checked_call(args, kwargs)[0] if cached is None else cached(*args, **kwargs)
 
+    with contextlib.suppress(NameError):  # a forward reference not defined yet: resolve on the first call
+        cached = prepare()[3]
+        if cached is not None:  # the usual case: calls go straight to the layout-cached wrapper
+            return typing.cast(F, functools.wraps(fn)(cached))
     return typing.cast(F, wrapper)
 
 
-_LAYOUT_CACHE_SIZE = 1024
-_NAMED, _CLASS, _ANYTHING = "named", "class", "anything"
-
-
 def _hint_kind(hint: Any) -> str | None:
-    """How the layout cache treats a hint: ``_NAMED`` (by layout), ``_CLASS`` (``isinstance`` per call),
-    ``_ANYTHING`` (no check), ``None`` (only beartype knows: no cache)."""
+    """How the layout cache treats a hint: ``NAMED`` (by layout), ``CLASS`` (by type), ``ANYTHING`` (no
+    check), ``None`` (only beartype knows: no cache)."""
     if _named_hint(hint):
-        return _NAMED
+        return NAMED
     if holds_named_arrays(hint):  # a container or a dataclass of NamedArrays: checked in full on every call
         return None
     if hint is Any or hint is object:
-        return _ANYTHING
+        return ANYTHING
     if type(hint) is type and not getattr(hint, "_is_protocol", False):  # a plain class: beartype's isinstance
-        return _CLASS
+        return CLASS
     return None
-
-
-def _call_binding(
-    params: list[inspect.Parameter],
-    hints: dict[str, Any],
-    kinds: dict[str, str | None],
-    count: int,
-    keywords: tuple[str, ...],
-) -> Any:
-    """For a call with ``count`` positional arguments and ``keywords``: a picker of the NamedArray-hinted
-    values from ``(*args, *kwargs.values())`` (``None``: all of them), (index, class) of the class-hinted
-    ones, and the return's class or ``None``.
-    ``None`` when the call does not bind plainly (too many arguments, unknown or repeated keywords)."""
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if count > len(positional):
-        return None
-    places = {p.name: i for i, p in enumerate(positional[:count])}  # an index; keywords count on from ``count``
-    by_name = {p.name: p for p in params}
-    for index, word in enumerate(keywords, start=count):
-        param = by_name.get(word)
-        if param is None or param.kind is param.POSITIONAL_ONLY or word in places:
-            return None
-        places[word] = index
-    if any(p.default is p.empty and p.name not in places for p in params):
-        return None  # a missing argument: the checker raises it
-    named = [places[n] for n, kind in kinds.items() if kind is _NAMED and n in places]
-    checks = [(places[n], hints[n]) for n, kind in kinds.items() if kind is _CLASS and n in places]
-    return_class = hints["return"] if kinds.get("return") is _CLASS else None
-    pick: Callable[[tuple[Any, ...]], Any] | None = None
-    if named != list(range(count + len(keywords))):
-        pick = operator.itemgetter(*named) if len(named) > 1 else lambda values: [values[i] for i in named]
-    return pick, tuple(checks), return_class
-
-
-def _layout(value: Any) -> Any:
-    """What a ``NamedArray[...]`` check depends on; ``None`` for values without one (never accepted)."""
-    try:
-        return (type(value), value.axes, value.mapped, value.data.aval)
-    except AttributeError:
-        return None
 
 
 def _return_check(hints: dict[str, Any]) -> Callable[[Any], bool] | None:

@@ -1,0 +1,138 @@
+"""``@tx.typed``'s fast path: accept, from a cache, a call whose layouts were accepted before.
+
+A ``NamedArray[...]`` check depends only on the value's layout (class, named axes, mapped axes, aval) and a
+plain-class check only on the value's type, so a call is keyed by those and checked in full once per key.
+The wrapper is generated with the function's own signature: CPython binds positional and keyword arguments
+and defaults, and each value is a local, so a cache hit costs a tuple, a dict lookup and the call itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["ANYTHING", "CLASS", "NAMED", "LayoutKinds", "cached_wrapper", "signature_source"]
+
+NAMED, CLASS, ANYTHING = "named", "class", "anything"
+_CACHE_SIZE = 1024
+_PREFIX = "_typed_xmap_"  # names of the generated code's own globals; no parameter may start with it
+LayoutKinds = dict[str, str | None]
+_LAYOUT = "{0}.__class__, {0}.axes, {0}.mapped, {0}.data.aval"  # what a NamedArray[...] check depends on
+
+# (args, kwargs) -> the call's result and the axis bindings it made, checked in full (raises on a violation)
+CheckedCall = Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, Any]]
+
+
+def cached_wrapper(
+    fn: Callable[..., Any],
+    hints: dict[str, Any],
+    kinds: LayoutKinds,
+    checked_call: CheckedCall,
+    check_result: Callable[[Any, Any], None],
+) -> Callable[..., Any] | None:
+    """A wrapper of ``fn`` that checks each new layout with ``checked_call`` and accepts known ones from a cache.
+
+    ``kinds`` maps parameter names (and ``"return"``) to ``NAMED``, ``CLASS`` or ``ANYTHING``. ``None`` when
+    the signature cannot be rebuilt plainly (``*args``, ``**kwargs``, a defaulted ``NamedArray`` parameter).
+    """
+    params = list(inspect.signature(fn).parameters.values())
+    if any(_unplain(p, kinds.get(p.name), hints.get(p.name)) for p in params):
+        return None
+    signature, namespace = signature_source(params)
+    call, key = [], []
+    for param in params:
+        call.append(f"{param.name}={param.name}" if param.kind is param.KEYWORD_ONLY else param.name)
+        kind = kinds.get(param.name)
+        if kind == NAMED:
+            key.append(_LAYOUT.format(param.name))
+        elif kind == CLASS:
+            key.append(f"type({param.name})")
+    values = "".join(f"{p.name}, " for p in params)
+    key_items = "".join(f"{part}, " for part in key)
+    p = _PREFIX  # the generated code's own names, locals too: a parameter may well be called ``key``
+    return_check = {
+        NAMED: (
+            f"    try:\n        {p}returned = {_LAYOUT.format(p + 'result')}\n"
+            f"    except AttributeError:\n        {p}returned = None\n"
+            f"    if {p}returned not in {p}accepted:\n        {p}check_result({p}result, {p}bindings)\n"
+            f"        {p}accepted.add({p}returned)\n"
+        ),
+        CLASS: f"    if not isinstance({p}result, {p}return_class):\n        {p}check_result({p}result, {p}bindings)\n",
+    }.get(kinds.get("return") or ANYTHING, "")
+    source = (
+        f"def wrapper({signature}):\n"
+        f"    try:\n        {p}key = ({key_items})\n"
+        f"    except AttributeError:\n        return {p}full_check(({values}))[0]\n"
+        f"    {p}known = {p}layouts.get({p}key)\n"
+        f"    if {p}known is None:\n        return {p}first_call({p}key, ({values}))\n"
+        f"    {p}bindings, {p}accepted = {p}known\n"
+        f"    {p}result = {p}fn({', '.join(call)})\n"
+        f"{return_check}"
+        f"    return {p}result\n"
+    )
+    layouts: dict[Any, tuple[Any, set[Any]]] = {}
+
+    def full_check(values: tuple[Any, ...]) -> tuple[Any, Any]:
+        """Check a call in full, as its caller made it: omitted defaults stay omitted."""
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for param, value in zip(params, values, strict=True):
+            if param.kind is param.POSITIONAL_ONLY:
+                args.append(value)
+            elif value is not param.default:
+                kwargs[param.name] = value
+        while args and args[-1] is params[len(args) - 1].default:
+            args.pop()
+        return checked_call(tuple(args), kwargs)
+
+    def first_call(key: Any, values: tuple[Any, ...]) -> Any:
+        result, bindings = full_check(values)
+        if len(layouts) > _CACHE_SIZE:
+            layouts.clear()
+        layouts[key] = (bindings, set())  # return layouts: each is checked once more, then accepted
+        return result
+
+    namespace.update(
+        {
+            f"{_PREFIX}fn": fn,
+            f"{_PREFIX}layouts": layouts,
+            f"{_PREFIX}first_call": first_call,
+            f"{_PREFIX}full_check": full_check,
+            f"{_PREFIX}check_result": check_result,
+            f"{_PREFIX}return_class": hints.get("return"),
+        }
+    )
+    exec(source, namespace)
+    wrapper: Callable[..., Any] = namespace["wrapper"]
+    return wrapper
+
+
+def signature_source(params: list[inspect.Parameter]) -> tuple[str, dict[str, Any]]:
+    """A parameter list as source (``a, b=<default>, /, *, c``) and the namespace holding its defaults."""
+    parts: list[str] = []
+    defaults: dict[str, Any] = {}
+    for index, param in enumerate(params):
+        before = params[index - 1].kind if index else None
+        if param.kind is param.KEYWORD_ONLY and before not in (param.KEYWORD_ONLY, param.VAR_POSITIONAL):
+            parts.append("*")
+        star = "*" if param.kind is param.VAR_POSITIONAL else "**" if param.kind is param.VAR_KEYWORD else ""
+        text = star + param.name
+        if param.default is not param.empty:
+            defaults[f"{_PREFIX}default_{index}"] = param.default
+            text += f"={_PREFIX}default_{index}"
+        parts.append(text)
+        after = params[index + 1].kind if index + 1 < len(params) else None
+        if param.kind is param.POSITIONAL_ONLY and after is not param.POSITIONAL_ONLY:
+            parts.append("/")
+    return ", ".join(parts), defaults
+
+
+def _unplain(param: inspect.Parameter, kind: str | None, hint: Any) -> bool:
+    """Whether ``param`` keeps calls off the generated wrapper."""
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.name.startswith(_PREFIX):
+        return True
+    if param.default is param.empty:
+        return False
+    # An omitted default is not checked (as beartype): its key must not vouch for an explicit value unchecked.
+    return kind == NAMED or (kind == CLASS and not isinstance(param.default, hint))
