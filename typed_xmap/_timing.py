@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -10,12 +11,16 @@ __all__ = ["interleaved"]
 
 
 def interleaved(cases: dict[str, Callable[[], object]], *, rounds: int = 7, calls: int = 200) -> dict[str, float]:
-    """Median seconds per call of each case, the cases run round-robin so drift hits all alike."""
+    """Median seconds per call of each case. Every round runs each case once, in a new random order, so
+    drift hits all alike and no case always follows the same neighbour (which shifts caches and threads)."""
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for fn in cases.values():  # warm up (compile, caches)
         fn()
+    order = list(cases.items())
+    shuffle = random.Random(0).shuffle
     for _ in range(rounds):
-        for name, fn in cases.items():
+        shuffle(order)
+        for name, fn in order:
             start = time.perf_counter()
             for _ in range(calls):
                 fn()

@@ -8,6 +8,7 @@ while tracing, which ``jit`` caches per argument structure and shapes.
 from __future__ import annotations
 
 import functools
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ from ._config import (
 )
 from ._frames import active_frames
 from ._jax_errors import invalid_argument_error, on_other_devices_error
-from ._loops import active_loop_key, resolve_loops
+from ._loops import active_loop_key, loops_active, resolve_loops
 from ._mesh import concrete_mesh, same_mesh, trace_mesh
 from ._specs import parse_spec_tree
 from ._trace import trace_xmap
@@ -48,6 +49,7 @@ class XmapFunction:
         # does not see: such xmaps use one program per set of active loops.
         self._loop_names = frozenset(r for _, rs in config.resources for r in rs if isinstance(r, str))
         self._program = program(fun, config, config.resource_map)
+        self._checked: bool | None = None  # whether calls need donation checks or globalizing (settled on the first)
         functools.update_wrapper(self, fun, updated=())
 
     def _select(self) -> Any:
@@ -57,27 +59,44 @@ class XmapFunction:
         return program(self._fun, self._config, resolve_loops(self._config.resource_map), loops)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        name = self._config.name
-        if kwargs:
-            raise TypeError(
-                f"xmapped function {name} takes positional arguments only, got keyword "
-                f"{next(iter(kwargs))!r}. Fix: pass it positionally (in_axes follow the argument order)"
-            )
-        if active_frames():
-            return self._inline(args)
-        if self._config.donate:
-            check_donated(self._config.donate, args, name)
-        if _multi_process():
-            args = self._globalize(args)
+        program = self._program
+        # The common call is one jit dispatch: everything else is behind one test (the checks are per call,
+        # once the first call has settled whether this process is one of several).
+        if kwargs or self._checked is not False or active_frames() or (self._loop_names and loops_active()):
+            if not kwargs and active_frames():
+                return self._inline(args)
+            program, args = self._prepared(args, kwargs)
         try:
-            return self._select()(*args)
-        except ValueError as error:
-            raise on_other_devices_error(error, name, args, concrete_mesh()) from error
-        except TypeError as error:
-            translated = invalid_argument_error(error, name, args)
+            return program(*args)
+        except (ValueError, TypeError) as error:
+            translated = self._translated(error, args)
             if translated is error:
                 raise
-            raise translated from None
+            raise translated from translated.__cause__
+
+    def _prepared(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, tuple[Any, ...]]:
+        """The program for this call (of the active serial loops) and its arguments, checked and globalized."""
+        if kwargs:
+            raise TypeError(
+                f"xmapped function {self._config.name} takes positional arguments only, got keyword "
+                f"{next(iter(kwargs))!r}. Fix: pass it positionally (in_axes follow the argument order)"
+            )
+        self._checked = bool(self._config.donate) or _multi_process()
+        if self._config.donate:
+            check_donated(self._config.donate, args, self._config.name)
+        if _multi_process():
+            args = self._globalize(args)
+        return self._select(), args
+
+    def _translated(self, error: Exception, args: tuple[Any, ...]) -> Exception:
+        """jit's error for these arguments in xmap's terms where we know them better (its ``__cause__``: the
+        device error behind a placement message; none for a wrong argument, whose jit error names our
+        internals), else ``error`` itself."""
+        if isinstance(error, ValueError):
+            translated = on_other_devices_error(error, self._config.name, args, concrete_mesh())
+            translated.__cause__ = error if translated is not error else None
+            return translated
+        return invalid_argument_error(typing.cast(TypeError, error), self._config.name, args)
 
     def _inline(self, args: tuple[Any, ...]) -> Any:
         """Inside another xmap's body: trace inline, on the enclosing mesh."""

@@ -20,7 +20,7 @@ from .._algebra import Resource, SerialLoop, loop_conflict_error, resource_confl
 if TYPE_CHECKING:
     from ._plan import Plan
 
-__all__ = ["active_loop_key", "loop_axis", "loop_level", "resolve_loops", "serial_loop"]
+__all__ = ["active_loop_key", "loop_axis", "loop_level", "loops_active", "resolve_loops", "serial_loop"]
 
 Resources = Mapping[str, tuple[Resource, ...]]
 
@@ -48,10 +48,15 @@ def serial_loop(name: str, length: int) -> Iterator[SerialLoop]:
             _loops.active[name] = previous
 
 
+def loops_active() -> bool:
+    """Whether any ``serial_loop`` context is active in this thread."""
+    return bool(_loops.active)
+
+
 def active_loop_key(names: frozenset[str]) -> tuple[tuple[str, int], ...]:
     """The active ``serial_loop`` contexts among ``names`` (``()`` when none): what a program depends on."""
     active = _loops.active
-    if not names or not active.keys() & names:
+    if not active or not names or not active.keys() & names:  # no loop at all: the common case, cheaply
         return ()
     return tuple(sorted((n, active[n].length) for n in names if n in active))
 
