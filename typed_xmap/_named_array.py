@@ -269,11 +269,19 @@ def _canonical(x: NamedArray) -> tuple[Any, Aux]:
 
 
 def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
-    axes, mapped = x.axes, x.mapped
-    if not mapped and (len(axes) < 2 or canonical_order(axes) is None):  # the common case, as params are
-        return (x.data,), (axes, mapped)
+    if not x.mapped:  # the common case, as params are: axes already sorted, one shared aux tuple per axes
+        aux = _SORTED_AUX.get(x.axes)
+        if aux is not None:
+            return (x.data,), aux
     data, aux = _canonical(x)
+    if not aux[1] and len(_SORTED_AUX) < _CACHE_SIZE:
+        aux = _SORTED_AUX.setdefault(aux[0], aux)
     return (data,), aux
+
+
+# sorted axes -> (axes, ()): the aux of every unmapped NamedArray with these axes. One object per named
+# shape also makes jit's comparison of a call's pytree structure with its cache's an identity check.
+_SORTED_AUX: dict[tuple[str, ...], Aux] = {}
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
@@ -295,7 +303,9 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
         from ._xmap._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
-    return wrap(data, axes, mapped)
+    x = _new(NamedArray)  # wrap's body, inline: a jit call unflattens every NamedArray of its results
+    x.data, x.axes, x.mapped = data, axes, mapped
+    return x
 
 
 register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
@@ -341,11 +351,12 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
     The named dims keep the order given (the producing operation's layout); only the pytree flatten
     puts them in the canonical order (sorted by name).
     """
-    x = object.__new__(NamedArray)
-    x.data = data
-    x.axes = tuple(axes)
-    x.mapped = mapped
+    x = _new(NamedArray)
+    x.data, x.axes, x.mapped = data, tuple(axes), mapped
     return x
+
+
+_new = object.__new__
 
 
 Step = tuple[tuple[int, ...] | None, tuple[int, ...]] | None
