@@ -216,3 +216,49 @@ def test_mapped_axes_are_gathered():
     np.testing.assert_array_equal(merged, np.arange(24.0).reshape(6, 4))
     np.testing.assert_array_equal(renamed, np.arange(24.0).reshape(2, 3, 4))
     assert shapes == [{"batch": 4, "embed": 4, "seq": 3}]
+
+
+def test_explicit_placements_hold_outside_set_mesh():
+    """Values placed on an Explicit mesh and used after its ``jax.set_mesh`` block ends: the rules read each
+    value's own mesh, so merge, split, stack and concatenate place results as they do inside the block."""
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    with jax.set_mesh(mesh):
+        x = tx.shard(heads(), {"batch": "data", "heads": "model"})
+        other = tx.shard(heads(), {"head_dim": "model"})  # placed differently: resharded as x is
+        inside = [
+            tx.merge_axes(x, ("heads", "head_dim"), "embed"),
+            tnp.stack([x, other], axis="layers"),
+            tnp.concatenate([x, other], axis="head_dim"),
+        ]
+    merged = tx.merge_axes(x, ("heads", "head_dim"), "embed")
+    split = tx.split_axis(merged, "embed", {"heads": 4, "head_dim": 8})
+    stacked = tnp.stack([x, other], axis="layers")
+    joined = tnp.concatenate([x, other], axis="head_dim")
+    assert spec(merged, ["batch", "embed"]) == spec(inside[0], ["batch", "embed"]) == ("data", "model")
+    assert spec(split, ["batch", "heads", "head_dim"]) == ("data", "model", None)
+    axes = ["layers", "batch", "heads", "head_dim"]
+    assert spec(stacked, axes) == spec(inside[1], axes) == (None, "data", "model", None)
+    assert spec(joined, axes[1:]) == spec(inside[2], axes[1:]) == ("data", "model", None)
+    np.testing.assert_array_equal(values(merged, ["batch", "embed"]), np.arange(64.0).reshape(2, 32))
+    np.testing.assert_array_equal(values(joined, axes[1:]), np.concatenate([values(x, axes[1:])] * 2, axis=-1))
+
+
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_roll_pad_and_scans_along_a_split_axis(mesh, under_jit):
+    """Explicit mesh axes refuse to roll, pad or scan along a split dim: the dim is gathered, the operation
+    runs, and the result is split again as the operand was (where a padded size no longer divides, whole)."""
+    x = tx.shard(heads(), {"batch": "data", "heads": "model"})
+    plain = np.arange(64.0).reshape(2, 4, 8)
+    axes = ["batch", "heads", "head_dim"]
+    run = jax.jit if under_jit else (lambda f: f)
+    rolled = run(lambda v: tnp.roll(v, 1, axis="heads"))(x)
+    np.testing.assert_array_equal(values(rolled, axes), np.roll(plain, 1, 1))
+    summed = run(lambda v: tnp.cumsum(v, axis="heads"))(x)
+    np.testing.assert_array_equal(values(summed, axes), np.cumsum(plain, 1))
+    product = run(lambda v: tnp.cumprod(v, axis="batch"))(x)
+    np.testing.assert_array_equal(values(product, axes), np.cumprod(plain, 0))
+    padded = run(lambda v: tnp.pad(v, {"heads": (1, 3), "batch": (0, 1)}, value=-1.0))(x)
+    np.testing.assert_array_equal(values(padded, axes), np.pad(plain, [(0, 1), (1, 3), (0, 0)], constant_values=-1))
+    if mesh == "explicit":
+        assert spec(rolled, axes) == spec(summed, axes) == spec(product, axes) == ("data", "model", None)
+        assert spec(padded, axes) == (None, "model", None)  # batch 3 no longer splits over data=2; heads 8 does

@@ -37,7 +37,7 @@ from ._algebra import (
     update_named_shape,
 )
 from ._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
-from ._sharding import dim_resources, on_own_mesh, on_own_mesh_by_dim, partition_spec
+from ._sharding import dim_resources, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from .numpy._mapped_axes import gather
 
 __all__ = ["At", "dynamic_slice", "dynamic_update_slice", "getitem", "take"]
@@ -197,7 +197,7 @@ def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
     for dim, item in enumerate(index):
         if not spec[dim] or (isinstance(item, slice) and item == slice(None)):
             continue
-        parts = _parts(data, spec[dim])
+        parts = split_count(data, spec[dim])
         if isinstance(item, slice) and len(range(*item.indices(data.shape[dim]))) % parts == 0:
             continue
         if isinstance(item, slice) or np.ndim(item) == 0:
@@ -205,10 +205,6 @@ def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
     if not changed:
         return data
     return jax.reshard(data, on_own_mesh_by_dim(data, spec))
-
-
-def _mesh_size(data: Any, axis: str) -> int:
-    return int(jax.typeof(data).sharding.mesh.shape[axis])
 
 
 def _gather_spec(ix: _Indexing) -> NamedSharding | None:
@@ -357,17 +353,13 @@ def dynamic_update_slice(x: NamedArray, update: NamedArray, start_indices: Mappi
         return wrap(jax.lax.dynamic_update_slice(x.data, laid, starts), x.axes, x.mapped)
     # Explicit mesh: JAX wants the update placed as the operand; a dim the update's size does not let its mesh
     # axes divide is replicated in both for the write, and the result goes back to the operand's placement
-    shared = [() if e and laid.shape[d] % _parts(x.data, e) else e for d, e in enumerate(entries)]
+    shared = [() if e and laid.shape[d] % split_count(x.data, e) else e for d, e in enumerate(entries)]
     spec = on_own_mesh_by_dim(x.data, shared)
     data = x.data if tuple(shared) == entries else jax.reshard(x.data, spec)
     out = jax.lax.dynamic_update_slice(data, jax.reshard(laid, spec), starts)
     if tuple(shared) != entries:
         out = jax.reshard(out, on_own_mesh_by_dim(out, entries))
     return wrap(out, x.axes, x.mapped)
-
-
-def _parts(data: Any, assigned: tuple[str, ...]) -> int:
-    return int(np.prod([_mesh_size(data, a) for a in assigned]))
 
 
 def _start(value: Any) -> Any:

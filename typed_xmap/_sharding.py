@@ -7,6 +7,7 @@ from where each named axis sits in the value, so callers never write positional 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -108,6 +109,12 @@ def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
         return None
     spec = tuple(sharding.spec) + (None,) * (data.ndim - len(sharding.spec))
     return tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec)
+
+
+def split_count(data: Any, assigned: tuple[str, ...]) -> int:
+    """Into how many parts a dim of ``data`` split over the mesh axes ``assigned`` is cut, on its own mesh."""
+    shape = jax.typeof(data).sharding.mesh.shape
+    return math.prod(int(shape[axis]) for axis in assigned)
 
 
 class _Target:

@@ -8,13 +8,11 @@ names (the merged axis keeps its major part's mesh axes), so callers never write
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import PartitionSpec
 
 from ._algebra import (
     ErrorKind,
@@ -25,7 +23,7 @@ from ._algebra import (
     split_axis_shape,
 )
 from ._named_array import NamedArray, wrap
-from ._xmap._mesh import explicit_axes
+from ._sharding import dim_resources, on_own_mesh_by_dim, split_count
 
 __all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
 
@@ -53,27 +51,6 @@ def gather_mapped(x: NamedArray, names: Iterable[str], *, operation: str) -> Nam
     return gather(x, wanted, operation=operation)
 
 
-def explicit_spec(data: Any) -> list[Any] | None:
-    """The partition spec of ``data`` (one entry per dim) when the current mesh has Explicit axes, else ``None``."""
-    mesh = jax.sharding.get_abstract_mesh()
-    if mesh.empty or not explicit_axes(mesh):
-        return None
-    spec = getattr(getattr(jax.typeof(data), "sharding", None), "spec", None)
-    if spec is None:
-        return None
-    entries = list(spec)
-    return entries + [None] * (data.ndim - len(entries))
-
-
-def _parts(entry: Any) -> int:
-    """How many devices a spec entry splits a dim over."""
-    if entry is None:
-        return 1
-    names = (entry,) if isinstance(entry, str) else tuple(entry)
-    shape = jax.sharding.get_abstract_mesh().shape
-    return math.prod(shape[n] for n in names)
-
-
 def reshape_named(
     x: NamedArray, order: Sequence[str], new_axes: Sequence[str], new_sizes: Sequence[int], *, kept: int
 ) -> NamedArray:
@@ -88,17 +65,17 @@ def reshape_named(
     perm = tuple(range(p)) + tuple(p + x.axes.index(a) for a in order)
     data = x.data if perm == tuple(range(len(perm))) else jnp.transpose(x.data, perm)
     shape = tuple(data.shape[: p + kept]) + tuple(new_sizes)
-    spec = explicit_spec(data)
-    if spec is None:
+    assigned = dim_resources(data)  # on the value's own mesh, under jax.set_mesh or not
+    if assigned is None:
         return wrap(jnp.reshape(data, shape), (*order[:kept], *new_axes), x.mapped)
-    head, moved = spec[: p + kept], spec[p + kept :]
-    major = moved[0] if moved else None
-    if major is not None and new_sizes and new_sizes[0] % _parts(major):
-        major = None
-    wanted = head + [major] + [None] * (len(moved) - 1)
-    if wanted != spec:
-        data = jax.reshard(data, PartitionSpec(*wanted))
-    out = PartitionSpec(*head, major, *([None] * (len(new_sizes) - 1)))
+    head, moved = assigned[: p + kept], assigned[p + kept :]
+    major = moved[0] if moved else ()
+    if major and new_sizes and new_sizes[0] % split_count(data, major):
+        major = ()
+    wanted = (*head, major, *[()] * (len(moved) - 1))
+    if wanted != assigned:
+        data = jax.reshard(data, on_own_mesh_by_dim(data, wanted))
+    out = on_own_mesh_by_dim(data, (*head, major, *[()] * (len(new_sizes) - 1)))
     return wrap(jnp.reshape(data, shape, out_sharding=out), (*order[:kept], *new_axes), x.mapped)
 
 

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 
 from .._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
 from .._named_array import NamedArray, in_order, wrap
-from .._structure import as_named, explicit_spec, gather_mapped
+from .._sharding import dim_resources, on_own_mesh_by_dim, split_count
+from .._structure import as_named, gather_mapped
 
 __all__ = ["concatenate", "cumprod", "cumsum", "pad", "roll", "split", "stack"]
 
@@ -27,13 +28,17 @@ def _aligned(xs: Sequence[NamedArray], operation: str) -> list[NamedArray]:
     if len({(frozenset(x.axes), tuple(sorted(x.mapped))) for x in xs}) > 1:
         xs = [gather_mapped(x, [n for n, _ in x.mapped], operation=operation) for x in xs]
     xs = [in_order(x, xs[0].axes) if set(x.axes) == set(xs[0].axes) else x for x in xs]
-    spec = explicit_spec(xs[0].data)
-    if spec is not None:
+    assigned = dim_resources(xs[0].data)  # on the first operand's own mesh, under jax.set_mesh or not
+    if assigned is not None:
+        placed = on_own_mesh_by_dim(xs[0].data, assigned)
         xs = [
-            x if explicit_spec(x.data) == spec else wrap(jax.reshard(x.data, jax.P(*spec)), x.axes, x.mapped)
-            for x in xs
+            x if dim_resources(x.data) == assigned else wrap(jax.reshard(x.data, placed), x.axes, x.mapped) for x in xs
         ]
     return xs
+
+
+def _resharded(x: NamedArray, sharding: Any) -> NamedArray:
+    return wrap(jax.reshard(x.data, sharding), x.axes, x.mapped)
 
 
 def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
@@ -73,18 +78,45 @@ def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[Named
     return [wrap(piece, x.axes, x.mapped) for piece in pieces]
 
 
-def _along(x: NamedArray, axis: str, operation: str) -> tuple[NamedArray, int]:
-    """``x`` with ``axis`` in its data, and that dim's index."""
+def _along(x: NamedArray, axis: str, operation: str) -> tuple[NamedArray, int, Placement]:
+    """``x`` with ``axis`` in its data and whole on every device (``_whole``), and that dim's index."""
     x = as_named(x, operation=operation)
     require_axis(x.named_shape, axis, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
-    return x, x.ndim + x.axes.index(axis)
+    dim = x.ndim + x.axes.index(axis)
+    x, placement = _whole(x, [dim])
+    return x, dim, placement
+
+
+Placement = tuple[tuple[str, ...], ...] | None
+"""The mesh axes each dim of an operand was split over before ``_whole`` gathered some; ``None``: nothing
+was gathered."""
+
+
+def _whole(x: NamedArray, dims: Sequence[int]) -> tuple[NamedArray, Placement]:
+    """``x`` with ``dims`` whole on every device, and how it was placed. JAX's Explicit mesh axes refuse to
+    roll, pad or scan along a split dim, so such a dim is gathered first (the one communication these
+    operations add, documented), and ``_placed_back`` splits the result again."""
+    assigned = dim_resources(x.data)
+    if assigned is None or not any(assigned[d] for d in dims):
+        return x, None
+    whole = tuple(() if d in dims else e for d, e in enumerate(assigned))
+    return _resharded(x, on_own_mesh_by_dim(x.data, whole)), assigned
+
+
+def _placed_back(data: Any, placement: Placement) -> Any:
+    """``data`` split over the mesh axes its operand's dims were, each where its size still divides evenly
+    (a local slice of each device's copy)."""
+    if placement is None:
+        return data
+    fits = tuple(e if data.shape[d] % split_count(data, e) == 0 else () for d, e in enumerate(placement))
+    return jax.reshard(data, on_own_mesh_by_dim(data, fits))
 
 
 def roll(x: NamedArray, shift: int, axis: str) -> NamedArray:
     """Roll ``x`` by ``shift`` along ``axis`` (elements pushed off one end come back at the other)."""
-    x, dim = _along(x, axis, "tnp.roll")
-    return wrap(jnp.roll(x.data, shift, axis=dim), x.axes, x.mapped)
+    x, dim, placement = _along(x, axis, "tnp.roll")
+    return wrap(_placed_back(jnp.roll(x.data, shift, axis=dim), placement), x.axes, x.mapped)
 
 
 def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any = 0) -> NamedArray:
@@ -93,17 +125,18 @@ def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any =
     x = as_named(x, operation=operation)
     pad_shape(x.named_shape, pad_width, operation=operation)
     x = gather_mapped(x, pad_width, operation=operation)
+    x, placement = _whole(x, [x.ndim + x.axes.index(a) for a in pad_width])
     widths = [(0, 0)] * x.ndim + [tuple(pad_width.get(a, (0, 0))) for a in x.axes]
-    return wrap(jnp.pad(x.data, widths, constant_values=value), x.axes, x.mapped)
+    return wrap(_placed_back(jnp.pad(x.data, widths, constant_values=value), placement), x.axes, x.mapped)
 
 
 def cumsum(x: NamedArray, axis: str, *, dtype: Any = None) -> NamedArray:
     """Cumulative sum along ``axis``; the result has ``x``'s named shape."""
-    x, dim = _along(x, axis, "tnp.cumsum")
-    return wrap(jnp.cumsum(x.data, axis=dim, dtype=dtype), x.axes, x.mapped)
+    x, dim, placement = _along(x, axis, "tnp.cumsum")
+    return wrap(_placed_back(jnp.cumsum(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)
 
 
 def cumprod(x: NamedArray, axis: str, *, dtype: Any = None) -> NamedArray:
     """Cumulative product along ``axis``; the result has ``x``'s named shape."""
-    x, dim = _along(x, axis, "tnp.cumprod")
-    return wrap(jnp.cumprod(x.data, axis=dim, dtype=dtype), x.axes, x.mapped)
+    x, dim, placement = _along(x, axis, "tnp.cumprod")
+    return wrap(_placed_back(jnp.cumprod(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)
