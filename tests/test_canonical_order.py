@@ -87,3 +87,15 @@ def test_the_common_paths_add_no_transposes_under_jit():
     plain_hlo = jax.jit(plain).lower(x.data, w.data, b.data).compile().as_text()
     assert named_hlo.count("transpose(") == plain_hlo.count("transpose(")
     np.testing.assert_allclose(named(x, w, b).data, plain(x.data, w.data, b.data))
+
+
+def test_a_placeholder_leaf_never_changes_the_structure_of_real_values():
+    """jax builds NamedArrays around placeholders (no ``ndim``), which flatten unsorted; that must not make
+    a real value named in the same order flatten unsorted too."""
+    from typed_xmap._named_array import wrap
+
+    jax.tree.flatten(wrap(None, ("embed", "batch")))  # a placeholder, named unsorted, flattens first
+    a = tx.named(jnp.asarray(X), ["batch", "embed"])
+    b = wrap(jnp.asarray(X.T), ("embed", "batch"))  # laid out unsorted, as an operation may produce it
+    assert jax.tree.structure(a) == jax.tree.structure(b)
+    np.testing.assert_array_equal(jax.tree.leaves(b)[0], X)

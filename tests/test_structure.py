@@ -262,3 +262,19 @@ def test_roll_pad_and_scans_along_a_split_axis(mesh, under_jit):
     if mesh == "explicit":
         assert spec(rolled, axes) == spec(summed, axes) == spec(product, axes) == ("data", "model", None)
         assert spec(padded, axes) == (None, "model", None)  # batch 3 no longer splits over data=2; heads 8 does
+
+
+def test_concatenate_operands_split_differently_along_the_joined_axis(mesh):
+    """The joined axis is gathered on every operand first: sizes along it need not split alike."""
+    x = tx.shard(heads(), {"batch": "data", "heads": "model"})  # heads=4 over model=4
+    y = tx.named(jnp.full((2, 2, 8), -1.0), ["batch", "heads", "head_dim"])  # heads=2: cannot split over 4
+    axes = ["batch", "heads", "head_dim"]
+    for run in (lambda f: f, jax.jit):
+        joined = run(lambda a, b: tnp.concatenate([a, b], axis="heads"))(x, y)
+        expected = np.concatenate([np.arange(64.0).reshape(2, 4, 8), np.full((2, 2, 8), -1.0)], axis=1)
+        np.testing.assert_array_equal(values(joined, axes), expected)
+        if mesh == "explicit":
+            assert spec(joined, axes) == ("data", None, None)  # heads=6 does not split over model=4
+        twice = run(lambda a: tnp.concatenate([a, a], axis="heads"))(x)
+        if mesh == "explicit":
+            assert spec(twice, axes) == ("data", "model", None)

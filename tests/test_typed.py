@@ -451,3 +451,66 @@ def test_parameters_named_like_the_wrappers_own_variables_reach_the_function():
     for _ in range(2):
         assert f(a3, 1, 2, 3, 4) == 1234
         assert f(a3, wrapper=4, known=3, result=2, key=1) == 1234
+
+
+def test_parameters_named_like_builtins_the_wrapper_uses():
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], type: str, isinstance: float = 1.0) -> NamedArray[f32, "a"]:  # noqa: A002
+        return x * isinstance if type == "scale" else x
+
+    a3 = named((3,), "a")
+    for _ in range(2):
+        assert float(f(a3, "scale", 2.0).data[0]) == 2.0
+        assert float(f(a3, type="keep").data[0]) == 1.0
+
+
+def test_a_call_that_misses_the_cache_reaches_the_function_as_the_cached_path_does():
+    """A checked-then-run call passes positional parameters positionally, as a hit does: a function whose
+    signature comes from ``functools.wraps`` over ``*args`` takes both."""
+    import functools
+
+    def body(x: NamedArray[f32, "a"], y: NamedArray[f32, "a"]) -> NamedArray[f32, "a"]:
+        return x + y
+
+    @functools.wraps(body)
+    def positional_only_really(*args):  # type: ignore[no-untyped-def]
+        return body(*args)
+
+    f = tx.typed(positional_only_really)
+    a3 = named((3,), "a")
+    assert f(a3, y=a3).named_shape == {"a": 3}  # the first call misses the cache
+    assert f(x=a3, y=a3).named_shape == {"a": 3}  # and later ones hit it
+
+
+@tx.typed
+def uses_later(x: NamedArray[f32, "a"], later: LaterDefined) -> NamedArray[f32, "a"]:
+    return x
+
+
+class LaterDefined:  # defined after the function above is decorated: its hints resolve on the first call
+    pass
+
+
+def test_a_forward_reference_resolved_on_the_first_call_keeps_the_functions_name():
+    a3 = named((3,), "a")
+    for _ in range(2):
+        with pytest.raises(TypeError, match=r"^uses_later\(\) missing 1 required positional argument: 'later'"):
+            uses_later(a3)  # type: ignore[call-arg]
+        assert uses_later(a3, LaterDefined()) is a3
+    with pytest.raises(BeartypeCallHintParamViolation):
+        uses_later(a3, 1)  # type: ignore[arg-type]
+
+
+def test_a_return_without_a_layout_is_checked_on_every_call():
+    """A NamedArray holding NumPy data has no aval to key by: its return is never accepted from the cache."""
+    import numpy as np
+
+    @tx.typed
+    def f(x: NamedArray[f32, "a"], as_numpy: bool) -> NamedArray[f32, "a"]:
+        return tx.named(np.ones(4 if as_numpy else 3, np.float32), ["a"]) if as_numpy else x
+
+    a3 = named((3,), "a")
+    for _ in range(3):
+        assert f(a3, False) is a3
+        with pytest.raises(NamedShapeError, match="return value"):
+            f(a3, True)

@@ -185,6 +185,7 @@ def test_collective_over_an_unbound_name_is_worded_for_xmap():
         "Fix: use one of those names, or map 'zz' with an enclosing xmap (in_axes or axis_sizes)"
     )
     assert isinstance(info.value, NameError)  # code catching JAX's NameError keeps working
+    assert isinstance(info.value.__cause__, NameError)  # JAX's own error stays attached, as raised
 
 
 def test_input_committed_to_other_devices():

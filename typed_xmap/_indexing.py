@@ -37,7 +37,7 @@ from ._algebra import (
     update_named_shape,
 )
 from ._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
-from ._sharding import dim_resources, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
+from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from .numpy._mapped_axes import gather
 
 __all__ = ["At", "dynamic_slice", "dynamic_update_slice", "getitem", "take"]
@@ -353,7 +353,7 @@ def dynamic_update_slice(x: NamedArray, update: NamedArray, start_indices: Mappi
         return wrap(jax.lax.dynamic_update_slice(x.data, laid, starts), x.axes, x.mapped)
     # Explicit mesh: JAX wants the update placed as the operand; a dim the update's size does not let its mesh
     # axes divide is replicated in both for the write, and the result goes back to the operand's placement
-    shared = [() if e and laid.shape[d] % split_count(x.data, e) else e for d, e in enumerate(entries)]
+    shared = dividing(x.data, laid.shape, entries)
     spec = on_own_mesh_by_dim(x.data, shared)
     data = x.data if tuple(shared) == entries else jax.reshard(x.data, spec)
     out = jax.lax.dynamic_update_slice(data, jax.reshard(laid, spec), starts)

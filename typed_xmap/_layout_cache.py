@@ -8,6 +8,7 @@ and defaults, and each value is a local, so a cache hit costs a tuple, a dict lo
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ CheckedCall = Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, Any]]
 
 def cached_wrapper(
     fn: Callable[..., Any],
+    signature: inspect.Signature,
     hints: dict[str, Any],
     kinds: LayoutKinds,
     checked_call: CheckedCall,
@@ -34,12 +36,13 @@ def cached_wrapper(
     """A wrapper of ``fn`` that checks each new layout with ``checked_call`` and accepts known ones from a cache.
 
     ``kinds`` maps parameter names (and ``"return"``) to ``NAMED``, ``CLASS`` or ``ANYTHING``. ``None`` when
-    the signature cannot be rebuilt plainly (``*args``, ``**kwargs``, a defaulted ``NamedArray`` parameter).
+    calls cannot take this path (``_unplain``: ``*args``, ``**kwargs``, a defaulted ``NamedArray`` parameter, a
+    class-hinted default its hint rejects, a parameter named like the generated code's own names).
     """
-    params = list(inspect.signature(fn).parameters.values())
+    params = list(signature.parameters.values())
     if any(_unplain(p, kinds.get(p.name), hints.get(p.name)) for p in params):
         return None
-    signature, namespace = signature_source(params)
+    parameters, namespace = signature_source(params)
     call, key = [], []
     for param in params:
         call.append(f"{param.name}={param.name}" if param.kind is param.KEYWORD_ONLY else param.name)
@@ -47,23 +50,26 @@ def cached_wrapper(
         if kind == NAMED:
             key.append(_LAYOUT.format(param.name))
         elif kind == CLASS:
-            key.append(f"type({param.name})")
+            key.append(f"{_PREFIX}type({param.name})")
     values = "".join(f"{p.name}, " for p in params)
     key_items = "".join(f"{part}, " for part in key)
-    p = _PREFIX  # the generated code's own names, locals too: a parameter may well be called ``key``
+    # The generated code's own names, locals and builtins too: a parameter may well be called ``key`` or ``type``.
+    p = _PREFIX
     return_check = {
         NAMED: (
             f"    try:\n        {p}returned = {_LAYOUT.format(p + 'result')}\n"
-            f"    except AttributeError:\n        {p}returned = None\n"
-            f"    if {p}returned not in {p}accepted:\n        {p}check_result({p}result, {p}bindings)\n"
-            f"        {p}accepted.add({p}returned)\n"
+            f"    except {p}AttributeError:\n        {p}returned = None\n"
+            f"    if {p}returned not in {p}accepted:\n"
+            f"        {p}check_returned({p}result, {p}bindings, {p}accepted, {p}returned)\n"
         ),
-        CLASS: f"    if not isinstance({p}result, {p}return_class):\n        {p}check_result({p}result, {p}bindings)\n",
+        CLASS: (
+            f"    if not {p}isinstance({p}result, {p}return_class):\n        {p}check_result({p}result, {p}bindings)\n"
+        ),
     }.get(kinds.get("return") or ANYTHING, "")
     source = (
-        f"def wrapper({signature}):\n"
+        f"def wrapper({parameters}):\n"
         f"    try:\n        {p}key = ({key_items})\n"
-        f"    except AttributeError:\n        return {p}full_check(({values}))[0]\n"
+        f"    except {p}AttributeError:\n        return {p}full_check(({values}))[0]\n"
         f"    {p}known = {p}layouts.get({p}key)\n"
         f"    if {p}known is None:\n        return {p}first_call({p}key, ({values}))\n"
         f"    {p}bindings, {p}accepted = {p}known\n"
@@ -74,24 +80,36 @@ def cached_wrapper(
     layouts: dict[Any, tuple[Any, set[Any]]] = {}
 
     def full_check(values: tuple[Any, ...]) -> tuple[Any, Any]:
-        """Check a call in full, as its caller made it: omitted defaults stay omitted."""
+        """Check the call in full and run it: positional parameters passed positionally (as the cached path
+        passes them), keyword-only ones by keyword; a trailing value that is its parameter's default object
+        is left out, as beartype leaves omitted defaults unchecked."""
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for param, value in zip(params, values, strict=True):
-            if param.kind is param.POSITIONAL_ONLY:
+            if param.kind is param.KEYWORD_ONLY:
+                if value is not param.default:
+                    kwargs[param.name] = value
+            else:
                 args.append(value)
-            elif value is not param.default:
-                kwargs[param.name] = value
         while args and args[-1] is params[len(args) - 1].default:
             args.pop()
         return checked_call(tuple(args), kwargs)
 
     def first_call(key: Any, values: tuple[Any, ...]) -> Any:
         result, bindings = full_check(values)
-        if len(layouts) > _CACHE_SIZE:
+        if len(layouts) >= _CACHE_SIZE:
             layouts.clear()
         layouts[key] = (bindings, set())  # return layouts: each is checked once more, then accepted
         return result
+
+    def check_returned(result: Any, bindings: Any, accepted: set[Any], returned: Any) -> None:
+        """A return layout not seen with these parameters: check it, and accept it from now on (a value
+        without a layout, never: it is checked on every call)."""
+        check_result(result, bindings)
+        if returned is not None:
+            if len(accepted) >= _CACHE_SIZE:
+                accepted.clear()
+            accepted.add(returned)
 
     namespace.update(
         {
@@ -100,11 +118,15 @@ def cached_wrapper(
             f"{_PREFIX}first_call": first_call,
             f"{_PREFIX}full_check": full_check,
             f"{_PREFIX}check_result": check_result,
+            f"{_PREFIX}check_returned": check_returned,
             f"{_PREFIX}return_class": hints.get("return"),
+            f"{_PREFIX}type": type,
+            f"{_PREFIX}isinstance": isinstance,
+            f"{_PREFIX}AttributeError": AttributeError,
         }
     )
     exec(source, namespace)
-    wrapper: Callable[..., Any] = namespace["wrapper"]
+    wrapper: Callable[..., Any] = functools.wraps(fn)(namespace["wrapper"])
     return wrapper
 
 

@@ -274,8 +274,9 @@ def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
         if aux is not None:
             return (x.data,), aux
     data, aux = _canonical(x)
-    if not aux[1] and len(_SORTED_AUX) < _CACHE_SIZE:
-        aux = _SORTED_AUX.setdefault(aux[0], aux)
+    axes = aux[0]
+    if not aux[1] and canonical_order(axes) is None and len(_SORTED_AUX) < _CACHE_SIZE:  # not a placeholder's
+        aux = _SORTED_AUX.setdefault(axes, aux)
     return (data,), aux
 
 

@@ -117,6 +117,12 @@ def split_count(data: Any, assigned: tuple[str, ...]) -> int:
     return math.prod(int(shape[axis]) for axis in assigned)
 
 
+def dividing(data: Any, shape: Sequence[int], assigned: Sequence[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+    """``assigned`` (each dim's mesh axes, on ``data``'s mesh) where ``shape`` still splits evenly over them,
+    ``()`` (whole on every device) where it does not."""
+    return tuple(e if not e or shape[d] % split_count(data, e) == 0 else () for d, e in enumerate(assigned))
+
+
 class _Target:
     """What to place: the array, its named shape, and where each named axis sits among its dims."""
 

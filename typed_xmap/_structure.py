@@ -23,7 +23,7 @@ from ._algebra import (
     split_axis_shape,
 )
 from ._named_array import NamedArray, wrap
-from ._sharding import dim_resources, on_own_mesh_by_dim, split_count
+from ._sharding import dim_resources, dividing, on_own_mesh_by_dim
 
 __all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
 
@@ -69,13 +69,11 @@ def reshape_named(
     if assigned is None:
         return wrap(jnp.reshape(data, shape), (*order[:kept], *new_axes), x.mapped)
     head, moved = assigned[: p + kept], assigned[p + kept :]
-    major = moved[0] if moved else ()
-    if major and new_sizes and new_sizes[0] % split_count(data, major):
-        major = ()
-    wanted = (*head, major, *[()] * (len(moved) - 1))
+    placed = dividing(data, shape, (*head, *moved[:1], *[()] * (len(new_sizes) - 1)))
+    wanted = (*head, *placed[p + kept :][:1], *[()] * (len(moved) - 1))
     if wanted != assigned:
         data = jax.reshard(data, on_own_mesh_by_dim(data, wanted))
-    out = on_own_mesh_by_dim(data, (*head, major, *[()] * (len(new_sizes) - 1)))
+    out = on_own_mesh_by_dim(data, placed)
     return wrap(jnp.reshape(data, shape, out_sharding=out), (*order[:kept], *new_axes), x.mapped)
 
 

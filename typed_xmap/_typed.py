@@ -31,9 +31,11 @@ __all__ = ["check_named_hints", "typed"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _parameter_checker(fn: Callable[..., Any], hints: dict[str, Any]) -> Callable[..., None]:
+def _parameter_checker(
+    fn: Callable[..., Any], signature: inspect.Signature, hints: dict[str, Any]
+) -> Callable[..., None]:
     """A beartype-checked function with ``fn``'s signature and parameter hints, and an empty body."""
-    parameters, namespace = signature_source(list(inspect.signature(fn).parameters.values()))
+    parameters, namespace = signature_source(list(signature.parameters.values()))
     exec(f"def checker({parameters}): pass", namespace)
     checker: Callable[..., None] = namespace["checker"]
     checker.__name__ = getattr(fn, "__name__", "checker")
@@ -72,9 +74,9 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding])
 def typed(fn: F) -> F:
     """Check ``fn``'s ``NamedArray[...]`` parameters and return value on every call.
 
-    When every hint is a ``NamedArray[...]``, a plain class or ``Any``, the verdict depends only on each
-    value's layout (named axes, shape, dtype) or type, so a call beartype has accepted once is accepted again
-    from a cache (``_layout_cache``).
+    When at least one hint is a ``NamedArray[...]`` and every other a plain class or ``Any``, the verdict
+    depends only on each value's layout (named axes, shape, dtype) or type, so a call beartype has accepted
+    once is accepted again from a cache (``_layout_cache``).
     """
     return _checked(fn, sys._getframe(1), named_only=False)
 
@@ -91,6 +93,8 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
     local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
 
+    signature = inspect.signature(fn)
+
     def prepare() -> list[Any]:
         hints = typing.get_type_hints(fn, localns=local_names, include_extras=True)
         if named_only:
@@ -102,10 +106,15 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         returned = containers.pop("return", None)
         checked_hints = {n: (object if n in containers else h) for n, h in hints.items()}
         return_check = None if returned is not None else _return_check(hints)
-        plan[:] = [hints, _parameter_checker(fn, checked_hints), return_check, None]
-        plan.append((containers, returned, inspect.signature(fn)))
-        if cacheable:
-            plan[3] = cached_wrapper(fn, hints, kinds, checked_call, check_result)
+        cached = cached_wrapper(fn, signature, hints, kinds, checked_call, check_result) if cacheable else None
+        # one assignment: a thread making a first call meanwhile sees an empty plan or a whole one
+        plan[:] = [
+            hints,
+            _parameter_checker(fn, signature, checked_hints),
+            return_check,
+            cached,
+            (containers, returned, signature),
+        ]
         return plan
 
     state = call_state
@@ -149,10 +158,9 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         return checked_call(args, kwargs)[0] if cached is None else cached(*args, **kwargs)
 
     with contextlib.suppress(NameError):  # a forward reference not defined yet: resolve on the first call
-        cached = prepare()[3]
-        if cached is not None:  # the usual case: calls go straight to the layout-cached wrapper
-            return typing.cast(F, functools.wraps(fn)(cached))
-    return typing.cast(F, wrapper)
+        prepare()
+    # the usual case: calls go straight to the layout-cached wrapper (it has fn's name and signature)
+    return typing.cast(F, plan[3] if plan and plan[3] is not None else wrapper)
 
 
 def _hint_kind(hint: Any) -> str | None:

@@ -49,7 +49,7 @@ class XmapFunction:
         # does not see: such xmaps use one program per set of active loops.
         self._loop_names = frozenset(r for _, rs in config.resources for r in rs if isinstance(r, str))
         self._program = program(fun, config, config.resource_map)
-        self._checked: bool | None = None  # whether calls need donation checks or globalizing (settled on the first)
+        self._needs_preparing: bool | None = None  # calls check donations or globalize; None: not settled yet
         functools.update_wrapper(self, fun, updated=())
 
     def _select(self) -> Any:
@@ -60,9 +60,9 @@ class XmapFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         program = self._program
-        # The common call is one jit dispatch: everything else is behind one test (the checks are per call,
-        # once the first call has settled whether this process is one of several).
-        if kwargs or self._checked is not False or active_frames() or (self._loop_names and loops_active()):
+        # The common call is one jit dispatch: everything else hides behind these four cheap tests (the
+        # first call settles whether calls need donation checks or globalizing, this process being one of several).
+        if kwargs or self._needs_preparing is not False or active_frames() or (self._loop_names and loops_active()):
             if not kwargs and active_frames():
                 return self._inline(args)
             program, args = self._prepared(args, kwargs)
@@ -81,7 +81,7 @@ class XmapFunction:
                 f"xmapped function {self._config.name} takes positional arguments only, got keyword "
                 f"{next(iter(kwargs))!r}. Fix: pass it positionally (in_axes follow the argument order)"
             )
-        self._checked = bool(self._config.donate) or _multi_process()
+        self._needs_preparing = bool(self._config.donate) or _multi_process()
         if self._config.donate:
             check_donated(self._config.donate, args, self._config.name)
         if _multi_process():
@@ -94,7 +94,8 @@ class XmapFunction:
         internals), else ``error`` itself."""
         if isinstance(error, ValueError):
             translated = on_other_devices_error(error, self._config.name, args, concrete_mesh())
-            translated.__cause__ = error if translated is not error else None
+            if translated is not error:
+                translated.__cause__ = error
             return translated
         return invalid_argument_error(typing.cast(TypeError, error), self._config.name, args)
 

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from .._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
 from .._named_array import NamedArray, in_order, wrap
-from .._sharding import dim_resources, on_own_mesh_by_dim, split_count
+from .._sharding import dim_resources, dividing, on_own_mesh_by_dim
 from .._structure import as_named, gather_mapped
 
 __all__ = ["concatenate", "cumprod", "cumsum", "pad", "roll", "split", "stack"]
@@ -31,9 +31,7 @@ def _aligned(xs: Sequence[NamedArray], operation: str) -> list[NamedArray]:
     assigned = dim_resources(xs[0].data)  # on the first operand's own mesh, under jax.set_mesh or not
     if assigned is not None:
         placed = on_own_mesh_by_dim(xs[0].data, assigned)
-        xs = [
-            x if dim_resources(x.data) == assigned else wrap(jax.reshard(x.data, placed), x.axes, x.mapped) for x in xs
-        ]
+        xs = [x if dim_resources(x.data) == assigned else _resharded(x, placed) for x in xs]
     return xs
 
 
@@ -58,10 +56,13 @@ def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     concatenate_shape([x.named_shape for x in xs], axis, operation=operation)
     same_positional([x.shape for x in xs], operation=operation)
-    xs = _aligned([gather_mapped(x, [axis], operation=operation) for x in xs], operation)
+    xs = [gather_mapped(x, [axis], operation=operation) for x in xs]
+    # the joined axis whole on every device first (operands of other sizes along it may not split alike)
+    placements = [_whole(x, [x.ndim + x.axes.index(axis)]) for x in xs]
+    xs = _aligned([x for x, _ in placements], operation)
     first = xs[0]
     data = jnp.concatenate([x.data for x in xs], axis=first.ndim + first.axes.index(axis))
-    return wrap(data, first.axes, first.mapped)
+    return wrap(_placed_back(data, placements[0][1]), first.axes, first.mapped)
 
 
 def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[NamedArray]:
@@ -79,7 +80,8 @@ def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[Named
 
 
 def _along(x: NamedArray, axis: str, operation: str) -> tuple[NamedArray, int, Placement]:
-    """``x`` with ``axis`` in its data and whole on every device (``_whole``), and that dim's index."""
+    """``x`` with ``axis`` in its data and whole on every device (``_whole``), that dim's index, and how ``x``
+    was placed (for ``_placed_back``)."""
     x = as_named(x, operation=operation)
     require_axis(x.named_shape, axis, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
@@ -109,8 +111,7 @@ def _placed_back(data: Any, placement: Placement) -> Any:
     (a local slice of each device's copy)."""
     if placement is None:
         return data
-    fits = tuple(e if data.shape[d] % split_count(data, e) == 0 else () for d, e in enumerate(placement))
-    return jax.reshard(data, on_own_mesh_by_dim(data, fits))
+    return jax.reshard(data, on_own_mesh_by_dim(data, dividing(data, data.shape, placement)))
 
 
 def roll(x: NamedArray, shift: int, axis: str) -> NamedArray:
