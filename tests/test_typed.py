@@ -455,7 +455,7 @@ def test_parameters_named_like_the_wrappers_own_variables_reach_the_function():
 
 def test_parameters_named_like_builtins_the_wrapper_uses():
     @tx.typed
-    def f(x: NamedArray[f32, "a"], type: str, isinstance: float = 1.0) -> NamedArray[f32, "a"]:  # noqa: A002
+    def f(x: NamedArray[f32, "a"], type: str, isinstance: float = 1.0) -> NamedArray[f32, "a"]:
         return x * isinstance if type == "scale" else x
 
     a3 = named((3,), "a")
