@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Frame", "active_frames", "carries", "current_trace", "outer_carried", "varying_mapped"]
+__all__ = ["Frame", "active_frames", "carries", "current_trace", "outer_carried", "thread_frames", "varying_mapped"]
 
 
 @dataclass
@@ -38,11 +38,11 @@ class _Frames(threading.local):
         self.stack = []
 
 
-_frames = _Frames()
+thread_frames = _Frames()  # this thread's stack of xmap bodies being traced
 
 
 def active_frames() -> list[Frame]:
-    return _frames.stack
+    return thread_frames.stack
 
 
 def current_trace() -> Any:

@@ -20,7 +20,7 @@ from .._algebra import Resource, SerialLoop, loop_conflict_error, resource_confl
 if TYPE_CHECKING:
     from ._plan import Plan
 
-__all__ = ["active_loop_key", "loop_axis", "loop_level", "loops_active", "resolve_loops", "serial_loop"]
+__all__ = ["active_loop_key", "loop_axis", "loop_level", "resolve_loops", "serial_loop", "thread_loops"]
 
 Resources = Mapping[str, tuple[Resource, ...]]
 
@@ -30,32 +30,27 @@ class _Loops(threading.local):
         self.active: dict[str, SerialLoop] = {}
 
 
-_loops = _Loops()
+thread_loops = _Loops()  # this thread's active serial_loop contexts
 
 
 @contextlib.contextmanager
 def serial_loop(name: str, length: int) -> Iterator[SerialLoop]:
     """A named loop resource: inside, ``axis_resources={'i': name}`` runs axis ``i`` in ``length`` chunks."""
     loop = SerialLoop(length, name)
-    previous = _loops.active.get(name)
-    _loops.active[name] = loop
+    previous = thread_loops.active.get(name)
+    thread_loops.active[name] = loop
     try:
         yield loop
     finally:
         if previous is None:
-            del _loops.active[name]
+            del thread_loops.active[name]
         else:
-            _loops.active[name] = previous
-
-
-def loops_active() -> bool:
-    """Whether any ``serial_loop`` context is active in this thread."""
-    return bool(_loops.active)
+            thread_loops.active[name] = previous
 
 
 def active_loop_key(names: frozenset[str]) -> tuple[tuple[str, int], ...]:
     """The active ``serial_loop`` contexts among ``names`` (``()`` when none): what a program depends on."""
-    active = _loops.active
+    active = thread_loops.active
     if not active or not names or not active.keys() & names:  # no loop at all: the common case, cheaply
         return ()
     return tuple(sorted((n, active[n].length) for n in names if n in active))
@@ -63,7 +58,7 @@ def active_loop_key(names: frozenset[str]) -> tuple[tuple[str, int], ...]:
 
 def resolve_loops(resources: Resources) -> dict[str, tuple[Resource, ...]]:
     """``axis_resources`` with names of active ``serial_loop`` contexts replaced by their loops."""
-    active = _loops.active
+    active = thread_loops.active
     return {
         axis: tuple(active.get(r, r) if isinstance(r, str) else r for r in assigned)
         for axis, assigned in resources.items()
