@@ -378,20 +378,23 @@ def is_eager(data: Any) -> bool:
 
 
 def _layout_key(values: Sequence[Any]) -> tuple[Any, ...] | None:
-    """What a layout plan depends on: axes and shapes (``None``: an operand has mapped axes, no plan)."""
+    """What a layout plan depends on: axes and shapes. ``None``: no NamedArray among ``values``, or one with
+    mapped axes, or a value planned per call (lists and other array-likes)."""
     key: list[Any] = []
+    named = False
     for v in values:
         if type(v) is NamedArray:
             if v.mapped:
                 return None
             key.append((v.axes, v.data.shape))
+            named = True
         elif isinstance(v, _SCALARS):
             key.append(None)
         elif isinstance(v, _ARRAYS):
             key.append(v.shape)
-        else:  # lists and other array-likes: planned per call
+        else:
             return None
-    return tuple(key)
+    return tuple(key) if named else None
 
 
 def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> Plan:
@@ -514,20 +517,25 @@ def apply_elementwise(
     Eager calls (no trace running) with a stable ``fn`` (``fuse``: the same object each call) run layout
     and ``fn`` as one cached ``jax.jit`` per (``fn``, layouts); under a trace the ops are emitted directly.
     """
-    if not any(isinstance(v, NamedArray) for v in values):
-        return fn(*values)
     key = _layout_key(values)
     if key is None:
+        if not any(isinstance(v, NamedArray) for v in values):
+            return fn(*values)
         laid_out, axes, mapped = align(values, operation=operation, operands=operands)
         return wrap(fn(*laid_out), axes, mapped)
     steps, axes = _cached_plan(key, values, operation, operands)
     data = [v.data if isinstance(v, NamedArray) else v for v in values]
-    if fuse and any(s is not None for s in steps) and all(is_eager(d) for d in data):
-
-        def build() -> Callable[..., Any]:
-            return lambda *args: fn(*_lay_out(steps, args))
-
-        return wrap(fused((fn, key), build)(*data), axes)
+    if not any(steps):  # laid out already: the operation itself
+        return wrap(fn(*data), axes)
+    if fuse:
+        for d in data:  # a plain loop: this path is what an eager operation costs beyond jnp's
+            if isinstance(d, Tracer):
+                break
+        else:
+            jitted = _FUSED.get((fn, key))
+            if jitted is None:
+                jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
+            return wrap(jitted(*data), axes)
     return wrap(fn(*_lay_out(steps, data)), axes)
 
 
@@ -540,10 +548,12 @@ def _python_operator(name: str) -> Callable[..., Any]:
 
 
 def _binary(fn: Callable[[Any, Any], Any], symbol: str, reflected: bool) -> Callable[[Any, Any], Any]:
+    operation = f"`x {symbol} y`"
+
     def method(self: NamedArray, other: Any) -> Any:
         if reflected:
-            return apply_elementwise(fn, (other, self), operation=f"`x {symbol} y`", operands=_LABELS)
-        return apply_elementwise(fn, (self, other), operation=f"`x {symbol} y`", operands=_LABELS)
+            return apply_elementwise(fn, (other, self), operation=operation, operands=_LABELS)
+        return apply_elementwise(fn, (self, other), operation=operation, operands=_LABELS)
 
     return method
 
