@@ -21,6 +21,7 @@ from ._conversions import (
 from ._dtypes import (
     DTYPES as DTYPES,
     KINDS as KINDS,
+    MARKER_OF_DTYPE as MARKER_OF_DTYPE,
     MARKERS as MARKERS,
     DTypeSpec as DTypeSpec,
     Float as Float,

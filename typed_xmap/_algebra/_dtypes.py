@@ -12,6 +12,7 @@ __all__ = [
     "DTYPES",
     "KINDS",
     "MARKERS",
+    "MARKER_OF_DTYPE",
     "DTypeSpec",
     "Float",
     "Int",
@@ -89,3 +90,9 @@ MARKERS = {
 }
 """The public dtype markers by the name annotations use (``NamedArray[f32, ...]``): the one list that
 ``typed_xmap``'s exports, ``_static.py``'s aliases and the mypy plugin's hooks are held to."""
+
+MARKER_OF_DTYPE = {
+    **{next(iter(spec.names)): marker for marker, spec in MARKERS.items() if len(spec.names) == 1},
+    "bool_": "bool_",  # NumPy's and jax.numpy's name for bool
+}
+"""The exact marker of a dtype by its name (``"float32"`` -> ``"f32"``): how the plugin reads ``dtype=``."""

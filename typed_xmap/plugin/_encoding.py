@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mypy.nodes import TypeInfo
+from mypy.nodes import TypeAlias, TypeInfo
 from mypy.types import (
     AnyType,
     Instance,
@@ -163,6 +163,16 @@ class TypeFactory:
                 return None
             found = self._infos[fullname] = node
         return found
+
+    def marker_dtype(self, marker: str) -> Type:
+        """The dtype ``NamedArray[<marker>, ...]`` carries (``f32``: ``numpy.float32``), read from the
+        marker's alias in ``typed_xmap._static``; Any when it is not loaded."""
+        symbol = self._plugin.lookup_fully_qualified(f"typed_xmap._static.{marker}")
+        node = symbol.node if symbol is not None else None
+        target = get_proper_type(node.target) if isinstance(node, TypeAlias) else None
+        if isinstance(target, Instance) and target.type.fullname == NAMED_ARRAY and target.args:
+            return target.args[0]
+        return self.any()
 
     def instance(self, fullname: str, args: Sequence[Type] = ()) -> Instance | None:
         info = self.info(fullname)

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, TupleExpr
+from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext
 from mypy.types import Type
 
 from .._algebra import (
+    MARKER_OF_DTYPE,
     NamedShapeError,
     Size,
     arange_shape,
@@ -127,6 +128,24 @@ def _operand(ctx: FunctionContext, name: str) -> Shape | None:
     return None if shape is None or shape.scalar else shape
 
 
+_DTYPE_MODULES = ("jax.numpy.", "numpy.", "ml_dtypes.")
+
+
+def _dtype_argument(plugin: TypedXmapPlugin, ctx: FunctionContext, position: int | None) -> Type | None:
+    """The dtype a ``dtype=`` argument names, as annotations carry it (``jnp.float32``, ``np.float32`` or
+    ``"float32"``: ``f32``'s); ``None`` when no ``dtype`` is passed, Any when it is not one of those."""
+    expr = arg_expr(ctx, "dtype", position)
+    if expr is None:
+        return None
+    name = None
+    if isinstance(expr, StrExpr):
+        name = expr.value
+    elif isinstance(expr, (NameExpr, MemberExpr)) and expr.fullname.startswith(_DTYPE_MODULES):
+        name = expr.fullname.rsplit(".", 1)[-1]
+    marker = MARKER_OF_DTYPE.get(name) if name is not None else None
+    return plugin.types.marker_dtype(marker) if marker is not None else plugin.types.any()
+
+
 def _result(plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, rule: Callable[[], Any]) -> Type:
     """``rule()``'s named shape as a NamedArray type; unknown on an unreadable literal, reported on an error."""
     declared = decode(ctx.default_return_type)
@@ -146,11 +165,17 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     shape = _operand(ctx, "tokens" if name == "one_hot" else "x")
     if shape is None:
         return ctx.default_return_type
+    dtype: Type | None = shape.dtype
+    if name in ("one_hot", "zeros_like", "ones_like"):  # a dtype= given, else the operand's
+        given = _dtype_argument(plugin, ctx, None if name == "one_hot" else 1)
+        if given is not None:
+            dtype = given
+        elif name == "one_hot":
+            dtype = None  # float32, or float64 under jax_enable_x64: not known here
     named = shape.named
     if named is None or has_group(named):
-        return plugin.types.array(shape.dtype, None, shape.positional)
+        return plugin.types.array(dtype if dtype is not None else plugin.types.any(), None, shape.positional)
     read = _reader(ctx)
-    dtype = None if name in ("one_hot", "zeros_like", "ones_like") else shape.dtype
     positional = shape.positional
     return _result(plugin, ctx, dtype, lambda: (_one_operand_rule(name, named, read, ONE_OPERAND[name]), positional))
 
@@ -225,16 +250,18 @@ def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
             return {row: size, column: size}, ()
         return dict(axis_sizes(read("shape", 0), operation=f"tnp.{name}")), ()
 
-    return _result(plugin, ctx, None, run)
+    position = {"zeros": 1, "ones": 1, "full": 2}.get(name)  # arange: keyword-only; causal_mask: always bool
+    return _result(plugin, ctx, None if name == "causal_mask" else _dtype_argument(plugin, ctx, position), run)
 
 
 def _random(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = _reader(ctx)
     position = 2 if name == "bernoulli" else 1
+    dtype = None if name == "bernoulli" else _dtype_argument(plugin, ctx, 2)
     return _result(
         plugin,
         ctx,
-        None,
+        dtype,
         lambda: (dict(axis_sizes(read("shape", position), operation=f"tx.random.{name}")), ()),
     )
 
