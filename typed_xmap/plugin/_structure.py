@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext
-from mypy.types import Type
+from mypy.types import Instance, Type, get_proper_type
 
 from .._algebra import (
     MARKER_OF_DTYPE,
@@ -146,6 +146,11 @@ def _dtype_argument(plugin: TypedXmapPlugin, ctx: FunctionContext, position: int
     return plugin.types.marker_dtype(marker) if marker is not None else plugin.types.any()
 
 
+def _is_bool(dtype: Type) -> bool:
+    proper = get_proper_type(dtype)
+    return isinstance(proper, Instance) and proper.type.fullname in ("numpy.bool", "numpy.bool_")
+
+
 def _result(plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, rule: Callable[[], Any]) -> Type:
     """``rule()``'s named shape as a NamedArray type; unknown on an unreadable literal, reported on an error."""
     declared = decode(ctx.default_return_type)
@@ -166,12 +171,12 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     if shape is None:
         return ctx.default_return_type
     dtype: Type | None = shape.dtype
-    if name in ("one_hot", "zeros_like", "ones_like"):  # a dtype= given, else the operand's
-        given = _dtype_argument(plugin, ctx, None if name == "one_hot" else 1)
+    if name in ("one_hot", "zeros_like", "ones_like", "cumsum", "cumprod"):  # a dtype= given, else the operand's
+        given = _dtype_argument(plugin, ctx, 1 if name in ("zeros_like", "ones_like") else None)
         if given is not None:
             dtype = given
-        elif name == "one_hot":
-            dtype = None  # float32, or float64 under jax_enable_x64: not known here
+        elif name == "one_hot" or (name in ("cumsum", "cumprod") and _is_bool(shape.dtype)):
+            dtype = None  # one_hot: float32, or float64 under jax_enable_x64; a bool scan counts in int32
     named = shape.named
     if named is None or has_group(named):
         return plugin.types.array(dtype if dtype is not None else plugin.types.any(), None, shape.positional)
