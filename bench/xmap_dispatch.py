@@ -44,14 +44,18 @@ def fresh_body():
 
 
 def hand_written(mesh, fn=body):
-    inner = jax.vmap(fn, in_axes=(None, 0, 0), out_axes=0, axis_name="out", spmd_axis_name="y")
+    """``fn`` under three nested vmaps; on ``mesh`` (``None``: one device) batch on ``x`` and out on ``y``."""
+    on_mesh = mesh is not None
+    inner = jax.vmap(fn, in_axes=(None, 0, 0), out_axes=0, axis_name="out", spmd_axis_name="y" if on_mesh else None)
     mid = jax.vmap(inner, in_axes=(0, 0, None), out_axes=None, axis_name="feat")
-    outer = jax.vmap(mid, in_axes=(0, None, None), out_axes=0, axis_name="batch", spmd_axis_name="x")
-    return jax.jit(outer, out_shardings=NamedSharding(mesh, P("x", "y")))
+    outer = jax.vmap(
+        mid, in_axes=(0, None, None), out_axes=0, axis_name="batch", spmd_axis_name="x" if on_mesh else None
+    )
+    return jax.jit(outer, out_shardings=NamedSharding(mesh, P("x", "y"))) if on_mesh else jax.jit(outer)
 
 
-def fresh_xmap(fn=body):
-    return tx.xmap(fn, in_axes=IN_AXES, out_axes=["batch", "out", ...], axis_resources=RESOURCES)
+def fresh_xmap(fn=body, resources=RESOURCES):
+    return tx.xmap(fn, in_axes=IN_AXES, out_axes=["batch", "out", ...], axis_resources=resources)
 
 
 def one_device(x, w, b) -> None:
@@ -59,10 +63,7 @@ def one_device(x, w, b) -> None:
     xmap's own Python per call (a check of the call, then the program) shows."""
     x, w, b = (np.asarray(v) for v in (x, w, b))
     x, w, b = (jax.device_put(v, jax.devices()[0]) for v in (x, w, b))
-    inner = jax.vmap(body, in_axes=(None, 0, 0), out_axes=0, axis_name="out")
-    mid = jax.vmap(inner, in_axes=(0, 0, None), out_axes=None, axis_name="feat")
-    hw = jax.jit(jax.vmap(mid, in_axes=(0, None, None), out_axes=0, axis_name="batch"))
-    xm = tx.xmap(body, in_axes=IN_AXES, out_axes=["batch", "out", ...])
+    hw, xm = hand_written(None), fresh_xmap(resources=None)
     np.testing.assert_allclose(xm(x, w, b), hw(x, w, b), rtol=1e-5)
     cases = {"hand-written jit, one device": lambda: hw(x, w, b), "tx.xmap, one device": lambda: xm(x, w, b)}
     times = interleaved(cases, rounds=41, calls=300)

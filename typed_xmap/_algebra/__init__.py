@@ -119,6 +119,7 @@ from ._shapes import (
     broadcast_positional as broadcast_positional,
     describe_named_shape as describe_named_shape,
     group_members as group_members,
+    is_size as is_size,
     match_shape_spec as match_shape_spec,
     merge_bindings as merge_bindings,
     reduce_named_shape as reduce_named_shape,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import ErrorKind, NamedShapeError
-from ._shapes import NamedShape, Size, describe_named_shape
+from ._shapes import NamedShape, Size, describe_named_shape, is_size
 from ._structure import carried_axis
 
 __all__ = [
@@ -262,7 +262,7 @@ def dynamic_slice_shape(
     for raw, size in sizes.items():
         axis = _check_axis(named, raw, operation, "x")
         full = named[axis]
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0 or (full is not None and size > full):
+        if not is_size(size) or (full is not None and size > full):
             raise NamedShapeError(
                 f"{operation}: slice_sizes[{axis!r}] is {size!r}, but a slice size is a static int in [0, {full}] "
                 f"(the axis's size). Fix: pass a Python int no larger than the axis",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import final
+from typing import TypeGuard, final
 
 from ._errors import ErrorKind, NamedShapeError
 from ._spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
@@ -24,6 +24,7 @@ __all__ = [
     "broadcast_positional",
     "describe_named_shape",
     "group_members",
+    "is_size",
     "match_shape_spec",
     "merge_bindings",
     "reduce_named_shape",
@@ -34,6 +35,11 @@ Size = int | None
 NamedShape = Mapping[str, Size]
 Binding = int | Mapping[str, Size]
 """What a name binds in one call: a size, or for a group (key ``"*rest"``) a frozen mapping axis -> size."""
+
+
+def is_size(value: object) -> TypeGuard[int]:
+    """Whether ``value`` can be an axis's size: a non-negative int (a bool is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def describe_named_shape(shape: NamedShape) -> str:

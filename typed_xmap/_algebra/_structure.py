@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ._errors import ErrorKind, NamedShapeError
-from ._shapes import Size, describe_named_shape
+from ._shapes import Size, describe_named_shape, is_size
 from ._spec import is_axis_name
 
 __all__ = [
@@ -92,7 +92,7 @@ def axis_sizes(sizes: object, *, operation: str) -> dict[str, int]:
     result: dict[str, int] = {}
     for axis, size in sizes.items():
         name = _name(axis, operation=operation, argument="a key")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        if not is_size(size):
             raise NamedShapeError(
                 f"{operation}: the size of axis {name!r} is {size!r}; sizes are non-negative ints. Fix: give "
                 f"its length, e.g. {{{name!r}: 8}}",

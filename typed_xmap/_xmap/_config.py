@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._algebra import ErrorKind, NamedShapeError, Resource, check_axis_name
+from .._algebra import ErrorKind, NamedShapeError, Resource, check_axis_name, is_size
 from ._specs import SpecTree
 
 __all__ = [
@@ -90,7 +90,7 @@ def validated_sizes(axis_sizes: object) -> tuple[tuple[str, int], ...]:
         )
     for axis, size in axis_sizes.items():
         check_axis_name(axis, f"axis_sizes[{axis!r}]")
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        if not is_size(size):
             raise NamedShapeError(
                 f"axis_sizes[{axis!r}] = {size!r}: sizes are non-negative ints. Fix: give the axis's length, "
                 f"e.g. axis_sizes={{{axis!r}: 8}}",
