@@ -1,7 +1,8 @@
 """``typed_xmap.random``: random NamedArrays by named shape, ``tx.random.normal(key, {'in': 4, 'out': 3})``.
 
 The values are drawn over the axes sorted by name, so a shape's values never depend on the order its
-dict lists the axes in. ``sharding=`` (``{'in': 'model'}``) places the result by axis name.
+dict lists the axes in (nor, for ``categorical``, on the order
+the logits' data holds them). ``sharding=`` (``{'in': 'model'}``) places the result by axis name.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ._algebra import axis_sizes
-from ._named_array import NamedArray, wrap
+from ._algebra import axis_sizes, sampled_shape
+from ._named_array import NamedArray, in_order, wrap
+from ._structure import as_named
 from .numpy._constructors import place
+from .numpy._selection import along
 
-__all__ = ["bernoulli", "normal", "uniform"]
+__all__ = ["bernoulli", "categorical", "normal", "permutation", "randint", "uniform"]
 
 
 def _shape(shape: Mapping[str, int], operation: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -51,3 +54,37 @@ def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[s
     """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
     axes, dims = _shape(shape, "tx.random.bernoulli")
     return place(wrap(jax.random.bernoulli(key, p, dims), axes), sharding)
+
+
+def randint(
+    key: Any,
+    shape: Mapping[str, int],
+    minval: Any,
+    maxval: Any,
+    dtype: Any = jnp.int32,
+    *,
+    sharding: Mapping[str, Any] | None = None,
+) -> NamedArray:
+    """Integers in ``[minval, maxval)`` of named shape ``shape``."""
+    axes, dims = _shape(shape, "tx.random.randint")
+    return place(wrap(jax.random.randint(key, dims, minval, maxval, dtype), axes), sharding)
+
+
+def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
+    """One int32 index along ``axis`` per element of the other axes, drawn with probabilities
+    ``softmax(logits, axis)`` (the logits' other axes are the result's)."""
+    operation = f"tx.random.categorical(key, logits, axis={axis!r})"
+    named = as_named(logits, operation=operation, argument="logits")
+    sampled_shape(named.named_shape, axis, operation=operation)
+    value, _ = along(named, axis, operation=operation)
+    ordered = in_order(value, tuple(sorted(value.axes)))
+    dim = ordered.ndim + ordered.axes.index(axis)
+    drawn = jax.random.categorical(key, ordered.data, axis=dim).astype(jnp.int32)
+    return wrap(drawn, tuple(a for a in ordered.axes if a != axis), ordered.mapped)
+
+
+def permutation(key: Any, x: NamedArray, axis: str) -> NamedArray:
+    """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes)."""
+    operation = f"tx.random.permutation(key, x, axis={axis!r})"
+    value, dim = along(as_named(x, operation=operation), axis, operation=operation)
+    return wrap(jax.random.permutation(key, value.data, axis=dim), value.axes, value.mapped)

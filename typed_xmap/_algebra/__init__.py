@@ -111,6 +111,12 @@ from ._resources import (
     resource_name as resource_name,
     unknown_resource_keys as unknown_resource_keys,
 )
+from ._selection import (
+    like_shape as like_shape,
+    sampled_shape as sampled_shape,
+    sorted_shape as sorted_shape,
+    top_k_shape as top_k_shape,
+)
 from ._shapes import (
     Binding as Binding,
     Mismatch as Mismatch,
@@ -158,4 +164,11 @@ from ._transforms import (
     check_carry as check_carry,
     mapped_axis_size as mapped_axis_size,
     scanned_axis_size as scanned_axis_size,
+)
+from ._windows import (
+    ConvPlan as ConvPlan,
+    Padding as Padding,
+    PoolPlan as PoolPlan,
+    conv_plan as conv_plan,
+    pool_plan as pool_plan,
 )

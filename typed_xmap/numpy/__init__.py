@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._algebra import UnboundAxisError
 from .._indexing import dynamic_slice, dynamic_update_slice, take
-from ._constructors import arange, causal_mask, full, one_hot, ones, ones_like, zeros, zeros_like
+from ._constructors import arange, causal_mask, full, full_like, one_hot, ones, ones_like, zeros, zeros_like
 from ._contract import dot, einsum
 from ._reductions import (
     all,
@@ -46,8 +46,10 @@ from ._reductions import (
     sum,
     var,
 )
+from ._selection import argsort, sort, top_k
 from ._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
 from ._ufuncs import UFUNCS as _UFUNCS, clip, where
+from ._windows import avg_pool, conv, max_pool
 
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
 globals().update(_UFUNCS)
@@ -97,6 +99,14 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "stack",
     "zeros",
     "zeros_like",
+    "full_like",
+    # windows and selection along named axes (typed_xmap/_algebra/_windows.py, _selection.py)
+    "argsort",
+    "avg_pool",
+    "conv",
+    "max_pool",
+    "sort",
+    "top_k",
     *UFUNC_NAMES,
 ]
 """Every row of the table of operations (``typed_xmap._algebra``; tests/test_plugin_operations.py holds them equal)."""
