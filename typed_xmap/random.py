@@ -73,7 +73,7 @@ def randint(
 def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
     """One int32 index along ``axis`` per element of the other axes, drawn with probabilities
     ``softmax(logits, axis)`` (the logits' other axes are the result's)."""
-    operation = f"tx.random.categorical(key, logits, axis={axis!r})"
+    operation = "tx.random.categorical"
     named = as_named(logits, operation=operation, argument="logits")
     sampled_shape(named.named_shape, axis, operation=operation)
     value, _ = along(named, axis, operation=operation)
@@ -85,6 +85,6 @@ def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
 
 def permutation(key: Any, x: NamedArray, axis: str) -> NamedArray:
     """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes)."""
-    operation = f"tx.random.permutation(key, x, axis={axis!r})"
+    operation = "tx.random.permutation"
     value, dim = along(as_named(x, operation=operation), axis, operation=operation)
     return wrap(jax.random.permutation(key, value.data, axis=dim), value.axes, value.mapped)

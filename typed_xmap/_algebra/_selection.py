@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ._errors import ErrorKind, NamedShapeError
-from ._shapes import Size, describe_named_shape, is_size
+from ._shapes import Size, is_size
 from ._structure import axis_sizes, new_axis, require_axis
 
 __all__ = ["like_shape", "sampled_shape", "sorted_shape", "top_k_shape"]
@@ -21,25 +21,21 @@ __all__ = ["like_shape", "sampled_shape", "sorted_shape", "top_k_shape"]
 Shape = Mapping[str, Size]
 
 
-def _operand(named: Shape) -> str:
-    return f"x = {describe_named_shape(named)}"
-
-
 def sorted_shape(named: Shape, axis: object, *, operation: str) -> dict[str, Size]:
     """``sort``/``argsort``/``permutation`` along ``axis``: the axis must be there; the shape is kept."""
-    require_axis(named, axis, operation=operation, operand=_operand(named))
+    require_axis(named, axis, operation=operation, operand="x")
     return dict(named)
 
 
 def sampled_shape(named: Shape, axis: object, *, operation: str) -> dict[str, Size]:
     """``categorical(key, logits, axis)``: one draw per element of the other axes (``axis`` is gone)."""
-    name = require_axis(named, axis, operation=operation, operand=f"logits = {describe_named_shape(named)}")
+    name = require_axis(named, axis, operation=operation, operand="logits")
     return {a: s for a, s in named.items() if a != name}
 
 
 def top_k_shape(named: Shape, k: object, axis: object, new: object, *, operation: str) -> dict[str, Size]:
     """``top_k(x, k, axis, new_axis)``: ``axis`` is replaced by ``new_axis`` of size ``k`` (at most ``axis``'s)."""
-    name = require_axis(named, axis, operation=operation, operand=_operand(named))
+    name = require_axis(named, axis, operation=operation, operand="x")
     if not is_size(k) or k == 0:
         raise NamedShapeError(
             f"{operation}: k is {k!r}; it must be a positive int. Fix: pass how many to keep, e.g. k=2",
@@ -52,7 +48,7 @@ def top_k_shape(named: Shape, k: object, axis: object, new: object, *, operation
             kind=ErrorKind.AXIS_SIZE,
         )
     rest = {a: s for a, s in named.items() if a != name}
-    return {**rest, new_axis(rest, new, operation=operation, operand=_operand(named)): k}
+    return {**rest, new_axis(rest, new, operation=operation, operand="x"): k}
 
 
 def like_shape(named: Shape, new_axes: object, *, operation: str) -> dict[str, Size]:
@@ -61,5 +57,5 @@ def like_shape(named: Shape, new_axes: object, *, operation: str) -> dict[str, S
         return dict(named)
     sizes = axis_sizes(new_axes, operation=operation)
     for name in sizes:
-        new_axis(named, name, operation=operation, operand=_operand(named))
+        new_axis(named, name, operation=operation, operand="x")
     return {**named, **sizes}

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._errors import ErrorKind, NamedShapeError
-from ._shapes import Size, describe_named_shape, is_size
+from ._shapes import Size, is_size
 from ._structure import carried_axis, require_axis
 
 __all__ = ["ConvPlan", "Padding", "PoolPlan", "conv_plan", "pool_plan"]
@@ -117,9 +117,10 @@ def _out_size(
     low, high = (0, 0) if pad == "VALID" else pad
     span = (window - 1) * dilation + 1
     if size + low + high < span:
+        padded = f" ({size + low + high} padded)" if low + high else ""
         raise NamedShapeError(
-            f"{operation}: axis {axis!r} has size {size} (padded: {size + low + high}), shorter than its window "
-            f"of {span}. Fix: pad it (padding='SAME'), or use a smaller window or dilation",
+            f"{operation}: axis {axis!r} has size {size}{padded}, shorter than its window of {span}. Fix: pad it "
+            f"(padding='SAME'), or use a smaller window or dilation",
             kind=ErrorKind.AXIS_SIZE,
         )
     return (size + low + high - span) // stride + 1
@@ -139,8 +140,8 @@ def _names(value: object, *, operation: str, argument: str) -> tuple[str, ...]:
 def _contract_sizes(x: Shape, kernel: Shape, contract: Sequence[str], groups: int, *, operation: str) -> None:
     """One size per contracted name; with ``groups``, ``x``'s first contracted axis is ``groups`` times the kernel's."""
     for i, name in enumerate(contract):
-        carried_axis(x, name, operation=operation, operand=f"x = {describe_named_shape(x)}")
-        carried_axis(kernel, name, operation=operation, operand=f"kernel = {describe_named_shape(kernel)}")
+        carried_axis(x, name, operation=operation, operand="x")
+        carried_axis(kernel, name, operation=operation, operand="kernel")
         mine, theirs = x[name], kernel[name]
         factor = groups if i == 0 else 1
         if mine is not None and theirs is not None and mine != theirs * factor:
@@ -189,8 +190,8 @@ def conv_plan(
         )
     pairs = tuple(
         (
-            require_axis(x, a, operation=operation, operand=f"x = {describe_named_shape(x)}"),
-            require_axis(kernel, w, operation=operation, operand=f"kernel = {describe_named_shape(kernel)}"),
+            require_axis(x, a, operation=operation, operand="x"),
+            require_axis(kernel, w, operation=operation, operand="kernel"),
         )
         for a, w in spatial.items()
     )
@@ -231,7 +232,7 @@ def pool_plan(
         )
     sizes = tuple(
         (
-            require_axis(x, a, operation=operation, operand=f"x = {describe_named_shape(x)}"),
+            require_axis(x, a, operation=operation, operand="x"),
             _positive(s, operation=operation, argument=f"window[{a!r}]"),
         )
         for a, s in window.items()

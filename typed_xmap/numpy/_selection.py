@@ -34,13 +34,13 @@ def _result(x: Any, value: NamedArray, data: Any, axes: tuple[str, ...]) -> Any:
 
 def sort(x: Any, axis: str) -> Any:
     """``x`` sorted along the named axis ``axis`` (ascending; stable)."""
-    value, dim = along(x, axis, operation=f"tnp.sort(x, {axis!r})")
+    value, dim = along(x, axis, operation="tnp.sort")
     return _result(x, value, jnp.sort(value.data, axis=dim, stable=True), value.axes)
 
 
 def argsort(x: Any, axis: str) -> Any:
     """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
-    value, dim = along(x, axis, operation=f"tnp.argsort(x, {axis!r})")
+    value, dim = along(x, axis, operation="tnp.argsort")
     indices = jnp.argsort(value.data, axis=dim, stable=True).astype(jnp.int32)
     return _result(x, value, indices, value.axes)
 
