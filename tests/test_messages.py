@@ -101,6 +101,14 @@ def many_axes():
     return positional_einsum(spec, [names], result)
 
 
+def image():
+    return tx.named(jnp.ones((2, 6, 5, 3)), ["batch", "height", "width", "channels"])
+
+
+def kernel(channels=3, out="out"):
+    return tx.named(jnp.ones((3, 3, channels, 4)), ["kh", "kw", "channels", out])
+
+
 def identity(v):
     return v
 
@@ -505,6 +513,71 @@ CASES = {
     ),
     # _structure.py
     "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
+    # _algebra/_windows.py, _algebra/_selection.py, numpy/_windows.py (windows and selection by name)
+    "windows: spatial not a dict": (lambda: tnp.conv(image(), kernel(), ["height"], "channels"), E, K.INVALID_ARGUMENT),
+    "windows: contract not names": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh"}, 3),
+        E,
+        K.INVALID_ARGUMENT,  # type: ignore[arg-type]
+    ),
+    "windows: contracted size clash": (
+        lambda: tnp.conv(image(), kernel(channels=4), {"height": "kh", "width": "kw"}, "channels"),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: groups do not divide the outputs": (
+        lambda: tnp.conv(
+            image(), kernel(channels=1), {"height": "kh", "width": "kw"}, "channels", feature_group_count=3
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: output axis clashes": (
+        lambda: tnp.conv(image(), kernel(out="batch"), {"height": "kh", "width": "kw"}, "channels"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "windows: stride of another axis": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kw"}, "channels", strides={"depth": 2}),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "windows: stride not positive": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kw"}, "channels", strides=0),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "windows: bad padding": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kw"}, "channels", padding="FULL"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "windows: window longer than the axis": (
+        lambda: tnp.max_pool(image(), {"height": 2, "width": 9}, padding={"width": (1, 0)}),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: window not a dict": (lambda: tnp.avg_pool(image(), 2), E, K.INVALID_ARGUMENT),  # type: ignore[arg-type]
+    "windows: positional kernel dims": (
+        lambda: tnp.conv(
+            image(), tx.named(jnp.ones((2, 3, 3, 3)), {1: "kh", 2: "kw", 3: "channels"}), {"height": "kh"}, "channels"
+        ),
+        E,
+        K.POSITIONAL,
+    ),
+    "selection: k not positive": (
+        lambda: tnp.top_k(image(), 0, axis="channels", new_axis="choice"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "selection: k too large": (lambda: tnp.top_k(image(), 4, axis="channels", new_axis="choice"), E, K.AXIS_SIZE),
+    "selection: sort along a missing axis": (lambda: tnp.sort(image(), "depth"), E, K.AXIS_MISSING),
+    "selection: sample along a missing axis": (
+        lambda: tx.random.categorical(jax.random.key(0), image(), "vocab"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "selection: new axis exists": (lambda: tnp.zeros_like(image(), new_axes={"batch": 2}), E, K.AXIS_MISSING),
 }
 
 
@@ -1181,6 +1254,66 @@ MESSAGES = {
         "tnp.cumsum: x is not a NamedArray (got ArrayImpl), so it has no named axes to work on (inside xmap a "
         "named axis is an enclosing level, not a dim of the per-element value). Fix: tx.named(array, axes) "
         "first, or use jax.numpy on positional dims"
+    ),
+    "windows: spatial not a dict": (
+        "tnp.conv: spatial maps each spatial axis of x to the kernel axis carrying its window, got ['height']. "
+        "Fix: write spatial={'height': 'kh', 'width': 'kw'}"
+    ),
+    "windows: contract not names": (
+        "tnp.conv: contract is an axis name or a tuple of names, got 3. Fix: write contract='channels' or "
+        "contract=('channels',)"
+    ),
+    "windows: contracted size clash": (
+        "tnp.conv: contracted axis 'channels' has size 3 in x but 4 in kernel. Fix: give 'channels' one size in "
+        "both, or contract another axis"
+    ),
+    "windows: groups do not divide the outputs": (
+        "tnp.conv: feature_group_count=3 does not divide the kernel's output axes ('out',) (together 4). Fix: make"
+        " the output features a multiple of 3"
+    ),
+    "windows: output axis clashes": (
+        "tnp.conv: kernel axis 'batch' becomes an output axis, but x has an axis 'batch' too. Fix: rename one of "
+        "them (tx.rename), or list it in contract="
+    ),
+    "windows: stride of another axis": (
+        "tnp.conv: strides names axis 'depth', which is not a spatial axis; the spatial axes are ('height', "
+        "'width'). Fix: key strides by a spatial axis, or give one value for all"
+    ),
+    "windows: stride not positive": ("tnp.conv: strides is 0; it must be a positive int. Fix: pass e.g. 1 or 2"),
+    "windows: bad padding": (
+        "tnp.conv: padding is 'FULL'; padding is 'VALID', 'SAME', an int or a (low, high) pair of non-negative "
+        "ints. Fix: write padding='SAME' or padding={'height': (1, 1)}"
+    ),
+    "windows: window longer than the axis": (
+        "tnp.max_pool: axis 'width' has size 5 (6 padded), shorter than its window of 9. Fix: pad it "
+        "(padding='SAME'), or use a smaller window or dilation"
+    ),
+    "windows: window not a dict": (
+        "tnp.avg_pool: window maps axis names to window sizes, got 2. Fix: write window={'height': 2, 'width': 2}"
+    ),
+    "windows: positional kernel dims": (
+        "tnp.conv: kernel has 1 positional dims; a kernel's dims are all named (windows, contracted and output "
+        "axes). Fix: tx.named(kernel, ...) names every dim"
+    ),
+    "selection: k not positive": (
+        "tnp.top_k(x, 0, axis='channels', new_axis='choice'): k is 0; it must be a positive int. Fix: pass how "
+        "many to keep, e.g. k=2"
+    ),
+    "selection: k too large": (
+        "tnp.top_k(x, 4, axis='channels', new_axis='choice'): k=4 is larger than axis 'channels' (size 3). Fix: "
+        "keep at most 3"
+    ),
+    "selection: sort along a missing axis": (
+        "tnp.sort names axis 'depth', but x has named axes 'batch=2 channels=3 height=6 width=5'. Fix: name an "
+        "axis the value has, or check the axis name's spelling"
+    ),
+    "selection: sample along a missing axis": (
+        "tx.random.categorical names axis 'vocab', but logits has named axes 'batch=2 channels=3 height=6 "
+        "width=5'. Fix: name an axis the value has, or check the axis name's spelling"
+    ),
+    "selection: new axis exists": (
+        "tnp.zeros_like: x already has an axis 'batch'; a new axis needs a name of its own. Fix: pick another "
+        "name, or tx.rename(x, {'batch': ...}) first"
     ),
 }
 
