@@ -14,11 +14,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec
 
 from .._algebra import ErrorKind, NamedShapeError, conv_plan, pool_plan
-from .._named_array import NamedArray, wrap
+from .._named_array import NamedArray, index_mapped, wrap
+from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
 __all__ = ["avg_pool", "conv", "max_pool"]
@@ -39,6 +42,28 @@ def _merged(data: Any, groups: Sequence[Sequence[int]]) -> tuple[Any, tuple[int,
     order = [d for g in groups for d in g]
     shape = [math.prod(data.shape[d] for d in g) for g in groups]
     return lax.reshape(lax.transpose(data, order), shape), tuple(range(len(groups)))
+
+
+def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequence[int]) -> Any:
+    """On a mesh with Explicit axes: the batch dim keeps ``x``'s mesh axes, the feature dim the kernel's (each
+    mesh axis once); the windowed dims are whole. ``None`` elsewhere (JAX places the result)."""
+    if not explicit_mesh([lhs, rhs]):
+        return None
+    batch = _spec_entry(lhs, lhs_spec[0])
+    features = _spec_entry(rhs, rhs_spec[0])
+    if batch is not None and features is not None and set(_names(batch)) & set(_names(features)):
+        features = None
+    mesh = jax.typeof(lhs).sharding.mesh
+    return NamedSharding(mesh, PartitionSpec(batch, features, *([None] * (len(lhs_spec) - 2))))
+
+
+def _spec_entry(array: Any, dim: int) -> Any:
+    spec = tuple(getattr(jax.typeof(array).sharding, "spec", ()))
+    return spec[dim] if dim < len(spec) else None
+
+
+def _names(entry: Any) -> tuple[Any, ...]:
+    return tuple(entry) if isinstance(entry, tuple) else (entry,)
 
 
 def conv(
@@ -105,15 +130,31 @@ def conv(
         feature_group_count=feature_group_count,
         precision=precision,
         preferred_element_type=preferred_element_type,
+        out_sharding=_out_sharding(lhs_data, rhs_data, lhs_spec, rhs_spec),
     )
     shape = [lhs.data.shape[d] for d in batch] + [rhs.data.shape[d] for d in features] + list(out.shape[2:])
     if tuple(shape) != out.shape:
         out = lax.reshape(out, shape)
     axes = (*(a for a in plan.batch if a in x_dim), *(rhs.axes[d] for d in features), *(a for a, _ in plan.spatial))
     mapped = tuple((n, s) for n, s in (*lhs.mapped, *rhs.mapped) if n in plan.named_shape)
-    if not isinstance(x, NamedArray) and not isinstance(kernel, NamedArray):
-        return out  # per element inside xmap
-    return wrap(out, axes, mapped)
+    result = wrap(out, axes, mapped)
+    if isinstance(x, NamedArray) or isinstance(kernel, NamedArray):
+        return result
+    return _per_element(result, lhs.named_shape, [a for a, _ in plan.spatial], operation=operation)
+
+
+def _per_element(result: NamedArray, before: Mapping[str, int], windowed: Sequence[str], *, operation: str) -> Any:
+    """Plain operands (per element inside ``xmap``): each windowed axis goes back to its ``vmap`` level, which
+    needs its length unchanged."""
+    for axis in windowed:
+        if result.named_shape[axis] != before[axis]:
+            raise NamedShapeError(
+                f"{operation}: axis {axis!r} is an enclosing xmap level of size {before[axis]}, but the window "
+                f"makes it {result.named_shape[axis]}; a level keeps its size. Fix: use padding='SAME' and stride "
+                f"1 here, or pass NamedArrays (tx.named) to change the length",
+                kind=ErrorKind.AXIS_SIZE,
+            )
+    return index_mapped(result, set(windowed)).data
 
 
 def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, average: bool) -> Any:
@@ -137,9 +178,10 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     else:
         lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else jnp.iinfo(data.dtype).min
         out = lax.reduce_window(data, jnp.asarray(lowest, data.dtype), lax.max, dims, steps, padding_arg)
-    if not isinstance(x, NamedArray):
-        return out  # per element inside xmap
-    return wrap(out, value.axes, value.mapped)
+    result = wrap(out, value.axes, value.mapped)
+    if isinstance(x, NamedArray):
+        return result
+    return _per_element(result, value.named_shape, names, operation=operation)
 
 
 def max_pool(
