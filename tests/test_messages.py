@@ -109,6 +109,10 @@ def kernel(channels=3, out="out"):
     return tx.named(jnp.ones((3, 3, channels, 4)), ["kh", "kw", "channels", out])
 
 
+def strided_pool(v):
+    return tnp.max_pool(v, {"height": 2, "width": 1}).sum()
+
+
 def identity(v):
     return v
 
@@ -564,6 +568,13 @@ CASES = {
         ),
         E,
         K.POSITIONAL,
+    ),
+    "windows: a level changes length": (
+        lambda: xm(["batch", "height", "width", "channels", ...], ["batch", "height", "width", ...], strided_pool)(
+            np.ones((2, 6, 5, 3), np.float32)
+        ),
+        E,
+        K.AXIS_SIZE,
     ),
     "selection: k not positive": (
         lambda: tnp.top_k(image(), 0, axis="channels", new_axis="choice"),
@@ -1294,6 +1305,10 @@ MESSAGES = {
     "windows: positional kernel dims": (
         "tnp.conv: kernel has 1 positional dims; a kernel's dims are all named (windows, contracted and output "
         "axes). Fix: tx.named(kernel, ...) names every dim"
+    ),
+    "windows: a level changes length": (
+        "tnp.max_pool: axis 'height' is an enclosing xmap level of size 6, but the window makes it 3; a level keeps "
+        "its size. Fix: use padding='SAME' and stride 1 here, or pass NamedArrays (tx.named) to change the length"
     ),
     "selection: k not positive": (
         "tnp.top_k(x, 0, axis='channels', new_axis='choice'): k is 0; it must be a positive int. Fix: pass how "
