@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from . import random as random
     from ._convert import named as named, positional as positional
     from ._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
+    from ._moe import moe_combine as moe_combine, moe_dispatch as moe_dispatch, moe_route as moe_route
     from ._scan import scan as scan
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._static import (
@@ -87,6 +88,9 @@ __all__ = [
     "i64",
     "install_import_hook",
     "merge_axes",
+    "moe_combine",
+    "moe_dispatch",
+    "moe_route",
     "named",
     "positional",
     "random",
@@ -125,6 +129,9 @@ _LAZY = {
     "merge_axes": "._structure",
     "split_axis": "._structure",
     "broadcast_to": "._structure",
+    "moe_route": "._moe",
+    "moe_dispatch": "._moe",
+    "moe_combine": "._moe",
 }
 
 _SUBMODULES = frozenset({"random"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -53,5 +54,19 @@ def top_k(x: Any, k: int, axis: str, new_axis: str) -> tuple[Any, Any]:
     top_k_shape(value.named_shape, k, axis, new_axis, operation=operation)
     axes = (*(a for a in value.axes if a != axis), new_axis)
     data = jnp.moveaxis(value.data, dim, -1) if dim != value.data.ndim - 1 else value.data
-    values, indices = lax.top_k(data, k)
+    values, indices = _sorted_top_k(data, k) if _on_mesh(data) else lax.top_k(data, k)
     return _result(x, value, values, axes), _result(x, value, indices.astype(jnp.int32), axes)
+
+
+def _on_mesh(data: Any) -> bool:
+    """Whether ``data`` is (or is traced as) split over several devices: XLA's TopK is not partitioned (it
+    gathers the operand on every device), a sort is."""
+    meshes = [jax.sharding.get_abstract_mesh(), getattr(getattr(jax.typeof(data), "sharding", None), "mesh", None)]
+    return any(m is not None and not m.empty and m.size > 1 for m in meshes)
+
+
+def _sorted_top_k(data: Any, k: int) -> tuple[Any, Any]:
+    """``lax.top_k`` (largest first, ties by lower index) from a stable argsort along the last dim, which XLA
+    partitions along the other dims; the values are gathered at those indices (their gradient too)."""
+    order = jnp.argsort(lax.stop_gradient(-data), axis=-1, stable=True)[..., :k].astype(jnp.int32)
+    return jnp.take_along_axis(data, order, axis=-1), order
