@@ -16,6 +16,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
@@ -173,11 +174,11 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     padding_arg = plan.padding if isinstance(plan.padding, str) else pads
     data = value.data
     if average:
-        out = lax.reduce_window(data, jnp.zeros((), data.dtype), lax.add, dims, steps, padding_arg)
+        out = lax.reduce_window(data, np.zeros((), data.dtype), lax.add, dims, steps, padding_arg)
         out = out / math.prod(dims)
     else:
         lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else jnp.iinfo(data.dtype).min
-        out = lax.reduce_window(data, jnp.asarray(lowest, data.dtype), lax.max, dims, steps, padding_arg)
+        out = lax.reduce_window(data, np.array(lowest, data.dtype), lax.max, dims, steps, padding_arg)
     result = wrap(out, value.axes, value.mapped)
     if isinstance(x, NamedArray):
         return result
