@@ -149,7 +149,7 @@ def batches(c: Config, seed: int = 0) -> Iterator[tuple[Images, Labels]]:
 
 # ---- training -------------------------------------------------------------------------------------------------
 
-OPTIMIZER = optax.adam(3e-3)
+OPTIMIZER = optax.adam(1e-2)
 
 
 @jax.jit
