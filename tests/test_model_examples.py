@@ -45,7 +45,7 @@ def example(request):
 
 def test_equal_losses_on_one_device_and_a_mesh_and_the_loss_falls(example):
     name, module = example
-    results = {placement: module.train(module.Config(), 6, mesh)[1] for placement, mesh in module.meshes().items()}
+    results = {placement: module.train(module.Config(), 8, mesh)[1] for placement, mesh in module.meshes().items()}
     first = results["one device"]
     assert first[-1] < first[0] - 0.1, first
     for placement, losses in results.items():
