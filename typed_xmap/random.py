@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 
 from ._algebra import axis_sizes
-from ._named_array import NamedArray, wrap
-from .numpy._constructors import place
+from ._value._named_array import NamedArray, wrap
+from ._ops._tnp._constructors import place
 
 __all__ = ["bernoulli", "normal", "uniform"]
 

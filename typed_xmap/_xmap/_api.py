@@ -26,7 +26,7 @@ from ._config import (
     named_parameters,
     validated_sizes,
 )
-from ._frames import active_frames, thread_frames
+from .._value._frames import active_frames, thread_frames
 from ._jax_errors import invalid_argument_error, on_other_devices_error
 from ._loops import active_loop_key, resolve_loops, thread_loops
 from ._mesh import concrete_mesh, same_mesh, trace_mesh

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["SHARDING_NAMES", "sharding_hook"]
 
 SHARDING_NAMES = {
-    "typed_xmap._sharding.shard": "tx.shard",
+    "typed_xmap._ops._sharding.shard": "tx.shard",
     "typed_xmap.shard": "tx.shard",
-    "typed_xmap._sharding.constrain": "tx.constrain",
+    "typed_xmap._ops._sharding.constrain": "tx.constrain",
     "typed_xmap.constrain": "tx.constrain",
 }
 

@@ -25,7 +25,7 @@ import numpy as np
 from jax.core import Tracer
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
-from ._algebra import (
+from .._algebra import (
     OPERATORS,
     ErrorKind,
     NamedShapeError,
@@ -34,7 +34,7 @@ from ._algebra import (
     format_axis_list,
     union_named_shapes,
 )
-from ._methods import NamedArrayMethods
+from .._ops._methods import NamedArrayMethods
 
 __all__ = [
     "NamedArray",
@@ -95,7 +95,7 @@ class NamedArray(NamedArrayMethods):
         self.mapped = mapped
 
     def __class_getitem__(cls, params: Any) -> Any:
-        from ._annotations import named_array_hint
+        from .._checking._annotations import named_array_hint
 
         return named_array_hint(params)
 
@@ -193,14 +193,14 @@ class NamedArray(NamedArrayMethods):
     # -- indexing by name (typed_xmap._indexing) -------------------------------------------------
     def __getitem__(self, key: Any) -> NamedArray:
         """``x[{"batch": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``; ``x[0]``: positional dims."""
-        from ._indexing import getitem
+        from .._ops._indexing import getitem
 
         return getitem(self, key)
 
     @property
     def at(self) -> Any:
         """``x.at[{"seq": i}].set(v)`` (``add multiply min max get``): a functional update by name."""
-        from ._indexing import At
+        from .._ops._indexing import At
 
         return At(self)
 
@@ -301,7 +301,7 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
             return data  # optax's norms): no axis is left to name, so it stays a plain scalar
         NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
     if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
-        from ._xmap._frames import varying_mapped
+        from ._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
     x = _new(NamedArray)  # wrap's body, inline: a jit call unflattens every NamedArray of its results

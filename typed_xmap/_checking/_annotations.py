@@ -13,7 +13,7 @@ import typing
 from functools import cache
 from typing import Any
 
-from ._algebra import (
+from .._algebra import (
     DTYPES,
     KINDS,
     Binding,
@@ -26,7 +26,7 @@ from ._algebra import (
     merge_bindings,
     parse_shape_spec,
 )
-from ._named_array import NamedArray
+from .._value._named_array import NamedArray
 
 __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
