@@ -21,10 +21,19 @@ if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
     from . import random as random
-    from ._ops._convert import named as named, positional as positional
     from ._checking._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
+    from ._checking._typed import typed as typed
+    from ._ops._convert import named as named, positional as positional
     from ._ops._scan import scan as scan
     from ._ops._sharding import constrain as constrain, resources_of as resources_of, shard as shard
+    from ._ops._structure import (
+        broadcast_to as broadcast_to,
+        merge_axes as merge_axes,
+        rename as rename,
+        split_axis as split_axis,
+    )
+    from ._ops._visualize import visualize as visualize
+    from ._ops._vmap import vmap as vmap
     from ._static import (
         AnyNamedArray as AnyNamedArray,
         Float as Float,
@@ -44,15 +53,6 @@ if TYPE_CHECKING:
         u8 as u8,
         u32 as u32,
     )
-    from ._ops._structure import (
-        broadcast_to as broadcast_to,
-        merge_axes as merge_axes,
-        rename as rename,
-        split_axis as split_axis,
-    )
-    from ._checking._typed import typed as typed
-    from ._ops._visualize import visualize as visualize
-    from ._ops._vmap import vmap as vmap
     from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
 else:
     from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
@@ -127,6 +127,10 @@ _LAZY = {
     "broadcast_to": "._ops._structure",
 }
 
+_BINDERS = ("._ops._methods", "._checking._annotations")
+"""The modules that bind ``NamedArray``'s methods (``x.sum``, ``x[...]``, ``x.at``) and its annotation form
+(``NamedArray[...]``) onto the class once every operation exists; the first name loaded imports them."""
+
 _SUBMODULES = frozenset({"random"})
 """Public submodules ``tx.random`` reaches without an import of its own."""
 
@@ -141,6 +145,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typed_xmap' has no attribute {name!r}")
+    for binder in _BINDERS:
+        importlib.import_module(binder, __name__)
     value = getattr(importlib.import_module(module, __name__), _RENAMED.get(name, name))
     globals()[name] = value
     return value

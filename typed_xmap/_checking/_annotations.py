@@ -193,3 +193,12 @@ def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool
     cls.__qualname__ = name
     cls.__module__ = "builtins"
     return cls
+
+
+def _class_getitem(cls: type, params: Any) -> type:
+    """``NamedArray[f32, "batch features"]``: the annotation class ``@tx.typed`` checks."""
+    return named_array_hint(params)
+
+
+# Bound here, not in the class body: the value layer (typed_xmap._value) imports no checking.
+setattr(NamedArray, "__class_getitem__", classmethod(_class_getitem))  # noqa: B010

@@ -1,7 +1,11 @@
-"""The methods users reach for on a NamedArray: ``x.sum('batch')``, ``x.rename({...})``, ``x.merge_axes(...)``.
+"""The methods users reach for on a NamedArray, bound onto the class once every operation exists.
 
-Each delegates to the one function that does the work (``typed_xmap.numpy`` or ``typed_xmap._structure``),
-so a method and its function never differ. ``NamedArray`` inherits them from ``NamedArrayMethods``.
+``x.sum('batch')``, ``x[{...}]``, ``x.at[{...}]``, ``x.rename({...})``, ``x.merge_axes(...)``: each is the
+one function that does the work (``typed_xmap.numpy``'s or ``tx``'s), so a method and its function never
+differ. ``NamedArray`` (``typed_xmap._value``) knows no operation; importing this module binds them, as
+JAX binds ``jax.Array``'s methods after its operations are defined. ``typed_xmap``'s first lazy name,
+``typed_xmap.numpy`` and ``typed_xmap.random`` import it, so whichever public module comes first, the
+methods are there.
 """
 
 from __future__ import annotations
@@ -9,73 +13,77 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["NamedArrayMethods"]
+from .._value._named_array import NamedArray
+from ._indexing import At, getitem
+from ._structure import broadcast_to, merge_axes, rename, split_axis
+from ._tnp import _reductions, _structure as _tnp_structure
+
+__all__: list[str] = []
+
+REDUCTIONS = ("sum", "mean", "max", "min", "prod", "var", "std", "all", "any", "logsumexp", "argmax", "argmin")
+ALONG = ("cumsum", "cumprod")
 
 
-def _tnp(name: str) -> Callable[..., Any]:
-    import typed_xmap.numpy as tnp  # at call time: typed_xmap.numpy imports the NamedArray class
-
-    return getattr(tnp, name)  # type: ignore[no-any-return]  # a tnp function
-
-
-def _reduction(name: str) -> Callable[..., Any]:
+def _reduction(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: Any, axis: Any = None, *, keepdims: bool = False, **kwargs: Any) -> Any:
-        return _tnp(name)(self, axis, keepdims=keepdims, **kwargs)
+        return fn(self, axis, keepdims=keepdims, **kwargs)
 
-    method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``tnp.{name}(x, axis, ...)``: see ``typed_xmap.numpy.{name}``."
     return method
 
 
-def _along(name: str) -> Callable[..., Any]:
+def _along(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: Any, axis: Any, **kwargs: Any) -> Any:
-        return _tnp(name)(self, axis=axis, **kwargs)
+        return fn(self, axis=axis, **kwargs)
 
-    method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``tnp.{name}(x, axis=...)``: see ``typed_xmap.numpy.{name}``."
     return method
 
 
-class NamedArrayMethods:
-    """Methods of ``NamedArray`` that are ``tnp``/``tx`` functions of it."""
+def _rename(self: NamedArray, renames: Mapping[str, str]) -> NamedArray:
+    """``tx.rename(x, renames)``."""
+    return rename(self, renames)
 
-    __slots__ = ()
 
-    sum = _reduction("sum")
-    mean = _reduction("mean")
-    max = _reduction("max")
-    min = _reduction("min")
-    prod = _reduction("prod")
-    var = _reduction("var")
-    std = _reduction("std")
-    all = _reduction("all")
-    any = _reduction("any")
-    logsumexp = _reduction("logsumexp")
-    argmax = _reduction("argmax")
-    argmin = _reduction("argmin")
-    cumsum = _along("cumsum")
-    cumprod = _along("cumprod")
+def _merge_axes(self: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
+    """``tx.merge_axes(x, axes, into)``."""
+    return merge_axes(self, axes, into)
 
-    def rename(self, renames: Mapping[str, str]) -> Any:
-        """``tx.rename(x, renames)``."""
-        from ._structure import rename
 
-        return rename(self, renames)  # type: ignore[arg-type]  # self is a NamedArray
+def _split_axis(self: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray:
+    """``tx.split_axis(x, axis, parts)``."""
+    return split_axis(self, axis, parts)
 
-    def merge_axes(self, axes: Sequence[str], into: str) -> Any:
-        """``tx.merge_axes(x, axes, into)``."""
-        from ._structure import merge_axes
 
-        return merge_axes(self, axes, into)  # type: ignore[arg-type]  # self is a NamedArray
+def _broadcast_to(self: NamedArray, shape: Mapping[str, int]) -> NamedArray:
+    """``tx.broadcast_to(x, shape)``."""
+    return broadcast_to(self, shape)
 
-    def split_axis(self, axis: str, parts: Mapping[str, int]) -> Any:
-        """``tx.split_axis(x, axis, parts)``."""
-        from ._structure import split_axis
 
-        return split_axis(self, axis, parts)  # type: ignore[arg-type]  # self is a NamedArray
+def _getitem(self: NamedArray, key: Any) -> NamedArray:
+    """``x[{"batch": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``; ``x[0]``: positional dims."""
+    return getitem(self, key)
 
-    def broadcast_to(self, shape: Mapping[str, int]) -> Any:
-        """``tx.broadcast_to(x, shape)``."""
-        from ._structure import broadcast_to
 
-        return broadcast_to(self, shape)  # type: ignore[arg-type]  # self is a NamedArray
+def _at(self: NamedArray) -> At:
+    """``x.at[{"seq": i}].set(v)`` (``add multiply min max get``): a functional update by name."""
+    return At(self)
+
+
+def _bind() -> None:
+    methods: dict[str, Callable[..., Any]] = {
+        "__getitem__": _getitem,
+        "rename": _rename,
+        "merge_axes": _merge_axes,
+        "split_axis": _split_axis,
+        "broadcast_to": _broadcast_to,
+    }
+    methods.update({name: _reduction(name, getattr(_reductions, name)) for name in REDUCTIONS})
+    methods.update({name: _along(name, getattr(_tnp_structure, name)) for name in ALONG})
+    for name, method in methods.items():
+        method.__name__, method.__qualname__ = name, f"NamedArray.{name}"
+        setattr(NamedArray, name, method)
+    NamedArray.at = property(_at)  # type: ignore[attr-defined]  # bound here, typed by _static
+
+
+_bind()

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._algebra import UnboundAxisError
+from .._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
 from .._ops._indexing import dynamic_slice, dynamic_update_slice, take
 from .._ops._tnp._constructors import arange, causal_mask, full, one_hot, ones, ones_like, zeros, zeros_like
 from .._ops._tnp._contract import dot, einsum

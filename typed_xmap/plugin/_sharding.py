@@ -15,7 +15,7 @@ from ._support import arg, arg_expr, label, report
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["SHARDING_NAMES", "sharding_hook"]
 

@@ -43,7 +43,7 @@ from ._support import arg, arg_expr, report
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["METHODS", "ONE_OPERAND", "TX_FUNCTIONS", "method_hook", "structure_hook", "tx_hook"]
 
