@@ -14,10 +14,11 @@ import jax
 import jax.numpy as jnp
 
 from ._algebra import axis_sizes, sampled_shape
-from ._named_array import NamedArray, in_order, wrap
-from ._structure import as_named
-from .numpy._constructors import place
-from .numpy._selection import along
+from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
+from ._ops._structure import as_named
+from ._ops._tnp._constructors import place
+from ._ops._tnp._selection import along
+from ._value._named_array import NamedArray, in_order, wrap
 
 __all__ = ["bernoulli", "categorical", "normal", "permutation", "randint", "uniform"]
 

@@ -32,7 +32,7 @@ from ._support import arg, arg_expr, report
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["RANDOM_DRAWS", "random_hook", "selection_hook", "window_hook"]
 

@@ -1,0 +1,111 @@
+"""Constructors by name: ``zeros ones full zeros_like ones_like full_like arange one_hot causal_mask``.
+
+A shape is a dict ``{'batch': 2, 'embed': 3}`` (checked by ``_algebra``'s ``axis_sizes``). ``sharding=``
+(``{'batch': 'data'}``, as ``tx.shard`` takes) places the result by axis name on the current mesh; without
+it the result is placed as ``jnp`` places it (replicated under a mesh).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from ..._algebra import arange_shape, axis_sizes, like_shape, new_axis, two_axes
+from ..._value._named_array import NamedArray, wrap
+from .._structure import as_named
+
+__all__ = ["arange", "causal_mask", "full", "full_like", "one_hot", "ones", "ones_like", "place", "zeros", "zeros_like"]
+
+Sharding = Mapping[str, Any] | None
+
+
+def place(x: NamedArray, sharding: Sharding) -> NamedArray:
+    """``x`` placed by axis name (``tx.constrain``'s rule) when ``sharding`` is given."""
+    if sharding is None:
+        return x
+    from .._sharding import constrain
+
+    return constrain(x, sharding)  # type: ignore[no-any-return]  # constrain returns what it is given
+
+
+def full(shape: Mapping[str, int], fill_value: Any, dtype: Any = None, *, sharding: Sharding = None) -> NamedArray:
+    """A NamedArray of named shape ``shape`` filled with ``fill_value``."""
+    return _full(shape, fill_value, dtype, sharding, "tnp.full")
+
+
+def _full(shape: Mapping[str, int], fill_value: Any, dtype: Any, sharding: Sharding, operation: str) -> NamedArray:
+    sizes = axis_sizes(shape, operation=operation)
+    axes = tuple(sorted(sizes))
+    return place(wrap(jnp.full(tuple(sizes[a] for a in axes), fill_value, dtype), axes), sharding)
+
+
+def zeros(shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Sharding = None) -> NamedArray:
+    """Zeros of named shape ``shape``: ``tnp.zeros({'batch': 2, 'embed': 3})``."""
+    return _full(shape, 0, dtype, sharding, "tnp.zeros")
+
+
+def ones(shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Sharding = None) -> NamedArray:
+    """Ones of named shape ``shape``."""
+    return _full(shape, 1, dtype, sharding, "tnp.ones")
+
+
+def _like(x: Any, fill_value: Any, dtype: Any, new_axes: Mapping[str, int] | None, operation: str) -> NamedArray:
+    """``x``'s named shape, positional dims and placement (plus ``new_axes``, in front of its named dims)."""
+    x = as_named(x, operation=operation)
+    sizes = like_shape(x.named_shape, new_axes, operation=operation)
+    data = jnp.full_like(x.data, fill_value, dtype=dtype)
+    if new_axes is None:
+        return wrap(data, x.axes, x.mapped)
+    added = tuple(a for a in sizes if a not in x.named_shape)
+    rank = x.ndim
+    shape = (*x.shape, *(sizes[a] for a in added), *data.shape[rank:])
+    dims = (*range(rank), *range(rank + len(added), len(shape)))
+    return wrap(jax.lax.broadcast_in_dim(data, shape, dims), (*added, *x.axes), x.mapped)
+
+
+def zeros_like(x: NamedArray, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None) -> NamedArray:
+    """Zeros of ``x``'s named shape (and positional dims, sharding and dtype unless ``dtype`` is given);
+    ``new_axes={'layers': 4}`` adds axes: a carry shaped like ``x`` with more axes in one call."""
+    return _like(x, 0, dtype, new_axes, "tnp.zeros_like")
+
+
+def ones_like(x: NamedArray, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None) -> NamedArray:
+    """Ones of ``x``'s named shape (``new_axes`` as ``zeros_like``'s)."""
+    return _like(x, 1, dtype, new_axes, "tnp.ones_like")
+
+
+def full_like(
+    x: NamedArray, fill_value: Any, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None
+) -> NamedArray:
+    """``fill_value`` in ``x``'s named shape (``new_axes`` as ``zeros_like``'s)."""
+    return _like(x, fill_value, dtype, new_axes, "tnp.full_like")
+
+
+def arange(
+    axis: str, start: int, stop: int | None = None, step: int = 1, *, dtype: Any = None, sharding: Sharding = None
+) -> NamedArray:
+    """``jnp.arange`` along one named axis: ``tnp.arange('seq', 8)`` is ``0..7`` over ``seq=8``."""
+    (name,) = arange_shape(axis, start, stop, step, operation="tnp.arange")
+    return place(wrap(jnp.arange(start, stop, step, dtype=dtype), (name,)), sharding)
+
+
+def one_hot(tokens: Any, axis: str, size: int, *, dtype: Any = jnp.float32) -> NamedArray:
+    """One-hot vectors along a new axis ``axis`` of ``size``: the result has ``tokens``' axes and ``axis``."""
+    if not isinstance(tokens, NamedArray):
+        tokens = wrap(jnp.asarray(tokens), ())
+    operation = "tnp.one_hot"
+    name = new_axis(tokens.named_shape, axis, operation=operation, operand="tokens")
+    return wrap(jax.nn.one_hot(tokens.data, size, dtype=dtype), (*tokens.axes, name), tokens.mapped)
+
+
+def causal_mask(row: str, column: str, size: int, *, sharding: Sharding = None) -> NamedArray:
+    """A boolean mask over ``row`` and ``column`` (both of ``size``): ``mask[row=i, column=j] = j <= i``.
+
+    ``tnp.causal_mask('q_seq', 'k_seq', n)``: query ``i`` sees keys ``0..i``; the row axis comes first.
+    """
+    first, second = two_axes(row, column, operation="tnp.causal_mask")
+    index = jnp.arange(size)
+    return place(wrap(index[None, :] <= index[:, None], (first, second)), sharding)
