@@ -517,7 +517,7 @@ CASES = {
     ),
     # _structure.py
     "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
-    # _algebra/_windows.py, _algebra/_selection.py, numpy/_windows.py (windows and selection by name)
+    # _algebra/_windows.py, _algebra/_selection.py, _ops/_tnp/_windows.py (windows and selection by name)
     "windows: spatial not a dict": (lambda: tnp.conv(image(), kernel(), ["height"], "channels"), E, K.INVALID_ARGUMENT),
     "windows: contract not names": (
         lambda: tnp.conv(image(), kernel(), {"height": "kh"}, 3),

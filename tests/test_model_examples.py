@@ -121,7 +121,7 @@ def test_the_models_use_no_positional_escape(example):
 )
 def test_typed_xmap_check_strict(tmp_path, name, bug, code):
     """Clean under typed-xmap check --strict; a planted mistake is caught on its line with its code."""
-    from typed_xmap._check import run_check
+    from typed_xmap._tools._check import run_check
 
     source = EXAMPLES[name].read_text()
     if bug is not None:

@@ -214,10 +214,33 @@ def conv_plan(
     dilate = _per_axis(dilation, names, 1, operation=operation, argument="dilation")
     pad = _padding(padding, names, operation=operation)
     out = {a: x[a] for a in batch} | {f: kernel[f] for f in features}
-    for i, (axis, window) in enumerate(pairs):
-        side = pad if isinstance(pad, str) else pad[i]
-        out[axis] = _out_size(x[axis], kernel[window], stride[i], dilate[i], side, axis=axis, operation=operation)
+    windowed = [(a, kernel[w]) for a, w in pairs]
+    out |= _windowed(x, windowed, stride, dilate, pad, operation=operation)
     return ConvPlan(pairs, contracted, batch, features, stride, dilate, pad, out)
+
+
+def _windowed(
+    x: Shape,
+    windows: Sequence[tuple[str, Size]],
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pad: Padding,
+    *,
+    operation: str,
+) -> dict[str, Size]:
+    """Each windowed axis's output length."""
+    return {
+        axis: _out_size(
+            x[axis],
+            size,
+            strides[i],
+            dilation[i],
+            pad if isinstance(pad, str) else pad[i],
+            axis=axis,
+            operation=operation,
+        )
+        for i, (axis, size) in enumerate(windows)
+    }
 
 
 def pool_plan(
@@ -243,8 +266,5 @@ def pool_plan(
     else:
         stride = _per_axis(strides, names, 1, operation=operation, argument="strides")
     pad = _padding(padding, names, operation=operation)
-    out = dict(x)
-    for i, (axis, size) in enumerate(sizes):
-        side = pad if isinstance(pad, str) else pad[i]
-        out[axis] = _out_size(x[axis], size, stride[i], 1, side, axis=axis, operation=operation)
+    out = dict(x) | _windowed(x, sizes, stride, (1,) * len(sizes), pad, operation=operation)
     return PoolPlan(sizes, stride, pad, out)
