@@ -86,7 +86,7 @@ def _pair(value: object, *, operation: str, argument: str) -> tuple[int, int]:
     if is_size(value):
         return (value, value)
     if isinstance(value, Sequence) and len(value) == 2 and all(is_size(v) for v in value):
-        return (int(value[0]), int(value[1]))  # type: ignore[call-overload]  # checked: two sizes
+        return (int(value[0]), int(value[1]))
     raise NamedShapeError(
         f"{operation}: {argument} is {value!r}; padding is 'VALID', 'SAME', an int or a (low, high) pair of "
         f"non-negative ints. Fix: write padding='SAME' or padding={{'height': (1, 1)}}",
@@ -114,7 +114,7 @@ def _out_size(
         return None
     if pad == "SAME":
         return -(-size // stride)
-    low, high = (0, 0) if pad == "VALID" else pad
+    low, high = (0, 0) if isinstance(pad, str) else pad
     span = (window - 1) * dilation + 1
     if size + low + high < span:
         padded = f" ({size + low + high} padded)" if low + high else ""

@@ -56,24 +56,25 @@ def moe_route(
     """
     names = _names(tokens)
     choice = f"{expert}_choice"
-    probs = softmax(logits, expert)
+    probs: Any = softmax(logits, expert)  # Any: NamedArray's methods and operators are bound at run time
     gates, chosen = top_k(probs, k, axis=expert, new_axis=choice)
     experts = logits.named_shape[expert]
-    picked = one_hot(chosen, expert, experts)  # (group, tokens, choice, expert)
+    picked: Any = one_hot(chosen, expert, experts)  # (group, tokens, choice, expert)
     per_choice = picked.sum(names)
     earlier = cumsum(per_choice, choice) - per_choice  # tokens this expert took at earlier choices
     position = _cumsum(picked, names) + earlier - 1  # this token's slot in its expert's buffer
-    slots = one_hot(position.astype(jnp.int32), slot, capacity) * picked  # zero past the capacity
-    dispatch = slots.sum(choice)
-    combine = (slots * gates).sum(choice)
+    slots: Any = one_hot(position.astype(jnp.int32), slot, capacity) * picked  # zero past the capacity
+    dispatch: NamedArray = slots.sum(choice)
+    combine: NamedArray = (slots * gates).sum(choice)
     load = picked.sum(choice).mean(names) / k
     balance = (load * probs.mean(names)).sum(expert) * experts
-    return dispatch, combine, balance.mean(tuple(balance.named_shape))
+    loss: NamedArray = balance.mean(tuple(balance.named_shape))
+    return dispatch, combine, loss
 
 
-def _cumsum(x: NamedArray, axes: tuple[str, ...]) -> NamedArray:
+def _cumsum(x: Any, axes: tuple[str, ...]) -> Any:
     """The running count over several token axes, in their order (the last fastest)."""
-    total = cumsum(x, axes[-1])
+    total: Any = cumsum(x, axes[-1])
     for i in range(len(axes) - 2, -1, -1):
         inner = x.sum(axes[i + 1 :])
         total = total + cumsum(inner, axes[i]) - inner
@@ -98,7 +99,8 @@ def moe_dispatch(
     features)`` by one einsum over ``tokens``, then placed by ``resources`` (on a mesh): with ``expert`` on
     the mesh axes the groups give up, the tokens travel to their expert's devices (an all-to-all)."""
     spec = ",".join(_names(tokens))
-    return _place(einsum(f"{{{spec}}},{{{spec}}}->{{}}", x, dispatch), resources)
+    gathered: NamedArray = einsum(f"{{{spec}}},{{{spec}}}->{{}}", x, dispatch)
+    return _place(gathered, resources)
 
 
 def moe_combine(
@@ -112,4 +114,5 @@ def moe_combine(
     """The experts' outputs ``y`` (``group, expert, slot, features``) back at their tokens, weighted by their
     gates: ``y`` is placed by ``resources`` first (the tokens' placement: the all-to-all back), then one einsum
     over ``expert`` and ``slot``."""
-    return einsum(f"{{{expert},{slot}}},{{{expert},{slot}}}->{{}}", _place(y, resources), combine)
+    combined: NamedArray = einsum(f"{{{expert},{slot}}},{{{expert},{slot}}}->{{}}", _place(y, resources), combine)
+    return combined

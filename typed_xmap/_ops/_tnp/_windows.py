@@ -67,6 +67,19 @@ def _names(entry: Any) -> tuple[Any, ...]:
     return tuple(entry) if isinstance(entry, tuple) else (entry,)
 
 
+def _listed(value: object) -> list[Any]:
+    """``contract``'s names before it is checked (what to gather from ``vmap`` levels; the checks and their
+    messages are ``conv_plan``'s)."""
+    if isinstance(value, str):
+        return [value]
+    return list(value) if isinstance(value, (tuple, list)) else []
+
+
+def _items(value: object) -> list[tuple[Any, Any]]:
+    """``spatial``'s pairs before it is checked (as ``_listed``)."""
+    return list(value.items()) if isinstance(value, Mapping) else []
+
+
 def conv(
     x: Any,
     kernel: Any,
@@ -89,8 +102,7 @@ def conv(
     the batch axes, the kernel's new axes and the spatial axes (with their output lengths).
     """
     operation = "tnp.conv"
-    contracted = (contract,) if isinstance(contract, str) else tuple(contract) if isinstance(contract, Sequence) else ()
-    pairs = list(spatial.items()) if isinstance(spatial, Mapping) else []
+    contracted, pairs = _listed(contract), _items(spatial)
     lhs = _operand(x, [a for a, _ in pairs] + list(contracted), operation=operation)
     rhs = _operand(kernel, [w for _, w in pairs] + list(contracted), operation=operation)
     plan = conv_plan(
@@ -177,7 +189,7 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
         out = lax.reduce_window(data, np.zeros((), data.dtype), lax.add, dims, steps, padding_arg)
         out = out / math.prod(dims)
     else:
-        lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else jnp.iinfo(data.dtype).min
+        lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else np.iinfo(data.dtype).min
         out = lax.reduce_window(data, np.array(lowest, data.dtype), lax.max, dims, steps, padding_arg)
     result = wrap(out, value.axes, value.mapped)
     if isinstance(x, NamedArray):
