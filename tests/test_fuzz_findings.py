@@ -247,7 +247,9 @@ def test_a_mismatch_against_a_14000_axis_annotation_has_a_capped_message():
 # -- random keys ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", [3, "k", jnp.ones(3), jnp.zeros(3, jnp.uint32)], ids=["int", "str", "floats", "uint32[3]"])
+@pytest.mark.parametrize(
+    "key", [3, "k", jnp.ones(3), jnp.zeros(3, jnp.uint32)], ids=["int", "str", "floats", "uint32[3]"]
+)
 @pytest.mark.parametrize("draw", ["normal", "uniform", "bernoulli"])
 def test_random_with_a_bad_key_names_the_argument(key, draw):
     fn = getattr(tx.random, draw)
