@@ -7,6 +7,7 @@ kind), or which values (compared with NumPy).
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import tempfile
 
@@ -36,21 +37,13 @@ def layers(n=3):
     return tx.named(jnp.arange(n * 4.0).reshape(n, 4), ["layers", "embed"])
 
 
+@contextlib.contextmanager
 def raises(kind, match):
     """``pytest.raises`` for a NamedShapeError of ``kind`` whose message matches and says how to fix it."""
-
-    class Check:
-        def __enter__(self):
-            self.info = pytest.raises(NamedShapeError, match=match)
-            return self.info.__enter__()
-
-        def __exit__(self, *exc):
-            handled = self.info.__exit__(*exc)
-            assert self.info.excinfo.value.kind is kind
-            assert "Fix:" in str(self.info.excinfo.value) or "fix:" in str(self.info.excinfo.value)
-            return handled
-
-    return Check()
+    with pytest.raises(NamedShapeError, match=match) as info:
+        yield info
+    assert info.value.kind is kind
+    assert "fix:" in str(info.value).lower()
 
 
 # -- tx.vmap ------------------------------------------------------------------------------------------

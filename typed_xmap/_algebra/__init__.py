@@ -107,6 +107,7 @@ from ._resources import (
     check_conflicts as check_conflicts,
     check_divisible as check_divisible,
     conflict_error as conflict_error,
+    different_meshes as different_meshes,
     loop_conflict_error as loop_conflict_error,
     normalize_axis_resources as normalize_axis_resources,
     resource_conflicts as resource_conflicts,
