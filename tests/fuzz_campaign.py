@@ -606,8 +606,11 @@ FAMILIES: dict[str, st.SearchStrategy[Case]] = {
 }
 
 
-def run(examples: int, seconds: float, families: dict[str, st.SearchStrategy[Case]] = FAMILIES) -> Tally:
-    """Up to ``examples`` cases of each family, within ``seconds`` for the whole campaign; the tally."""
+def run(
+    examples: int, seconds: float, families: dict[str, st.SearchStrategy[Case]] = FAMILIES, *, derandomize: bool = False
+) -> Tally:
+    """Up to ``examples`` cases of each family, within ``seconds`` for the whole campaign; the tally.
+    ``derandomize``: the same cases every run (CI's slice)."""
     tally = Tally()
     stop = time.monotonic() + seconds
     for strategy in families.values():
@@ -617,6 +620,7 @@ def run(examples: int, seconds: float, families: dict[str, st.SearchStrategy[Cas
             database=None,
             deadline=None,
             phases=[Phase.generate],
+            derandomize=derandomize,
             suppress_health_check=list(HealthCheck),
         )
         @given(strategy)
