@@ -90,7 +90,7 @@ def _scan(
             wrap(part, tuple(a for a in leaf.axes if a != axis), leaf.mapped)
             for part, leaf in zip(parts, leaves, strict=True)
         ]
-        returned = f(carry, tree_unflatten(xs_tree, sliced))
+        returned: Any = f(carry, tree_unflatten(xs_tree, sliced))
         if not isinstance(returned, (tuple, list)) or len(returned) != 2:
             raise scan_pair_error(_described(returned), operation=operation)
         new_carry, ys = returned

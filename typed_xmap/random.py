@@ -30,10 +30,10 @@ def _check_key(key: Any, operation: str) -> None:
     """One PRNG key, new-style (``jax.random.key``) or raw (``jax.random.PRNGKey``): JAX's own errors for
     anything else name no argument."""
     dtype, shape = getattr(key, "dtype", None), getattr(key, "shape", None)
-    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         if shape == ():
             return
-    elif dtype == jnp.uint32 and shape == _raw_key_shape(str(jax.config.jax_default_prng_impl)):
+    elif dtype == jnp.uint32 and shape == _raw_key_shape(str(getattr(jax.config, "jax_default_prng_impl", ""))):
         return
     what = f"{dtype}{list(shape)}" if dtype is not None and shape is not None else f"{type(key).__name__} {key!r:.40}"
     raise NamedShapeError(
