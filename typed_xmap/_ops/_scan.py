@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-from ._algebra import (
+from .._algebra import (
     ErrorKind,
     NamedShapeError,
     check_carry,
@@ -26,7 +26,7 @@ from ._algebra import (
     scan_pair_error,
     scanned_axis_size,
 )
-from ._named_array import NamedArray, wrap
+from .._value._named_array import NamedArray, wrap
 from ._sharding import dim_resources
 from ._vmap import _from_front, _is_named, _to_front
 
