@@ -280,7 +280,7 @@ def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
     return ((key, data),), aux
 
 
-_DATA_KEYS: dict[tuple[str, ...], GetAttrKey] = {}
+_DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey naming them
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
