@@ -591,7 +591,93 @@ def typed(draw: Any) -> Case:
     return Case("typed", text, call, Valid(values, tuple(shape)))
 
 
+AXIS_NAMES = st.sampled_from([*NAMES, "1x", 3])
+
+
+@st.composite
+def axis_maps(draw: Any, rank: int) -> tuple[Any, tuple[str, ...] | None]:
+    """An xmap spec leaf for a value of ``rank`` dims, and the names it puts at dims 0, 1, ... (None: invalid)."""
+    if draw(st.booleans()):
+        names = draw(st.lists(AXIS_NAMES, max_size=3))
+        rest = draw(st.booleans())
+        spec: Any = [*names, ...] if rest else names
+        ok = len(names) <= rank if rest else len(names) == rank
+        dims = dict(enumerate(names))
+    else:
+        dims = draw(st.dictionaries(st.integers(-1, 3), AXIS_NAMES, max_size=3))
+        spec = dims
+        ok = all(0 <= d < rank for d in dims)
+    names = list(dims.values())
+    ok = ok and all(isinstance(n, str) and n.isidentifier() for n in names) and len(set(names)) == len(names)
+    return spec, (tuple(dims[d] for d in sorted(dims)) if ok else None)
+
+
+@st.composite
+def conversions(draw: Any) -> Case:
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+    values = _values(shape, draw)
+    spec, names = draw(axis_maps(len(shape)))
+    text = f"tx.positional(tx.named(array{shape}, {spec!r}), {spec!r})"
+    call = lambda: tx.positional(tx.named(jnp.asarray(values), spec), spec)
+    if names is None:
+        return Case("conversions", text, call, Invalid("a bad spec leaf for this rank"))
+    return Case("conversions", text, call, Valid(values, (), exact=True))
+
+
+@st.composite
+def xmaps(draw: Any) -> Case:
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+    values = _values(shape, draw)
+    spec, names = draw(axis_maps(len(shape)))
+    extra = draw(st.sampled_from([None, "d"]))
+    sized = draw(st.booleans())
+    listed = draw(st.permutations(list(names or ())))
+    dropped = draw(st.booleans()) and bool(listed)
+    out = [*listed[: len(listed) - dropped], *([extra] if extra else []), ...]
+    sizes = {"d": 2} if sized else None
+    text = f"xmap(lambda v: v * 2, in_axes=[{spec!r}], out_axes={out!r}, axis_sizes={sizes})(array{shape})"
+    call = lambda: tx.xmap(lambda v: v * 2, in_axes=[spec], out_axes=out, axis_sizes=sizes)(values)
+    if names is None or dropped or (extra and not sized):
+        return Case("xmap", text, call, Invalid("a bad spec, an unlisted axis, or an unsized extra axis"))
+    dims = spec if isinstance(spec, dict) else dict(enumerate(spec[: len(names)]))
+    at = {n: d for d, n in dims.items()}
+    moved = np.moveaxis(values * 2, [at[n] for n in listed], list(range(len(listed))))
+    if extra:
+        after = len(listed)  # the broadcast axis sits after the listed ones
+        moved = np.broadcast_to(np.expand_dims(moved, after), (*moved.shape[:after], 2, *moved.shape[after:]))
+    return Case("xmap", text, call, Valid(moved, (), exact=True))
+
+
+@st.composite
+def updates(draw: Any) -> Case:
+    shape = draw(named_shapes(1, 2))
+    axes = tuple(shape)
+    values = _values(tuple(shape.values()), draw)
+    name = draw(st.sampled_from([*axes, "zz"]))
+    index = draw(st.integers(-3, 3))
+    method = draw(st.sampled_from(["set", "add", "multiply"]))
+    update_axes = tuple(a for a in axes if a != name and draw(st.booleans()))
+    if draw(st.booleans()):
+        update_axes = (*update_axes, "zz")
+    update = _values(tuple(shape.get(a, 2) for a in update_axes), draw)
+    text = f"x{shape}.at[{{{name!r}: {index}}}].{method}(update{update_axes})"
+    call = lambda: getattr(_named(values, axes).at[{name: index}], method)(_named(update, update_axes))
+    if name not in shape or not -shape[name] <= index < shape[name] or "zz" in update_axes:
+        return Case("updates", text, call, Invalid("no such axis, an index out of bounds, or an axis the region lacks"))
+    dim = axes.index(name)
+    rest = tuple(a for a in axes if a != name)
+    region = {a: shape[a] for a in rest}
+    new = _broadcast(update, update_axes, region) if rest else update
+    want = values.copy()
+    where = (slice(None),) * dim + (index,)
+    want[where] = {"set": new, "add": want[where] + new, "multiply": want[where] * new}[method]
+    return Case("updates", text, call, Valid(want, axes))
+
+
 FAMILIES: dict[str, st.SearchStrategy[Case]] = {
+    "conversions": conversions(),
+    "xmap": xmaps(),
+    "updates": updates(),
     "binary": binary(),
     "reduction": reduction(),
     "indexing": indexing(),
