@@ -38,6 +38,8 @@ w = tx.named(jnp.ones((4, 3)), ["in_features", "out_features"])
 y = affine(x, w)
 h = tx.named(jnp.ones((8, 5)), ["batch", "hidden"])
 bad = affine(h, w)
+# pyright reads typed_xmap.numpy through the stubs (a NamedArray_ with operators), not the runtime package
+zs: NamedArray[f32, "batch"] = tnp.zeros({"batch": 8}) * 2.0
 """
 
 
