@@ -66,7 +66,9 @@ def test_pyright_finds_no_typed_xmap_error_in_realistic_programs(tmp_path: Path)
     report = json.loads(result.stdout)
     assert report["summary"]["filesAnalyzed"] == len(names), result.stdout[-2000:]
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
-    ours = [f"{Path(d['file']).name}:{d['range']['start']['line'] + 1}: {d['message']}" for d in errors if not _foreign(d)]
+    ours = [
+        f"{Path(d['file']).name}:{d['range']['start']['line'] + 1}: {d['message']}" for d in errors if not _foreign(d)
+    ]
     assert ours == [], "\n".join(ours)
     assert errors, "the foreign errors are listed because pyright reports them: drop FOREIGN when it does not"
 
