@@ -1,8 +1,9 @@
 """``typed-xmap lsp`` end to end over stdio, driven by a real LSP client (pytest-lsp's, built on pygls).
 
-One session on a small project (a ``mypy.ini`` of its own, read by the server): initialize, a model with a planted bug gets the
-plugin's diagnostic on the bug's line with its code, hover and inlay hints show NamedArray types, a fixed
-file clears its diagnostic on save, and after the mypy daemon is killed the next save is checked by a new one.
+One session on a small project (a ``mypy.ini`` of its own, read by the server): initialize; a model with a
+planted bug gets the plugin's diagnostic on the bug's line with its code; hover and inlay hints show NamedArray
+types; a fixed file clears its diagnostic on save; after the mypy daemon is killed, the next save is checked
+by a new one.
 """
 
 from __future__ import annotations
@@ -137,3 +138,12 @@ def test_lsp_session_over_stdio(tmp_path: Path) -> None:
     (project / "mypy.ini").write_text("[mypy]\ndisallow_untyped_defs = True\n")
     (project / "model.py").write_text(MODEL)
     asyncio.run(_session(project))
+
+
+def test_the_server_imports_no_jax() -> None:
+    """The LSP is a tool: it imports pygls and mypy's daemon client, not the runtime (nor jax)."""
+    import subprocess
+
+    code = "import sys, typed_xmap._lsp._server; print('jax' in sys.modules, 'typed_xmap._named_array' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.split() == ["False", "False"]

@@ -39,8 +39,9 @@ class Daemon:
         self.lock = threading.Lock()
 
     def start(self) -> None:
-        from mypy.dmypy.client import BadStatus, get_status
+        from mypy.dmypy.client import get_status
         from mypy.dmypy_server import process_start_options
+        from mypy.ipc import BadStatus
 
         from .._check import with_plugin
 
@@ -75,7 +76,8 @@ class Daemon:
 
     def request(self, command: str, **arguments: Any) -> dict[str, Any]:
         """Send ``command``; a dead daemon is restarted and the request sent again once."""
-        from mypy.dmypy.client import BadStatus, request
+        from mypy.dmypy.client import request
+        from mypy.ipc import BadStatus
 
         with self.lock:
             for attempt in range(2):

@@ -98,7 +98,7 @@ async def inlay_hints(ls: TypedXmapServer, params: lsp.InlayHintParams) -> list[
         if not first <= span.line <= last:
             continue
         shown = await ls.types_at(path, span)
-        if shown and "NamedArray" in shown[0]:
+        if shown and "NamedArray" in shown[0] and not shown[0].startswith("type["):  # not an alias's class
             position = lsp.Position(span.end_line - 1, span.end_column)
             hints.append(lsp.InlayHint(position=position, label=f": {shown[0]}", kind=lsp.InlayHintKind.Type))
     return hints
