@@ -68,7 +68,7 @@ async def measure(project: Path, rounds: int) -> list[float]:
     path.write_text(source)
     uri = from_fs_path(str(path)) or ""
     client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "typed_xmap._cli", "lsp", cwd=str(project))
+    await client.start_io(sys.executable, "-m", "typed_xmap._tools._cli", "lsp", cwd=str(project))
     await client.initialize_session(
         lsp.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"), root_uri=from_fs_path(str(project))

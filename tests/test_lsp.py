@@ -58,7 +58,7 @@ async def _session(project: Path) -> None:
     uri = from_fs_path(str(model))
     assert uri is not None
     client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "typed_xmap._cli", "lsp", cwd=str(project))
+    await client.start_io(sys.executable, "-m", "typed_xmap._tools._cli", "lsp", cwd=str(project))
     try:
         result = await client.initialize_session(
             lsp.InitializeParams(
@@ -144,6 +144,6 @@ def test_the_server_imports_no_jax() -> None:
     """The LSP is a tool: it imports pygls and mypy's daemon client, not the runtime (nor jax)."""
     import subprocess
 
-    code = "import sys, typed_xmap._lsp._server; print('jax' in sys.modules, 'typed_xmap._named_array' in sys.modules)"
+    code = "import sys, typed_xmap._tools._lsp._server; print('jax' in sys.modules, 'typed_xmap._value._named_array' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.split() == ["False", "False"]

@@ -42,7 +42,7 @@ async def session(project: Path) -> tuple[list[lsp.Diagnostic], str, list[lsp.In
     path.write_text(MODEL)
     uri = from_fs_path(str(path)) or ""
     client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "typed_xmap._cli", "lsp", cwd=str(project))
+    await client.start_io(sys.executable, "-m", "typed_xmap._tools._cli", "lsp", cwd=str(project))
     capabilities = client_capabilities("visual-studio-code")
     await client.initialize_session(
         lsp.InitializeParams(capabilities=capabilities, root_uri=from_fs_path(str(project)))

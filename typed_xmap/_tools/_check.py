@@ -27,7 +27,7 @@ PLUGIN = "typed_xmap.plugin"
 
 def _stubs_dir() -> Path | None:
     """The checkout's ``stubs/`` next to the package (editable installs), if there is one."""
-    candidate = Path(__file__).resolve().parent.parent / "stubs"
+    candidate = Path(__file__).resolve().parents[2] / "stubs"
     return candidate if (candidate / "typed_xmap" / "__init__.pyi").exists() else None
 
 
@@ -49,7 +49,7 @@ def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = Fals
 def with_plugin(options: Options) -> Options:
     """``options`` (mypy's, read from the user's config) with the plugin, the stubs and redefinition on.
 
-    ``typed-xmap check`` and the language server's mypy daemon (typed_xmap/_lsp/) both check this way.
+    ``typed-xmap check`` and the language server's mypy daemon (typed_xmap/_tools/_lsp/) both check this way.
     """
     if not any(p == PLUGIN or p.replace("\\", "/").endswith("typed_xmap/plugin") for p in options.plugins):
         options.plugins.append(PLUGIN)
