@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -142,8 +143,9 @@ def test_lsp_session_over_stdio(tmp_path: Path) -> None:
 
 def test_the_server_imports_no_jax() -> None:
     """The LSP is a tool: it imports pygls and mypy's daemon client, not the runtime (nor jax)."""
-    import subprocess
-
-    code = "import sys, typed_xmap._tools._lsp._server; print('jax' in sys.modules, 'typed_xmap._value._named_array' in sys.modules)"
+    code = (
+        "import sys, typed_xmap._tools._lsp._server; "
+        "print('jax' in sys.modules, 'typed_xmap._value._named_array' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.split() == ["False", "False"]

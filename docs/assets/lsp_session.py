@@ -4,7 +4,7 @@ An LSP client (pytest-lsp's, on pygls) starts the server over stdio on MODEL, as
 and the inlay hints, and draws the file with what the server answered: hints in grey after the names, the
 diagnostic under its line, the hover beside the name it was asked on.
 
-    python docs/assets/lsp_session.py            # writes docs/assets/lsp-session.html and .png
+    python docs/assets/lsp_session.py            # writes docs/assets/lsp-session.png
 """
 
 from __future__ import annotations
@@ -102,15 +102,13 @@ body { background: #1e1e1e; margin: 0; padding: 16px; font-family: 'DejaVu Sans 
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        answers = asyncio.run(session(Path(folder)))
-    page = HERE / "lsp-session.html"
-    page.write_text(render(*answers))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        print(f"wrote {page}; no chromium for the PNG")
-        return
-    with tempfile.TemporaryDirectory() as profile:
+        raise SystemExit("needs Chromium for the screenshot (Debian: apt-get install chromium)")
+    with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as profile:
+        answers = asyncio.run(session(Path(folder)))
+        page = Path(folder) / "lsp-session.html"
+        page.write_text(render(*answers))
         flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
         flags += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
         shot = HERE / "lsp-session.png"
@@ -128,7 +126,7 @@ def main() -> None:
             capture_output=True,
             timeout=120,
         )
-    print(f"wrote {page} and {shot}")
+    print(f"wrote {shot}")
 
 
 if __name__ == "__main__":
