@@ -1,6 +1,6 @@
-"""What a user's type checkers see after installing typed_xmap as the README says (`pip install -e .`) or from
-a wheel: plain mypy with `plugins = typed_xmap.plugin` finds the package and its stubs and catches a bug, and
-pyright resolves every import with no false errors.
+"""What a user's type checkers see after installing typed_xmap as the README says (`pip install -e .`), from
+a wheel or from an sdist: plain mypy with `plugins = typed_xmap.plugin` finds the package and its stubs and
+catches a bug, and pyright resolves every import (typed_xmap.numpy through the stubs) with no false errors.
 
 Each case installs a copy of this tree into a new virtual environment (`--no-deps`: the dependencies come from
 the running environment through a path line, whose own .pth files are not run, so its typed_xmap is not seen).
@@ -48,7 +48,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600, check=False, env=env)
 
 
-@pytest.fixture(scope="module", params=["editable", "wheel"])
+@pytest.fixture(scope="module", params=["editable", "wheel", "sdist"])
 def installed_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new venv's python with a copy of this tree installed the way the README (or a wheel) installs it."""
     work = tmp_path_factory.mktemp(request.param)
@@ -61,8 +61,12 @@ def installed_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
         _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], work).stdout.strip()
     )
     (site_packages / "_outer_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    editable = ["-e"] if request.param == "editable" else []
-    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", *editable, str(source)], work)
+    target = ["-e", str(source)] if request.param == "editable" else [str(source)]
+    if request.param == "sdist":  # what PyPI would serve besides the wheel: built, then installed from the tarball
+        built = _run([sys.executable, "-m", "build", "--sdist", "--outdir", str(work / "dist"), str(source)], work)
+        assert built.returncode == 0, built.stdout + built.stderr
+        target = [str(next((work / "dist").glob("*.tar.gz")))]
+    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", *target], work)
     assert result.returncode == 0, result.stdout + result.stderr
     return python
 
