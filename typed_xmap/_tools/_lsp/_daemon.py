@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,10 @@ from typing import Any
 
 # what the server parses: columns and ends on every message, codes shown, plain text
 FLAGS = ["--show-column-numbers", "--show-error-end", "--show-error-codes", "--no-pretty", "--no-color-output"]
+
+
+# a daemon left behind (the editor killed the server) exits after this long idle; a request restarts it
+IDLE_EXIT_S = 3600
 
 
 class DaemonError(RuntimeError):
@@ -49,11 +54,15 @@ class Daemon:
             options = with_plugin(process_start_options(self.flags, allow_sources=False))
         data = b64encode(pickle.dumps(options.snapshot())).decode()
         Path(self.status_file).unlink(missing_ok=True)
-        log = (self.folder / "daemon.log").open("ab")
         command = [sys.executable, "-m", "mypy.dmypy", "--status-file", self.status_file, "daemon"]
-        self.process = subprocess.Popen(
-            [*command, f"--options-data={data}"], cwd=self.root, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-        )
+        with (self.folder / "daemon.log").open("ab") as log:  # the child keeps its own copy of the handle
+            self.process = subprocess.Popen(
+                [*command, f"--options-data={data}", f"--timeout={IDLE_EXIT_S}"],
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(BadStatus):
@@ -70,9 +79,10 @@ class Daemon:
             self.process.wait()
         self.process = None
 
-    @property
-    def pid(self) -> int | None:
-        return None if self.process is None else self.process.pid
+    def close(self) -> None:
+        """Stop the daemon and remove its folder (status file, log)."""
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def request(self, command: str, **arguments: Any) -> dict[str, Any]:
         """Send ``command``; a dead daemon is restarted and the request sent again once."""

@@ -107,4 +107,4 @@ async def inlay_hints(ls: TypedXmapServer, params: lsp.InlayHintParams) -> list[
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: TypedXmapServer, params: None) -> None:
     if ls.daemon is not None:
-        ls.daemon.stop()
+        ls.daemon.close()
