@@ -16,7 +16,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ._daemon import Daemon
 from ._diagnostics import diagnostics
 from ._format import format_type, is_type
-from ._locations import Span, parameter_use, unannotated_targets
+from ._locations import parameter_use, unannotated_targets
 
 
 class TypedXmapServer(LanguageServer):
@@ -47,8 +47,9 @@ class TypedXmapServer(LanguageServer):
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=listed))
         self.published = {str(p) for p in found}
 
-    async def types_at(self, path: str, span: Span) -> list[str]:
-        answers = await asyncio.to_thread(self.project().inspect, span.location(path))
+    async def types_at(self, location: str) -> list[str]:
+        """The types dmypy reports at ``location`` (``path:line:col[:end_line:end_col]``), as shown."""
+        answers = await asyncio.to_thread(self.project().inspect, location)
         return [format_type(answer) for answer in answers if is_type(answer)]
 
 
@@ -79,9 +80,8 @@ async def hover(ls: TypedXmapServer, params: lsp.HoverParams) -> lsp.Hover | Non
     line, column = params.position.line + 1, params.position.character + 1
     source = ls.workspace.get_text_document(params.text_document.uri).source
     use = parameter_use(source, line, column)
-    location = use.location(path) if use else f"{path}:{line}:{column}"  # a position: innermost expression first
-    answers = await asyncio.to_thread(ls.project().inspect, location)
-    shown = [format_type(answer) for answer in answers if is_type(answer)]
+    # a position (not a span) answers with every enclosing expression, innermost first
+    shown = await ls.types_at(use.location(path) if use else f"{path}:{line}:{column}")
     if not shown:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=f"```python\n{shown[0]}\n```"))
@@ -97,7 +97,7 @@ async def inlay_hints(ls: TypedXmapServer, params: lsp.InlayHintParams) -> list[
     for span in unannotated_targets(source):
         if not first <= span.line <= last:
             continue
-        shown = await ls.types_at(path, span)
+        shown = await ls.types_at(span.location(path))
         if shown and "NamedArray" in shown[0] and not shown[0].startswith("type["):  # not an alias's class
             position = lsp.Position(span.end_line - 1, span.end_column)
             hints.append(lsp.InlayHint(position=position, label=f": {shown[0]}", kind=lsp.InlayHintKind.Type))
