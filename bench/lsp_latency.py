@@ -103,8 +103,8 @@ async def measure(project: Path, rounds: int) -> list[float]:
     return times
 
 
-def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+def main(rounds: int = 6) -> None:
+    """Run the measurement (``typed-xmap bench lsp_latency`` calls it with the default)."""
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
         (project / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
@@ -116,4 +116,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6)

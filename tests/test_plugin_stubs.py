@@ -156,4 +156,4 @@ def test_isinstance_of_named_array_passes_with_the_plugin(tmp_path, capsys):
     )
     assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 1
     errors = [row for row in capsys.readouterr().out.splitlines() if ": error:" in row]
-    assert len(errors) == 1 and errors[0].startswith(f"{program}:10: error: Argument 2 to \"isinstance\""), errors
+    assert len(errors) == 1 and errors[0].startswith(f'{program}:10: error: Argument 2 to "isinstance"'), errors
