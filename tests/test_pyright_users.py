@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PYRIGHT = Path(sys.executable).parent / "pyright"
+BIN = Path(sys.executable).parent
+PYRIGHT = BIN / "pyright"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 # docs/errors.md shows each error the library raises: its blocks are wrong on purpose
 DELIBERATELY_WRONG = {ROOT / "docs" / "errors.md"}
@@ -50,12 +51,15 @@ def _foreign(error: dict[str, object]) -> bool:
 
 
 @pytest.mark.slow
-def test_pyright_finds_no_typed_xmap_error_in_realistic_programs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("checker", ["pyright", "basedpyright"])
+def test_pyright_finds_no_typed_xmap_error_in_realistic_programs(tmp_path: Path, checker: str) -> None:
+    """pyright, and basedpyright at pyright's default rules (``standard``; its own default adds style rules)."""
     names = _programs(tmp_path)
     assert len(names) > 20, names
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "standard"}))
     env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
     result = subprocess.run(
-        [str(PYRIGHT), "--outputjson", "--pythonpath", sys.executable, *names],
+        [str(BIN / checker), "--outputjson", "--pythonpath", sys.executable, *names],
         capture_output=True,
         text=True,
         cwd=tmp_path,
