@@ -97,3 +97,20 @@ def test_pyright_resolves_typed_xmap_with_no_false_errors(installed_python: Path
     assert "could not be resolved" not in result.stdout, result.stdout
     assert "is not defined" not in result.stdout, result.stdout
     assert result.stdout.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 informations", result.stdout
+
+
+@pytest.mark.slow
+def test_plain_mypy_reads_the_stubs(installed_python: Path, tmp_path: Path) -> None:
+    """mypy without the plugin (no config) types tnp through the stubs: NamedArrays of the operands' dtype."""
+    (tmp_path / "plain.py").write_text(
+        "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n\n"
+        'def f(x: NamedArray[f32, "batch embed"]) -> None:\n'
+        '    reveal_type(tnp.zeros({"batch": 2}) + 1.0)\n'
+        '    reveal_type(tnp.einsum("{embed},{embed}->", x, x))\n'
+    )
+    result = _run([str(installed_python), "-m", "mypy", "--strict", "plain.py"], tmp_path)
+    revealed = [line.split("Revealed type is ", 1)[1] for line in result.stdout.splitlines() if "Revealed" in line]
+    assert revealed == [
+        '"typed_xmap._static.NamedArray_[Any, Any, Any]"',
+        '"typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]"',
+    ], result.stdout
