@@ -3,7 +3,7 @@ with how it changes named shapes.
 
 The runtime builds ``tnp``'s elementwise functions, its ``__all__`` and ``NamedArray``'s operators from
 these tables; the mypy plugin registers its hooks from them (a ``tnp`` name not here gets no hook, so
-mypy types it as the stub says); tests hold the stubs (``stubs/typed_xmap/numpy.pyi``, ``_static.py``)
+mypy types it as the stub says); tests hold the stubs (``stubs/typed_xmap/numpy/__init__.pyi``, ``_static.py``)
 to them. Adding an operation means adding a row here, then its implementation and its stub.
 
 Pure Python.

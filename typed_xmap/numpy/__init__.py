@@ -55,7 +55,7 @@ from .._ops._tnp._windows import avg_pool, conv, max_pool
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
 globals().update(_UFUNCS)
 
-if TYPE_CHECKING:  # the generated elementwise functions (users' type checkers read stubs/typed_xmap/numpy.pyi)
+if TYPE_CHECKING:  # the generated elementwise functions (users' type checkers read stubs/typed_xmap/numpy/__init__.pyi)
 
     def __getattr__(name: str) -> Callable[..., Any]: ...
 

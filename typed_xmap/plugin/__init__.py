@@ -31,6 +31,7 @@ from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
 from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
+from ._isinstance import ISINSTANCE, isinstance_signature
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
@@ -233,9 +234,10 @@ class TypedXmapPlugin(Plugin):
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        if (
-            fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS
-        ) or fullname in TX_FUNCTIONS | RANDOM_DRAWS:
+        if fullname in ISINSTANCE:
+            return isinstance_signature
+        typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
+        if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
         if self.config.annotated_calls and self._group_callee(fullname) is not None:
             return _with_open_groups

@@ -13,8 +13,8 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from . import UnboundAxisError as UnboundAxisError
-from ._static import NamedArray_
+from .. import UnboundAxisError as UnboundAxisError
+from .._static import NamedArray_
 
 # Every public name below is exported (no __all__: the runtime module has the list).
 
