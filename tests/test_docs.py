@@ -1,4 +1,6 @@
-"""The docs: every ```python block runs (page by page, in order), and mkdocs builds strictly."""
+"""The docs: every ```python block runs (page by page, in order), and mkdocs builds strictly.
+
+A ```python block followed directly by a ```text title="Output" block prints exactly that output."""
 
 import os
 import re
@@ -10,19 +12,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^```python\n(.*?)^```\n?(?:\s*^```text title=\"Output\"\n(.*?)^```)?", re.S | re.M)
 
 
 RUNNER = """
-import os, sys, traceback
+import contextlib, io, os, sys, traceback
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 namespace = {"__name__": "__main__"}
-for index, block in enumerate(BLOCKS):
+for index, (block, expected) in enumerate(BLOCKS):
+    printed = io.StringIO()
     try:
-        exec(compile(block, f"{PAGE}[block {index}]", "exec"), namespace)
+        with contextlib.redirect_stdout(printed if expected else sys.stdout):
+            exec(compile(block, f"{PAGE}[block {index}]", "exec"), namespace)
     except Exception:
         print(f"--- {PAGE} block {index} failed:\\n{block}", file=sys.stderr)
         traceback.print_exc()
+        sys.exit(1)
+    if expected and printed.getvalue().rstrip() != expected.rstrip():
+        print(f"--- {PAGE} block {index} printed:\\n{printed.getvalue()}--- the page shows:\\n{expected}", file=sys.stderr)
         sys.exit(1)
 """
 

@@ -116,6 +116,13 @@ def _nnx_model():
     return nnx, MLP()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="flax 0.12: nnx.Optimizer.update turns the optimizer state of a Variable holding any pytree (a NamedArray, "
+    "a tuple of arrays) into an nnx.State on its second step; docs/guide/flax-nnx.md trains with optax over "
+    "nnx.split's state instead. This test passes (and so fails as strict xfail) once flax handles them",
+)
 def test_flax_nnx_optimizer_over_several_steps():
     """nnx.Optimizer(model, optax.adamw(...), wrt=nnx.Param) with nnx.jit and nnx.value_and_grad."""
     nnx, model = _nnx_model()
