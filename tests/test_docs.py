@@ -29,7 +29,8 @@ for index, (block, expected) in enumerate(BLOCKS):
         traceback.print_exc()
         sys.exit(1)
     if expected and printed.getvalue().rstrip() != expected.rstrip():
-        print(f"--- {PAGE} block {index} printed:\\n{printed.getvalue()}--- the page shows:\\n{expected}", file=sys.stderr)
+        shown = f"--- {PAGE} block {index} printed:\\n{printed.getvalue()}--- the page shows:\\n{expected}"
+        print(shown, file=sys.stderr)
         sys.exit(1)
 """
 

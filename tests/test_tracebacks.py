@@ -44,18 +44,6 @@ A = tx.named(jnp.ones((2, 3)), ["batch", "embed"])
 B = tx.named(jnp.ones((2, 4)), ["batch", "embed"])
 
 
-def test_jax_traceback_filter_api_is_where_we_reach_it():
-    """The private JAX hooks typed_xmap._tracebacks uses: when JAX moves them, this fails (filtering would stop)."""
-    from jax._src import traceback_util
-
-    from typed_xmap import _tracebacks
-
-    assert callable(traceback_util.register_exclusion) and callable(traceback_util.api_boundary)
-    assert _tracebacks._register_exclusion is traceback_util.register_exclusion
-    assert all(not traceback_util.include_filename(os.path.join(p, "x.py")) for p in _tracebacks.hidden_paths())
-    assert traceback_util.include_filename(os.path.join(PACKAGE, "examples", "tour.py"))  # user code stays
-
-
 def test_an_error_under_jit_ends_at_the_user_line():
     error = _raised(lambda: jax.jit(_mismatched)(A, B))
     _assert_ends_at_user_line(error, "return a + b  # the user's line")

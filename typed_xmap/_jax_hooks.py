@@ -1,0 +1,54 @@
+"""The private JAX hooks the NamedArray value uses, each behind one function here.
+
+JAX has no public API for them: its traceback filter (``jax._src.traceback_util``) and how it takes a Python
+object for an array (``jax._src.core.pytype_aval_mappings``). Each function does nothing when the hook is
+gone, so a JAX release that moves one loses a nicer traceback or message, never a result;
+tests/test_jax_hooks.py fails loudly when that happens.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from jax._src import core, traceback_util
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ABSTRACTIFIERS = frozenset({"typeof", "shaped_abstractify", "get_aval"})
+"""JAX's functions that look up ``pytype_aval_mappings``: the frames between the hook and the JAX caller."""
+
+
+def hide_frames_under(path: str) -> None:
+    """Let JAX's traceback filter drop the frames of the files under ``path``, as it drops its own."""
+    register = getattr(traceback_util, "register_exclusion", None)
+    if register is not None:
+        register(path)
+
+
+def traceback_boundary(fn: F) -> F:
+    """``fn`` filtering the traceback of an error raised below it, as JAX's API functions do."""
+    boundary = getattr(traceback_util, "api_boundary", None)
+    return fn if boundary is None else boundary(fn)  # type: ignore[no-any-return]  # functools.wraps of fn
+
+
+def on_abstractify(cls: type, make_error: Callable[[Any, str], Exception]) -> None:
+    """Where JAX takes an instance of ``cls`` for an array (``jax.grad``'s output check, a lax function's
+    operand), raise ``make_error(value, caller)``, ``caller`` naming the JAX function asking, instead of JAX's
+    error about ``__jax_array__``, which names neither the value's type nor the fix."""
+    mappings = getattr(core, "pytype_aval_mappings", None)
+    if not isinstance(mappings, dict):
+        return
+
+    def abstractify(value: Any) -> Any:
+        raise make_error(value, _jax_caller())
+
+    mappings[cls] = abstractify
+
+
+def _jax_caller() -> str:
+    frame = sys._getframe(2)  # above abstractify: JAX's abstractifier
+    while frame.f_back is not None and frame.f_code.co_name in _ABSTRACTIFIERS:
+        frame = frame.f_back
+    return frame.f_code.co_name
