@@ -11,7 +11,7 @@ import pytest
 from jax._src import core, traceback_util
 
 import typed_xmap as tx
-from typed_xmap import _tracebacks
+from typed_xmap._value import _tracebacks
 
 PACKAGE = os.path.dirname(os.path.abspath(tx.__file__))
 

@@ -16,6 +16,7 @@ from ._algebra import axis_sizes
 from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
 from ._ops._tnp._constructors import place
 from ._value._named_array import NamedArray, wrap
+from ._value._tracebacks import entry_point
 
 __all__ = ["bernoulli", "normal", "uniform"]
 
@@ -26,6 +27,7 @@ def _shape(shape: Mapping[str, int], operation: str) -> tuple[tuple[str, ...], t
     return axes, tuple(sizes[a] for a in axes)
 
 
+@entry_point
 def normal(
     key: Any, shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray:
@@ -34,6 +36,7 @@ def normal(
     return place(wrap(jax.random.normal(key, dims, dtype), axes), sharding)
 
 
+@entry_point
 def uniform(
     key: Any,
     shape: Mapping[str, int],
@@ -48,6 +51,7 @@ def uniform(
     return place(wrap(jax.random.uniform(key, dims, dtype, minval, maxval), axes), sharding)
 
 
+@entry_point
 def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[str, Any] | None = None) -> NamedArray:
     """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
     axes, dims = _shape(shape, "tx.random.bernoulli")

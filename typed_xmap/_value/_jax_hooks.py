@@ -1,9 +1,9 @@
 """The private JAX hooks the NamedArray value uses, each behind one function here.
 
 JAX has no public API for them: its traceback filter (``jax._src.traceback_util``) and how it takes a Python
-object for an array (``jax._src.core.pytype_aval_mappings``). Each function does nothing when the hook is
-gone, so a JAX release that moves one loses a nicer traceback or message, never a result;
-tests/test_jax_hooks.py fails loudly when that happens.
+object for an array (``jax._src.core.pytype_aval_mappings``, ``jax._src.dtypes``' canonicalize handlers). Each
+function does nothing when the hook is gone, so a JAX release that moves one loses a nicer traceback or
+message, never a result; tests/test_jax_hooks.py fails loudly when that happens.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from jax._src import core, traceback_util
+from jax._src import core, dtypes, traceback_util
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,22 +33,21 @@ def traceback_boundary(fn: F) -> F:
     return fn if boundary is None else boundary(fn)  # type: ignore[no-any-return]  # functools.wraps of fn
 
 
-def on_abstractify(cls: type, make_error: Callable[[Any, str], Exception]) -> None:
-    """Where JAX takes an instance of ``cls`` for an array (``jax.grad``'s output check, a lax function's
-    operand), raise ``make_error(value, caller)``, ``caller`` naming the JAX function asking, instead of JAX's
-    error about ``__jax_array__``, which names neither the value's type nor the fix."""
+def on_abstractify(cls: type, abstractify: Callable[[Any, str], Any]) -> None:
+    """Where JAX takes an instance of ``cls`` for an array (``jax.grad``'s output, a lax function's operand), call
+    ``abstractify(value, caller)``, ``caller`` naming the JAX function asking: it returns the abstract value
+    JAX gets or raises our error, instead of JAX's about ``__jax_array__``, which names neither the value's
+    type nor the fix."""
     mappings = getattr(core, "pytype_aval_mappings", None)
-    if not isinstance(mappings, dict):
-        return
-
-    def abstractify(value: Any) -> Any:
-        raise make_error(value, _jax_caller())
-
-    mappings[cls] = abstractify
+    if isinstance(mappings, dict):
+        mappings[cls] = lambda value: abstractify(value, _jax_caller())
+    register = getattr(dtypes, "register_canonicalize_value_handler", None)
+    if register is not None:  # a lax function's operand
+        register(cls, lambda value: abstractify(value, ""))
 
 
 def _jax_caller() -> str:
-    frame = sys._getframe(2)  # above abstractify: JAX's abstractifier
+    frame = sys._getframe(3)  # above _jax_caller, the lambda and abstractify: JAX's abstractifier
     while frame.f_back is not None and frame.f_code.co_name in _ABSTRACTIFIERS:
         frame = frame.f_back
     return frame.f_code.co_name

@@ -1,6 +1,6 @@
 """treescope support (optional dependency): a NamedArray renders as its summary line and draws by axis name.
 
-Imported only from the hooks ``treescope`` itself calls (``typed_xmap._display``), so treescope is needed
+Imported only from the hooks ``treescope`` itself calls (``_display.py``), so treescope is needed
 only by those who use it.
 """
 
@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 from treescope import ndarray_adapters, rendering_parts
 
-from ._display import summary_line
-from ._named_array import NamedArray, readable
+from .._value._named_array import NamedArray, readable, summary_line
 
 
 def render(x: NamedArray, path: str | None) -> Any:
@@ -22,7 +21,9 @@ def render(x: NamedArray, path: str | None) -> Any:
         return label
     return rendering_parts.build_custom_foldable_tree_node(
         label=label,
-        contents=rendering_parts.fold_condition(expanded=rendering_parts.indented_children([rendering_parts.text(repr(x))])),
+        contents=rendering_parts.fold_condition(
+            expanded=rendering_parts.indented_children([rendering_parts.text(repr(x))])
+        ),
         path=path,
         expand_state=rendering_parts.ExpandState.COLLAPSED,
     ).renderable

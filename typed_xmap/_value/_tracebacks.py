@@ -16,7 +16,7 @@ from ._jax_hooks import hide_frames_under, traceback_boundary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PACKAGE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER_CODE = frozenset({"examples"})
 """Folders of the package that hold user code (``typed-xmap demo``'s programs): their frames stay."""
 
