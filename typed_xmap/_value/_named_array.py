@@ -177,36 +177,6 @@ class NamedArray:
             kind=ErrorKind.INVALID_ARGUMENT,
         )
 
-    def _scalar(self, conversion: str, reduction: str) -> Any:
-        """The data, for Python's conversions to a scalar: a value with named axes has no one scalar."""
-        names = self.axes + tuple(name for name, _ in self.mapped)
-        if names and holds_array(self.data):
-            raise NamedShapeError(
-                f"{conversion} of {shape_repr(self)} is ambiguous: it has named axes. "
-                f"Fix: reduce them first, e.g. tnp.{reduction}(x, {names!r})",
-                kind=ErrorKind.AXIS_MISSING,
-            )
-        return self.data
-
-    def __bool__(self) -> bool:
-        return bool(self._scalar("the truth value", "all"))
-
-    def __float__(self) -> float:
-        """``float(loss)`` of a value with no named axes (a loss reduced over every axis)."""
-        return float(self._scalar("float()", "sum"))
-
-    def __int__(self) -> int:
-        return int(self._scalar("int()", "sum"))
-
-    def __complex__(self) -> complex:
-        return complex(self._scalar("complex()", "sum"))
-
-    def __format__(self, spec: str) -> str:
-        """``f"{loss:.3f}"`` formats the scalar (no named axes); ``f"{x}"`` is ``str(x)``, as for any object."""
-        if not spec:
-            return str(self)
-        return format(self._scalar(f"format(x, {spec!r})", "sum"), spec)
-
     def __iter__(self):  # type: ignore[no-untyped-def]
         raise TypeError(f"cannot iterate over {shape_repr(self)}. Fix: tx.positional(x, ...) first")
 
@@ -607,7 +577,7 @@ def _leaf_comparison(array_method: Callable[[Any, Any], Any], equal: bool) -> Ca
             return array_method(self, other) if not other_leaf else not equal
         if type(other) is NamedArray:
             same = other_leaf and set(self.axes) == set(other.axes) and set(self.mapped) == set(other.mapped)
-            return (same and self.data == other.data) is equal
+            return bool(same and self.data == other.data) == equal
         return self.data == other if equal else self.data != other
 
     return method
@@ -629,6 +599,48 @@ def _install_operators() -> None:
 
 
 _install_operators()
+
+
+def _scalar_data(x: NamedArray, conversion: str, reduction: str) -> Any:
+    """The data, for Python's conversions to a scalar: a value with named axes has no one scalar."""
+    names = x.axes + tuple(name for name, _ in x.mapped)
+    if names and holds_array(x.data):
+        raise NamedShapeError(
+            f"{conversion} of {shape_repr(x)} is ambiguous: it has named axes. "
+            f"Fix: reduce them first, e.g. tnp.{reduction}(x, {names!r})",
+            kind=ErrorKind.AXIS_MISSING,
+        )
+    return x.data
+
+
+def _conversion(to: Callable[[Any], Any], conversion: str, reduction: str) -> Callable[[NamedArray], Any]:
+    def method(self: NamedArray) -> Any:
+        return to(_scalar_data(self, conversion, reduction))
+
+    method.__name__ = f"__{to.__name__}__"
+    return method
+
+
+def _format(self: NamedArray, spec: str) -> str:
+    """``f"{loss:.3f}"`` formats the scalar (no named axes); ``f"{x}"`` is ``str(x)``, as for any object."""
+    if not spec:
+        return str(self)
+    return format(_scalar_data(self, f"format(x, {spec!r})", "sum"), spec)
+
+
+def _install_conversions() -> None:
+    """``bool``, ``float``, ``int``, ``complex`` and ``format`` of a value with no named axes (a reduced loss)."""
+    for to, conversion, reduction in (
+        (bool, "the truth value", "all"),
+        (float, "float()", "sum"),
+        (int, "int()", "sum"),
+        (complex, "complex()", "sum"),
+    ):
+        setattr(NamedArray, f"__{to.__name__}__", _conversion(to, conversion, reduction))
+    setattr(NamedArray, "__format__", _format)  # noqa: B010  # assigning a method mypy would reject
+
+
+_install_conversions()
 
 
 def _abstractify(x: NamedArray, caller: str) -> Any:
