@@ -29,7 +29,7 @@ def render(x: NamedArray, path: str | None) -> Any:
     ).renderable
 
 
-class NamedArrayAdapter(ndarray_adapters.NDArrayAdapter[NamedArray]):
+class NamedArrayAdapter(ndarray_adapters.NDArrayAdapter[NamedArray]):  # type: ignore[misc]  # treescope is untyped
     """The data's dims to treescope: the positional dims by index, the named ones by name only."""
 
     def get_axis_info_for_array_data(self, array: NamedArray) -> tuple[ndarray_adapters.AxisInfo, ...]:

@@ -30,7 +30,7 @@ def hide_frames_under(path: str) -> None:
 def traceback_boundary(fn: F) -> F:
     """``fn`` filtering the traceback of an error raised below it, as JAX's API functions do."""
     boundary = getattr(traceback_util, "api_boundary", None)
-    return fn if boundary is None else boundary(fn)  # type: ignore[no-any-return]  # functools.wraps of fn
+    return fn if boundary is None else boundary(fn)
 
 
 def on_abstractify(cls: type, abstractify: Callable[[Any, str], Any]) -> None:

@@ -229,7 +229,7 @@ def holds_array(data: Any) -> bool:
 
 def readable(x: NamedArray) -> bool:
     """Whether ``x``'s values can be read here: an array, not traced, not mapped, all its shards on this process."""
-    data = x.data
+    data: Any = x.data  # an array, or a leaf jax.tree.map made
     if isinstance(data, Tracer) or x.mapped or not holds_array(data):
         return False
     return isinstance(data, np.ndarray | np.generic) or bool(getattr(data, "is_fully_addressable", False))
