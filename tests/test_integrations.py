@@ -45,12 +45,16 @@ def _plain_losses(optimizer):
         return optax.apply_updates(params, updates), state, value
 
     params = (w1, w2)
-    state = optimizer.init(params)
+    return _train(step, params, optimizer.init(params))[2]
+
+
+def _train(step, params, state):
+    """``STEPS`` steps of ``step(params, state) -> (params, state, loss)``: the trained params and state, the losses."""
     losses = []
     for _ in range(STEPS):
         params, state, value = step(params, state)
         losses.append(float(value))
-    return losses
+    return params, state, losses
 
 
 def _named_inputs():
@@ -88,12 +92,11 @@ def test_equinox_filter_jit_filter_grad_and_tree_at():
         updates, state = optimizer.update(grads, state, model)
         return eqx.apply_updates(model, updates), state, value
 
-    losses = []
-    for _ in range(STEPS):
-        model, state, value = step(model, state)
-        losses.append(float(value))
+    model, state, losses = _train(step, model, state)
     _check_trained(losses, optimizer)
     assert model.w1.named_shape == {"in": 3, "hidden": 8}
+    grads = eqx.filter_grad(lambda m: tx.positional(_named_loss(m.w1, m.w2, x, y), []))(model)
+    assert grads.w2.named_shape == {"hidden": 8, "out": 2}
 
     zeroed = eqx.tree_at(lambda m: m.w2, model, model.w2 * 0)
     assert zeroed.w2.named_shape == {"hidden": 8, "out": 2}
@@ -147,7 +150,6 @@ def test_flax_nnx_split_merge_with_optax():
     nnx, model = _nnx_model()
     graphdef, params = nnx.split(model, nnx.Param)
     optimizer = optax.adam(LEARNING_RATE)
-    state = optimizer.init(params)
 
     @jax.jit
     def step(params, state):
@@ -156,10 +158,7 @@ def test_flax_nnx_split_merge_with_optax():
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, value
 
-    losses = []
-    for _ in range(STEPS):
-        params, state, value = step(params, state)
-        losses.append(float(value))
+    params, _, losses = _train(step, params, optimizer.init(params))
     _check_trained(losses, optimizer)
     assert nnx.merge(graphdef, params).w2[...].named_shape == {"hidden": 8, "out": 2}
 
