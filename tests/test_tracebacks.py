@@ -78,3 +78,17 @@ def test_filtering_off_shows_every_frame():
     finally:
         jax.config.update("jax_traceback_filtering", "auto")
     assert _our_frames(error), "with JAX_TRACEBACK_FILTERING=off our frames stay, for debugging typed_xmap"
+
+
+@tx.typed
+def _typed_layer(x: tx.NamedArray[tx.f32, "batch embed"]) -> tx.NamedArray[tx.f32, "batch"]:
+    return x.sum("embed")
+
+
+def test_a_failed_typed_check_ends_at_the_user_call_and_the_named_wrapper():
+    """Our frames are gone; the one frame left after the user's call is the generated wrapper, named for them."""
+    error = _raised(lambda: _typed_layer(B.rename({"embed": "hidden"})))  # the user's typed call
+    frames = traceback.extract_tb(error.__traceback__)
+    assert _our_frames(error) == [], "".join(traceback.format_exception(error))
+    assert [f.filename for f in frames[-2:]] == [THIS_FILE, "<@tx.typed _typed_layer>"]
+    assert "parameter 'x'" in str(error)
