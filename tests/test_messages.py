@@ -166,6 +166,27 @@ def multi_process_without_a_mesh():
     return globalize(None, None, {}, ())
 
 
+def scan_placement():
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        xs = tx.shard(tx.named(jnp.ones((3, 8, 8)), ["layers", "batch", "feat"]), {"batch": "x"})
+        return tx.scan(lambda c, p: (c + p, None), tnp.zeros({"batch": 8, "feat": 8}), xs, axis="layers")
+
+
+def meshes_of_two_kinds():
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        left = tx.shard(x(), {"batch": "x"})
+    auto = jax.sharding.AxisType.Auto
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"), axis_types=(auto, auto))):
+        right = tx.shard(x(), {"batch": "x"})
+    return left + right
+
+
+def resources_of_under_jit_on_auto_axes():
+    auto = jax.sharding.AxisType.Auto
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"), axis_types=(auto, auto))):
+        return jax.jit(lambda v: tx.resources_of(v) and v)(tx.shard(x(), {"batch": "x"}))
+
+
 def normalise(message):
     """A message with its call site (``at PATH:LINE:COLUMN``, the user's line) as ``at FILE:LINE``.
 
@@ -315,6 +336,51 @@ CASES = {
         E,
         K.INVALID_ARGUMENT,
     ),
+    # the third fuzz round (issue 19): tests/test_fuzz_findings.py
+    "vmap: axis listed twice": (lambda: tx.vmap(tnp.exp, axis=("batch", "batch")), E, K.INVALID_ARGUMENT),
+    "scan: length disagrees": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, layers(), axis="layers", length=7),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "scan: length not an int": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, layers(), axis="layers", length=2.5),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: no leaves, no length": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, {}, axis="layers"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: body returns one value": (
+        lambda: tx.scan(lambda c, p: c, 0.0, layers(), axis="layers"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: carry changes dtype": (lambda: scan_carry(lambda c, p: c.astype(jnp.int32)), E, K.DTYPE),
+    "scan: carry changes placement": (scan_placement, E, K.INVALID_ARGUMENT),
+    "indexing: positional int out of bounds": (
+        lambda: tx.named(jnp.ones((8, 2)), ["batch", ...])[5],
+        E,
+        K.AXIS_SIZE,
+    ),
+    "constructors: size": (lambda: tnp.causal_mask("q", "k", -1), E, K.INVALID_ARGUMENT),
+    "constructors: float tokens": (
+        lambda: tnp.one_hot(tx.named(jnp.array([0.0, 1.0]), ["seq"]), "vocab", 4),
+        E,
+        K.DTYPE,
+    ),
+    "structure: broadcast to a negative size": (
+        lambda: tx.broadcast_to(x(), {"batch": 8, "feat": 4, "k": -1}),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "structure: arange step 0": (lambda: tnp.arange("i", 0, 5, 0), E, K.INVALID_ARGUMENT),
+    "spec: size beyond any array dim": (lambda: parse_named_axes("a=" + "9" * 30), S, K.SYNTAX),
+    "operators: operands on meshes of two kinds": (meshes_of_two_kinds, E, K.INVALID_ARGUMENT),
+    "resources_of: Auto axes under jit": (resources_of_under_jit_on_auto_axes, E, K.INVALID_ARGUMENT),
+    "random: not a key": (lambda: tx.random.normal(3, {"a": 2}), E, K.INVALID_ARGUMENT),
     # _convert.py
     "named: already named": (
         lambda: tx.named(tx.named(jnp.ones((8, 4)), ["batch", ...]), ["batch"]),
@@ -805,6 +871,73 @@ MESSAGES = {
     "scan: carry structure": (
         "tx.scan(..., axis='layers'): the body returns a carry of structure PyTreeDef((*, *)), but init has "
         "structure PyTreeDef(*). Fix: return the carry with the structure of init"
+    ),
+    "vmap: axis listed twice": (
+        "tx.vmap(..., axis=('batch', 'batch')): axis 'batch' is listed twice; an axis is mapped once, and mapping "
+        "it again would map a dim it no longer has. Fix: list each axis once, e.g. axis=('batch',)"
+    ),
+    "scan: length disagrees": (
+        "tx.scan(..., axis='layers'): length=7, but the scanned axis 'layers' has size 3 in xs. Fix: drop length= "
+        "(the size of 'layers' sets it), or pass length=3"
+    ),
+    "scan: length not an int": (
+        "tx.scan(..., axis='layers'): length=2.5; a scan's length is a non-negative int. Fix: drop length= (the "
+        "size of 'layers' in xs sets it), or pass an int"
+    ),
+    "scan: no leaves, no length": (
+        "tx.scan(..., axis='layers'): xs has no leaves, so nothing says how many steps to run. Fix: pass length=, "
+        "or give xs a NamedArray with axis 'layers'"
+    ),
+    "scan: body returns one value": (
+        "tx.scan(..., axis='layers'): the body returns an array, not a pair (carry, ys). Fix: return "
+        "(new_carry, ys), or (new_carry, None) when there is nothing to stack"
+    ),
+    "scan: carry changes dtype": (
+        "tx.scan(..., axis='layers'): the carry goes in as float32 but comes out as int32; a carry keeps its dtype "
+        "from step to step. Fix: cast it back in the body (.astype(jnp.float32)), or start init as int32"
+    ),
+    "scan: carry changes placement": (
+        "tx.scan(..., axis='layers'): axis 'batch' of the carry goes in unsplit but comes out split over 'x'; on "
+        "an Explicit mesh a carry keeps its placement from step to step. Fix: place init as the body places its "
+        "result (tx.shard(init, {'batch': 'x'})), or tx.constrain the new carry back to init's placement"
+    ),
+    "indexing: positional int out of bounds": (
+        "x[5]: index 5 is out of bounds for positional dim 0 of size 2. Fix: use an index in [-2, 2), as numpy does"
+    ),
+    "constructors: size": (
+        "tnp.causal_mask: size=-1; a size is a non-negative int (not a bool or a float). Fix: pass the axis's "
+        "length as an int, e.g. size=8"
+    ),
+    "constructors: float tokens": (
+        "tnp.one_hot: tokens have dtype float32, but one-hot vectors are made from integer ids (a float32 id "
+        "would match no position and give zeros). Fix: tokens.astype(jnp.int32)"
+    ),
+    "structure: broadcast to a negative size": (
+        "tx.broadcast_to: the size of axis 'k' is -1; sizes are non-negative ints. Fix: give its length, e.g. {'k': 8}"
+    ),
+    "structure: arange step 0": (
+        "tnp.arange: step is 0; a range needs a nonzero step. Fix: pass step=1 (or any nonzero step)"
+    ),
+    "spec: size beyond any array dim": (
+        "invalid spec 'a=999999999999999999999999999999': the size of axis 'a' has 30 digits, more than any "
+        "array dim can hold (at most 9223372036854775807)\n"
+        "    a=999999999999999999999999999999\n"
+        "      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "fix: write the real size, or just a"
+    ),
+    "operators: operands on meshes of two kinds": (
+        "`x + y`: the operands live on different meshes: the left operand on mesh(x=4 Explicit, y=2 Explicit), "
+        "the right operand on mesh(x=4 Auto, y=2 Auto). Fix: place them on one mesh (tx.shard each under one "
+        "jax.set_mesh), or move one over with jax.device_put"
+    ),
+    "resources_of: Auto axes under jit": (
+        "tx.resources_of: inside jit, a value on Auto mesh axes (x, y) is placed by the compiler, so its "
+        "placement is not part of its type while tracing. Fix: call tx.resources_of outside jit, or use a mesh "
+        "with Explicit axes (jax.make_mesh's default), whose placement a traced value carries"
+    ),
+    "random: not a key": (
+        "tx.random.normal: key is int 3, not a PRNG key. Fix: pass jax.random.key(0) (jax.random.split it for "
+        "more keys)"
     ),
     "named: already named": ("axes = ['batch']: the value already has named axis 'batch'. Fix: pick a new name"),
     "positional: not a NamedArray": (

@@ -6,13 +6,14 @@ dict lists the axes in. ``sharding=`` (``{'in': 'model'}``) places the result by
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from ._algebra import axis_sizes
+from ._algebra import ErrorKind, NamedShapeError, axis_sizes
 from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
 from ._ops._tnp._constructors import place
 from ._value._named_array import NamedArray, wrap
@@ -27,11 +28,34 @@ def _shape(shape: Mapping[str, int], operation: str) -> tuple[tuple[str, ...], t
     return axes, tuple(sizes[a] for a in axes)
 
 
+def _check_key(key: Any, operation: str) -> None:
+    """One PRNG key, new-style (``jax.random.key``) or raw (``jax.random.PRNGKey``): JAX's own errors for
+    anything else name no argument."""
+    dtype, shape = getattr(key, "dtype", None), getattr(key, "shape", None)
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        if shape == ():
+            return
+    elif dtype == jnp.uint32 and shape == _raw_key_shape(str(getattr(jax.config, "jax_default_prng_impl", ""))):
+        return
+    what = f"{dtype}{list(shape)}" if dtype is not None and shape is not None else f"{type(key).__name__} {key!r:.40}"
+    raise NamedShapeError(
+        f"{operation}: key is {what}, not a PRNG key. Fix: pass jax.random.key(0) (jax.random.split it for more keys)",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+@functools.cache
+def _raw_key_shape(impl: str) -> tuple[int, ...]:
+    """The shape of a raw key of the default implementation (``(2,)`` for threefry)."""
+    return tuple(jax.eval_shape(lambda: jax.random.key_data(jax.random.key(0))).shape)
+
+
 @entry_point
 def normal(
     key: Any, shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray:
     """Standard normal values of named shape ``shape``."""
+    _check_key(key, "tx.random.normal")
     axes, dims = _shape(shape, "tx.random.normal")
     return place(wrap(jax.random.normal(key, dims, dtype), axes), sharding)
 
@@ -47,6 +71,7 @@ def uniform(
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
     """Uniform values in ``[minval, maxval)`` of named shape ``shape``."""
+    _check_key(key, "tx.random.uniform")
     axes, dims = _shape(shape, "tx.random.uniform")
     return place(wrap(jax.random.uniform(key, dims, dtype, minval, maxval), axes), sharding)
 
@@ -54,5 +79,6 @@ def uniform(
 @entry_point
 def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[str, Any] | None = None) -> NamedArray:
     """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
+    _check_key(key, "tx.random.bernoulli")
     axes, dims = _shape(shape, "tx.random.bernoulli")
     return place(wrap(jax.random.bernoulli(key, p, dims), axes), sharding)

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ..._algebra import arange_shape, axis_sizes, new_axis, two_axes
+from ..._algebra import arange_shape, axis_sizes, check_size, new_axis, token_ids, two_axes
 from ..._value._named_array import NamedArray, wrap
 from .._structure import as_named
 
@@ -78,6 +78,8 @@ def one_hot(tokens: Any, axis: str, size: int, *, dtype: Any = jnp.float32) -> N
         tokens = wrap(jnp.asarray(tokens), ())
     operation = "tnp.one_hot"
     name = new_axis(tokens.named_shape, axis, operation=operation, operand="tokens")
+    check_size(size, operation=operation)
+    token_ids(str(tokens.dtype), operation=operation)
     return wrap(jax.nn.one_hot(tokens.data, size, dtype=dtype), (*tokens.axes, name), tokens.mapped)
 
 
@@ -87,5 +89,6 @@ def causal_mask(row: str, column: str, size: int, *, sharding: Sharding = None) 
     ``tnp.causal_mask('q_seq', 'k_seq', n)``: query ``i`` sees keys ``0..i``; the row axis comes first.
     """
     first, second = two_axes(row, column, operation="tnp.causal_mask")
+    check_size(size, operation="tnp.causal_mask")
     index = jnp.arange(size)
     return place(wrap(index[None, :] <= index[:, None], (first, second)), sharding)
