@@ -180,6 +180,6 @@ def test_orbax_save_and_restore_keep_names_and_placement(tmp_path):
         assert tx.resources_of(restored[name]) == {"hidden": "model"}
         assert restored[name].data.sharding == params[name].data.sharding
         np.testing.assert_array_equal(restored[name].data, params[name].data)
-    # Without a target orbax gives each NamedArray as {"data": array}, its named dims sorted by name
-    rebuilt = tx.named(raw["w1"]["data"], ["hidden", "in"])
+    # Without a target orbax gives each NamedArray as {"data[a,b]": array}, its named dims sorted by name
+    rebuilt = tx.named(raw["w1"]["data[hidden,in]"], ["hidden", "in"])
     np.testing.assert_array_equal(tx.positional(rebuilt, ["in", "hidden"]), tx.positional(w1, ["in", "hidden"]))
