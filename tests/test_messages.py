@@ -486,6 +486,18 @@ CASES = {
     "named array: vmap over a named axis": (lambda: jax.vmap(lambda v: v + 1)(x()), E, K.POSITIONAL),
     "named array: two dims one name": (lambda: NamedArray(jnp.ones((3, 3)), ["a", "a"]), E, K.SYNTAX),
     "named array: truth value": (truth_value, E, K.AXIS_MISSING),
+    "named array: float of named axes": (lambda: float(x()), E, K.AXIS_MISSING),
+    "named array: jax.grad of a NamedArray": (
+        lambda: jax.grad(lambda w: tnp.sum(x() * w, ("batch", "feat")))(1.0),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "named array: jax.grad with named axes left": (
+        lambda: jax.grad(lambda w: tnp.sum(x() * w, "batch"))(1.0),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "named array: JAX takes it for an array": (lambda: jax.typeof(x()), E, K.INVALID_ARGUMENT),
     # _xmap/_api.py
     "xmap: no out_axes": (lambda: xmap(identity, in_axes=["a", ...]), E, K.INVALID_ARGUMENT),
     "xmap: empty out_axes": (lambda: xmap(identity, in_axes=["a", ...], out_axes=()), E, K.INVALID_ARGUMENT),
@@ -1187,6 +1199,25 @@ MESSAGES = {
     "named array: truth value": (
         "the truth value of NamedArray(float32[batch=8, feat=4]) is ambiguous: it has named axes. Fix: "
         "reduce them first, e.g. tnp.all(x, ('batch', 'feat'))"
+    ),
+    "named array: float of named axes": (
+        "float() of NamedArray(float32[batch=8, feat=4]) is ambiguous: it has named axes. Fix: reduce them first, "
+        "e.g. tnp.sum(x, ('batch', 'feat'))"
+    ),
+    "named array: jax.grad of a NamedArray": (
+        "jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this one "
+        "returned NamedArray(float32[]). Fix: return tx.positional(loss, []) (a NamedArray with no named axes as "
+        "a positional scalar)"
+    ),
+    "named array: jax.grad with named axes left": (
+        "jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this one "
+        "returned NamedArray(float32[feat=4]), which still has named axes ('feat',). Fix: reduce them "
+        "(tnp.sum(loss, ('feat',))), then return tx.positional(loss, [])"
+    ),
+    "named array: JAX takes it for an array": (
+        "JAX took NamedArray(float32[batch=8, feat=4]) for a positional array (a jax.lax function, or a JAX "
+        "function that reads its argument's shape and dtype) and would drop its named axes. Fix: pass "
+        "tx.positional(x, ['batch', 'feat', ...]) for a positional array, or use a typed_xmap.numpy function"
     ),
     "xmap: no out_axes": (
         "xmap needs out_axes: which named axes each output carries, and where. Fix: xmap(f, in_axes=..., "

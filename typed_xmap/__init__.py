@@ -7,6 +7,7 @@ never imports jax.
 from __future__ import annotations
 
 import importlib
+import types
 from typing import TYPE_CHECKING, Any
 
 from ._algebra import (
@@ -155,6 +156,10 @@ def __getattr__(name: str) -> Any:
     for binder in _BINDERS:
         importlib.import_module(binder, __name__)
     value = getattr(importlib.import_module(module, __name__), _RENAMED.get(name, name))
+    if isinstance(value, types.FunctionType):  # a public entry point: errors below it leave our frames out
+        from ._value._tracebacks import entry_point
+
+        value = entry_point(value)
     globals()[name] = value
     return value
 

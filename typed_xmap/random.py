@@ -20,6 +20,7 @@ from ._ops._structure import as_named
 from ._ops._tnp._constructors import place
 from ._ops._tnp._selection import along
 from ._value._named_array import NamedArray, in_order, wrap
+from ._value._tracebacks import entry_point
 
 __all__ = ["bernoulli", "categorical", "normal", "permutation", "randint", "uniform"]
 
@@ -52,6 +53,7 @@ def _raw_key_shape(impl: str) -> tuple[int, ...]:
     return tuple(jax.eval_shape(lambda: jax.random.key_data(jax.random.key(0))).shape)
 
 
+@entry_point
 def normal(
     key: Any, shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray:
@@ -61,6 +63,7 @@ def normal(
     return place(wrap(jax.random.normal(key, dims, dtype), axes), sharding)
 
 
+@entry_point
 def uniform(
     key: Any,
     shape: Mapping[str, int],
@@ -76,6 +79,7 @@ def uniform(
     return place(wrap(jax.random.uniform(key, dims, dtype, minval, maxval), axes), sharding)
 
 
+@entry_point
 def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[str, Any] | None = None) -> NamedArray:
     """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
     _check_key(key, "tx.random.bernoulli")
@@ -83,6 +87,7 @@ def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[s
     return place(wrap(jax.random.bernoulli(key, p, dims), axes), sharding)
 
 
+@entry_point
 def randint(
     key: Any,
     shape: Mapping[str, int],
@@ -98,6 +103,7 @@ def randint(
     return place(wrap(jax.random.randint(key, dims, minval, maxval, dtype), axes), sharding)
 
 
+@entry_point
 def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
     """One int32 index along ``axis`` per element of the other axes, drawn with probabilities
     ``softmax(logits, axis)`` (the logits' other axes are the result's)."""
@@ -112,6 +118,7 @@ def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
     return wrap(drawn, tuple(a for a in ordered.axes if a != axis), ordered.mapped)
 
 
+@entry_point
 def permutation(key: Any, x: NamedArray, axis: str) -> NamedArray:
     """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes)."""
     operation = "tx.random.permutation"

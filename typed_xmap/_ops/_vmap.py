@@ -22,6 +22,7 @@ from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unf
 
 from .._algebra import ErrorKind, NamedShapeError, mapped_axes, mapped_axis_size, unknown_resource_keys
 from .._value._named_array import NamedArray, wrap
+from .._value._tracebacks import entry_point
 
 __all__ = ["vmap"]
 
@@ -53,7 +54,7 @@ def vmap(
     mapped = f
     for name in reversed(names):
         mapped = _map_one(mapped, name, resources.get(name))
-    return functools.wraps(f)(mapped)
+    return entry_point(functools.wraps(f)(mapped))
 
 
 def _map_one(f: Callable[..., Any], name: str, spmd: str | tuple[str, ...] | None) -> Callable[..., Any]:

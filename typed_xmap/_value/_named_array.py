@@ -35,16 +35,22 @@ from .._algebra import (
     format_axis_list,
     union_named_shapes,
 )
+from ._jax_hooks import on_abstractify
+from ._tracebacks import entry_point
 
 __all__ = [
     "NamedArray",
     "align",
     "apply_elementwise",
     "fused",
+    "holds_array",
     "in_order",
     "index_mapped",
     "is_eager",
+    "readable",
     "shape_repr",
+    "summary",
+    "summary_line",
     "wrap",
 ]
 
@@ -135,14 +141,13 @@ class NamedArray:
         value shows its named shape only.
         """
         header = shape_repr(self)
-        data = self.data
-        if isinstance(data, Tracer) or self.mapped or not _readable(data):
+        if not readable(self):
             return header
-        values = np.asarray(data)
+        values = np.asarray(self.data)
         if values.size <= REPR_MAX_VALUES:
             prefix = header[:-1] + ", "
             return prefix + np.array2string(values, separator=", ", prefix=prefix, suffix=")") + ")"
-        return header[:-1] + ", " + _summary(values) + ")"
+        return header[:-1] + ", " + summary(values) + ")"
 
     __str__ = __repr__
 
@@ -173,16 +178,6 @@ class NamedArray:
             kind=ErrorKind.INVALID_ARGUMENT,
         )
 
-    def __bool__(self) -> bool:
-        names = self.axes + tuple(name for name, _ in self.mapped)
-        if names:
-            raise NamedShapeError(
-                f"the truth value of {shape_repr(self)} is ambiguous: it has named axes. "
-                f"Fix: reduce them first, e.g. tnp.all(x, {names!r})",
-                kind=ErrorKind.AXIS_MISSING,
-            )
-        return bool(self.data)
-
     def __iter__(self):  # type: ignore[no-untyped-def]
         raise TypeError(f"cannot iterate over {shape_repr(self)}. Fix: tx.positional(x, ...) first")
 
@@ -200,7 +195,12 @@ REPR_MAX_VALUES = 100
 
 
 def shape_repr(x: NamedArray) -> str:
-    """``NamedArray(float32[batch=2, embed=3])``: the dtype and named shape, never the values (for messages)."""
+    """``NamedArray(float32[batch=2, embed=3])``: the dtype and named shape, never the values (for messages).
+
+    A NamedArray holding a leaf that is no array shows the leaf: ``NamedArray((3, 4), axes=('in', 'out'))``."""
+    if not holds_array(x.data):
+        mapped = f", mapped={x.mapped!r}" if x.mapped else ""
+        return f"NamedArray({x.data!r}, axes={x.axes!r}{mapped})"
     dtype = getattr(x.data, "dtype", "?")
     named = ", ".join(f"{n}={s}" for n, s in x.named_shape.items())
     positional = ",".join(str(s) for s in x.shape)
@@ -209,12 +209,34 @@ def shape_repr(x: NamedArray) -> str:
     return f"NamedArray({dtype}[{inner}]{mapped})"
 
 
-def _readable(data: Any) -> bool:
-    """Whether ``data`` can be read here: a numpy array, or a jax array whose shards are all on this process."""
+def summary_line(x: NamedArray) -> str:
+    """The named shape and, for a value readable here, what it holds: ``min=.. max=.. mean=..`` (no values).
+
+    The one line notebooks, rich and treescope show (``typed_xmap._ops._display``)."""
+    header = shape_repr(x)
+    if not readable(x):
+        return header
+    return f"{header} {summary(np.asarray(x.data)).replace(', ', ' ')}"
+
+
+def holds_array(data: Any) -> bool:
+    """Whether ``data`` is an array (or a tracer, or a ``ShapeDtypeStruct``), not a leaf ``jax.tree.map`` made.
+
+    ``jax.tree.map(lambda a: a.shape, params)`` unflattens each NamedArray around a shape (a dtype, a bool,
+    a string, ``None``): the tree keeps its structure, as Haliax's and Penzai's do, and the node prints
+    and compares by its leaf and names (``shape_repr``, ``_leaf_comparison``)."""
+    return isinstance(getattr(data, "ndim", None), int) and hasattr(data, "dtype")
+
+
+def readable(x: NamedArray) -> bool:
+    """Whether ``x``'s values can be read here: an array, not traced, not mapped, all its shards on this process."""
+    data: Any = x.data  # an array, or a leaf jax.tree.map made
+    if isinstance(data, Tracer) or x.mapped or not holds_array(data):
+        return False
     return isinstance(data, np.ndarray | np.generic) or bool(getattr(data, "is_fully_addressable", False))
 
 
-def _summary(values: np.ndarray) -> str:
+def summary(values: np.ndarray) -> str:
     """``min=-1.2, max=3.4, mean=0.01, nan=2``: what a large array holds, in one line."""
     if values.dtype == np.bool_:
         return f"true={int(values.sum())}"
@@ -286,11 +308,11 @@ _DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey nam
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
     (data,) = children
     axes, mapped = aux
-    if axes and len(getattr(data, "shape", axes)) < len(axes):
-        if getattr(data, "ndim", None) == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
+    if axes and len(getattr(data, "shape", ())) < len(axes) and holds_array(data):
+        if data.ndim == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
             return data  # optax's norms): no axis is left to name, so it stays a plain scalar
         NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
-    if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
+    if mapped and holds_array(data):  # new leaves (jax.lax.psum(x, 'i')): keep the axes the data still varies along
         from ._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
@@ -586,16 +608,109 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[NamedArray], NamedArray]:
     return method
 
 
+def _leaf_comparison(array_method: Callable[[Any, Any], Any], equal: bool) -> Callable[[Any, Any], Any]:
+    """``==``/``!=`` by name for arrays; for a NamedArray holding a leaf (``holds_array``), by its leaf and names."""
+
+    def method(self: NamedArray, other: Any) -> Any:
+        other_leaf = type(other) is NamedArray and not holds_array(other.data)
+        if holds_array(self.data):
+            return array_method(self, other) if not other_leaf else not equal
+        if type(other) is NamedArray:
+            same = other_leaf and set(self.axes) == set(other.axes) and set(self.mapped) == set(other.mapped)
+            return bool(same and self.data == other.data) == equal
+        return self.data == other if equal else self.data != other
+
+    return method
+
+
 def _install_operators() -> None:
     """Every operator of the table of operations (``typed_xmap._algebra``), broadcasting by name."""
     for op in OPERATORS.values():
         fn = _python_operator(op.name)
         if op.kind is OperatorKind.UNARY:
-            setattr(NamedArray, f"__{op.name}__", _unary(fn))
+            setattr(NamedArray, f"__{op.name}__", entry_point(_unary(fn)))
             continue
-        setattr(NamedArray, f"__{op.name}__", _binary(fn, op.symbol, reflected=False))
+        method = _binary(fn, op.symbol, reflected=False)
+        if op.name in ("eq", "ne"):
+            method = _leaf_comparison(method, equal=op.name == "eq")
+        setattr(NamedArray, f"__{op.name}__", entry_point(method))
         if op.kind is OperatorKind.BINARY:
-            setattr(NamedArray, f"__r{op.name}__", _binary(fn, op.symbol, reflected=True))
+            setattr(NamedArray, f"__r{op.name}__", entry_point(_binary(fn, op.symbol, reflected=True)))
 
 
 _install_operators()
+
+
+def _scalar_data(x: NamedArray, conversion: str, reduction: str) -> Any:
+    """The data, for Python's conversions to a scalar: a value with named axes has no one scalar."""
+    names = x.axes + tuple(name for name, _ in x.mapped)
+    if names and holds_array(x.data):
+        raise NamedShapeError(
+            f"{conversion} of {shape_repr(x)} is ambiguous: it has named axes. "
+            f"Fix: reduce them first, e.g. tnp.{reduction}(x, {names!r})",
+            kind=ErrorKind.AXIS_MISSING,
+        )
+    return x.data
+
+
+def _conversion(to: Callable[[Any], Any], conversion: str, reduction: str) -> Callable[[NamedArray], Any]:
+    def method(self: NamedArray) -> Any:
+        return to(_scalar_data(self, conversion, reduction))
+
+    method.__name__ = f"__{to.__name__}__"
+    return method
+
+
+def _format(self: NamedArray, spec: str) -> str:
+    """``f"{loss:.3f}"`` formats the scalar (no named axes); ``f"{x}"`` is ``str(x)``, as for any object."""
+    if not spec:
+        return str(self)
+    return format(_scalar_data(self, f"format(x, {spec!r})", "sum"), spec)
+
+
+def _install_conversions() -> None:
+    """``bool``, ``float``, ``int``, ``complex`` and ``format`` of a value with no named axes (a reduced loss)."""
+    for to, conversion, reduction in (
+        (bool, "the truth value", "all"),
+        (float, "float()", "sum"),
+        (int, "int()", "sum"),
+        (complex, "complex()", "sum"),
+    ):
+        setattr(NamedArray, f"__{to.__name__}__", _conversion(to, conversion, reduction))
+    setattr(NamedArray, "__format__", _format)  # noqa: B010  # assigning a method mypy would reject
+
+
+_install_conversions()
+
+
+def _abstractify(x: NamedArray, caller: str) -> Any:
+    """What JAX gets when it takes ``x`` for a positional array: our error, saying what to give it instead.
+
+    ``jax.grad`` checks its output in ``_check_scalar``, which turns any error into its own ``TypeError``: that
+    check is answered with a scalar, so the error comes when grad builds the output's cotangent (``_one_vjp``)."""
+    names = x.axes + tuple(n for n, _ in x.mapped)
+    if caller == "_check_scalar":
+        return jax.typeof(jax.ShapeDtypeStruct((), x.dtype))
+    if caller == "_one_vjp" and not names:
+        raise NamedShapeError(
+            f"jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this "
+            f"one returned {shape_repr(x)}. Fix: return tx.positional(loss, []) (a NamedArray with no named axes "
+            f"as a positional scalar)",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    if caller == "_one_vjp":
+        raise NamedShapeError(
+            f"jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this "
+            f"one returned {shape_repr(x)}, which still has named axes {names!r}. Fix: reduce them "
+            f"(tnp.sum(loss, {names!r})), then return tx.positional(loss, [])",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    raise NamedShapeError(
+        f"JAX took {shape_repr(x)} for a positional array (a jax.lax function, or a JAX function that reads its "
+        f"argument's shape and dtype) and would drop its named axes. Fix: pass "
+        f"tx.positional(x, {format_axis_list(names)}) for a positional array, or use a typed_xmap.numpy function",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+on_abstractify(NamedArray, _abstractify)

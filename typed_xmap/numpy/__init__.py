@@ -51,6 +51,7 @@ from .._ops._tnp._selection import argsort, sort, top_k
 from .._ops._tnp._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
 from .._ops._tnp._ufuncs import UFUNCS as _UFUNCS, clip, where
 from .._ops._tnp._windows import avg_pool, conv, max_pool
+from .._value._tracebacks import entry_point
 
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
 globals().update(_UFUNCS)
@@ -114,11 +115,13 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
 
 
 def _document_under_this_module() -> None:
-    """Document (and pickle) the public functions under their public module."""
+    """Document (and pickle) the public functions under their public module, as entry points (an error
+    raised below one leaves our frames out of the traceback)."""
     for name in __all__:
         function = globals()[name]
         if callable(function) and not isinstance(function, type):
             function.__module__ = __name__
+            globals()[name] = entry_point(function)
 
 
 _document_under_this_module()
