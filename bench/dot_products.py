@@ -1,4 +1,5 @@
-"""Batched dot products of 10,000,000 pairs of 3-vectors on an 8-device mesh.
+"""Batched dot products of 10,000,000 pairs of 3-vectors on a mesh of every device
+(8 emulated CPU devices on a CPU; one GPU is a one-device mesh).
 
 ``xmap`` with the named axis on the mesh axis, against the best of hand-written ``jit(vmap(dot))``,
 ``pmap(vmap(dot))`` (which needs the batch reshaped to one row per device) and ``shard_map``; all

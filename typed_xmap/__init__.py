@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from . import random as random
     from ._convert import named as named, positional as positional
+    from ._devices import fitting_mesh as fitting_mesh
     from ._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
     from ._scan import scan as scan
     from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
@@ -81,6 +82,7 @@ __all__ = [
     "f16",
     "f32",
     "f64",
+    "fitting_mesh",
     "i8",
     "i16",
     "i32",
@@ -114,6 +116,7 @@ _LAZY = {
     "constrain": "._sharding",
     "resources_of": "._sharding",
     "visualize": "._visualize",
+    "fitting_mesh": "._devices",
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
