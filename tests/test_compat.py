@@ -97,7 +97,7 @@ def test_batched_at_fails_loudly_when_a_tracer_lacks_what_it_reads(monkeypatch):
     from jax._src.interpreters import batching
 
     class Reshaped:  # a BatchTracer of a JAX that renamed _trace, batch_dim and val
-        __slots__ = ("trace", "dim", "value")
+        __slots__ = ("dim", "trace", "value")
 
     monkeypatch.setattr(batching, "BatchTracer", Reshaped)
     with pytest.raises(JaxCompatibilityError, match="BatchTracer \\(or its _trace, batch_dim, val\\)"):

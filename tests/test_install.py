@@ -105,7 +105,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     result = _run([str(python), "-m", "pip", "install", "-q", "setuptools>=77"], work)  # the build-system pin
     assert result.returncode == 0, result.stdout + result.stderr
     out = work / "out"
-    build = "import sys; from setuptools import build_meta as b; out = sys.argv[1]; b.build_sdist(out); b.build_wheel(out)"
+    build = "import sys; from setuptools import build_meta as b; d = sys.argv[1]; b.build_sdist(d); b.build_wheel(d)"
     result = _run([str(python), "-c", build, str(out)], source)
     assert result.returncode == 0, result.stdout + result.stderr
     sdist, wheel = next(out.glob("*.tar.gz")), next(out.glob("*.whl"))

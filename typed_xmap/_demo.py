@@ -74,7 +74,8 @@ def run_demo() -> int:
     with console.status("compiling xmap(jnp.vdot)..."):
         product = matmul(left, right)
     say("tx.xmap(jnp.vdot, in_axes=({0: 'left'}, {1: 'right'}), out_axes=['left', 'right', ...])(a, b)")
-    say(f"  equals a @ b: {bool(np.allclose(product, left @ right))}, shape {product.shape}")
+    checks = {"xmap(jnp.vdot) equals a @ b": bool(np.allclose(product, left @ right))}
+    say(f"  equals a @ b: {checks['xmap(jnp.vdot) equals a @ b']}, shape {product.shape}")
 
     mesh = tx.fitting_mesh((4, 2), ("x", "y"), emulate=True)
     shape = "x".join(str(size) for size in mesh.shape.values())
@@ -88,9 +89,10 @@ def run_demo() -> int:
         )
         with console.status("compiling the sharded xmap..."):
             sharded_product = sharded(left, right)
+        checks["the sharded xmap equals a @ b"] = bool(np.allclose(sharded_product, left @ right))
         say(
             f"the same with axis_resources={{'left': 'x', 'right': 'y'}} on a {shape} mesh: "
-            f"equal: {bool(np.allclose(sharded_product, left @ right))}; "
+            f"equal: {checks['the sharded xmap equals a @ b']}; "
             f"result sharding {sharded_product.sharding.spec}"
         )
         tx.visualize(tx.named(sharded_product, ["left", "right"]), console=console)
@@ -122,8 +124,9 @@ def run_demo() -> int:
 
     console.rule("5. The mypy plugin finds the same kind of bug before anything runs")
     status = _static_check(console, say)
-    console.print("[green]demo finished[/green]" if status == 0 else "[red]demo: the static check misbehaved[/red]")
-    return status
+    failed = [name for name, ok in checks.items() if not ok] + (["the static check"] if status else [])
+    console.print(f"[red]demo: failed: {', '.join(failed)}[/red]" if failed else "[green]demo finished[/green]")
+    return 1 if failed else 0
 
 
 def _where_note(mesh: Any, jax: Any) -> str:

@@ -41,7 +41,10 @@ def fitting_mesh(
     of the size asked for. With ``emulate=True``, when the default backend has fewer devices than ``shape``
     asks for and the host CPU has more (emulated by setting
     ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` before JAX starts), the mesh is on the CPU devices:
-    for a program whose point is the sharding, not the speed. ``describe_mesh`` says which it got.
+    for a program whose point is the sharding, not the speed. ``mesh.devices.flat[0].platform`` and
+    ``mesh.shape`` say what it got.
+
+    ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one.
     """
     devices = jax.devices()
     wanted = math.prod(shape)
