@@ -26,12 +26,13 @@ from _timing import interleaved, print_table
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
+from typed_xmap._devices import fitting_shape
 
 N = 10_000_000
 
 
 def main() -> int:
-    devices = jax.device_count()
+    (devices,) = fitting_shape((N,), jax.device_count())  # every device whose count divides N
     mesh = jax.make_mesh((devices,), ("x",))
     a = jax.random.normal(jax.random.key(0), (N, 3))
     b = jax.random.normal(jax.random.key(1), (N, 3))

@@ -67,6 +67,17 @@ def test_scan_layout_reads_both_forms_and_fails_loudly_on_neither():
     assert "Fix: install a JAX version typed_xmap supports" in message
 
 
+def test_while_layout_reads_the_installed_jaxs_while_equation():
+    def f(x, k):
+        return jax.lax.while_loop(lambda c: c[0] < k, lambda c: (c[0] + 1, c[1] * x), (0, x))
+
+    eqn = next(e for e in jax.make_jaxpr(f)(jnp.float32(2), 3).jaxpr.eqns if e.primitive.name == "while")
+    cond, body = _compat.while_layout(eqn.params)
+    assert (cond, body) == (1, 1) and len(eqn.invars) == cond + body + 2
+    with pytest.raises(JaxCompatibilityError, match="lacks cond_nconsts/body_nconsts"):
+        _compat.while_layout({"cond_jaxpr": None})
+
+
 def test_xmap_follows_a_scan_in_its_body_to_a_conflict():
     """The scan reader in use: a conflict made inside a scan's carry is found through the scan equation."""
 

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ((2, 4), 4, (2, 2)),
         ((2, 2, 2), 2, (2, 1, 1)),
         ((6,), 4, (3,)),
+        ((10_000_000,), 3, (2,)),  # a bench's batch over 3 GPUs: 2 of them
     ],
 )
 def test_fitting_shape_is_the_largest_mesh_of_divisors(shape, count, fitted):

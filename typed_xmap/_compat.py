@@ -19,6 +19,7 @@ __all__ = [
     "legacy_mesh",
     "scan_layout",
     "user_frames",
+    "while_layout",
 ]
 
 
@@ -119,3 +120,11 @@ def scan_layout(params: Mapping[str, Any]) -> tuple[int, int]:
         except (AttributeError, TypeError, ValueError) as error:
             raise _incompatible(f"the scan equation's ft_in is not (consts, carry, xs): {layout!r}") from error
     raise _incompatible(f"the scan equation has neither num_consts/num_carry nor ft_in (params: {sorted(params)})")
+
+
+def while_layout(params: Mapping[str, Any]) -> tuple[int, int]:
+    """``(cond consts, body consts)``: how many of a ``while`` equation's inputs are each body's constants."""
+    try:
+        return int(params["cond_nconsts"]), int(params["body_nconsts"])
+    except KeyError as error:
+        raise _incompatible(f"the while equation lacks cond_nconsts/body_nconsts (params: {sorted(params)})") from error

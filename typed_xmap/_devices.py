@@ -23,7 +23,7 @@ def fitting_shape(shape: Sequence[int], count: int) -> tuple[int, ...]:
 
     Ties go to the shape whose earlier axes are larger: ``(4, 2)`` on 2 devices is ``(2, 1)``.
     """
-    divisors = [[d for d in range(size, 0, -1) if size % d == 0] for size in shape]
+    divisors = [[d for d in range(min(size, count), 0, -1) if size % d == 0] for size in shape]
     fitting = (c for c in itertools.product(*divisors) if math.prod(c) <= count)
     return max(fitting, key=lambda c: (math.prod(c), c))
 

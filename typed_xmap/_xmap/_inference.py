@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .._algebra import Resource, conflict_error, resource_conflicts
-from .._compat import is_user_filename, scan_layout, user_frames
+from .._compat import is_user_filename, scan_layout, user_frames, while_layout
 
 __all__ = ["check_jaxpr", "user_line"]
 
@@ -97,7 +97,7 @@ class _Inference:
             return [frozenset().union(ins[0], *found) for found in zip(*per_branch, strict=False)]
         if name == "while":
             cond, body = _open(params["cond_jaxpr"]), _open(params["body_jaxpr"])
-            cn, bn = params["cond_nconsts"], params["body_nconsts"]
+            cn, bn = while_layout(params)
             cconsts, bconsts, carry = ins[:cn], ins[cn : cn + bn], list(ins[cn + bn :])
             for _ in range(len(carry) + 2):
                 new = self.run(body, bconsts + carry)
