@@ -30,17 +30,14 @@ def test_unknown_attribute_is_an_attribute_error():
         tx.nope
 
 
+def _command(args: list[str], cwd: Path = ROOT, without: str = "XLA_FLAGS") -> subprocess.CompletedProcess[str]:
+    """Run ``args`` in ``cwd`` with this environment less the variable ``without``."""
+    env = {k: v for k, v in os.environ.items() if k != without}
+    return subprocess.run(args, capture_output=True, text=True, cwd=cwd, timeout=300, check=False, env=env)
+
+
 def test_demo_runs():
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    result = subprocess.run(
-        [sys.executable, "-m", "typed_xmap._cli", "demo"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    result = _command([sys.executable, "-m", "typed_xmap._cli", "demo"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "8 cpu devices" in result.stdout
     assert "NamedShapeError" in result.stdout and "AxisResourceConflict" in result.stdout
@@ -143,22 +140,13 @@ def test_plain_mypy_with_the_shown_config_agrees_with_typed_xmap_check(tmp_path)
     (tmp_path / "layer.py").write_text(REBINDING)
     (tmp_path / "shown.ini").write_text(config_ini())
     (tmp_path / "plugin_only.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
-    env = {k: v for k, v in os.environ.items() if k != "MYPYPATH"}
     runs = {
         "mypy, the config shown": [sys.executable, "-m", "mypy", "--config-file", "shown.ini"],
         "typed-xmap check": [sys.executable, "-m", "typed_xmap._cli", "check"],
         "mypy, the plugin alone": [sys.executable, "-m", "mypy", "--config-file", "plugin_only.ini"],
     }
     status = {
-        name: subprocess.run(
-            [*command, "--cache-dir", str(tmp_path / str(i)), "layer.py"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            timeout=300,
-            check=False,
-            env=env,
-        ).returncode
+        name: _command([*command, "--cache-dir", str(tmp_path / str(i)), "layer.py"], tmp_path, "MYPYPATH").returncode
         for i, (name, command) in enumerate(runs.items())
     }
     assert status == {"mypy, the config shown": 0, "typed-xmap check": 0, "mypy, the plugin alone": 1}
