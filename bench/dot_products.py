@@ -26,7 +26,7 @@ from _timing import interleaved, print_table
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
-from typed_xmap._devices import fitting_shape
+from typed_xmap._ops._devices import fitting_shape
 
 N = 10_000_000
 

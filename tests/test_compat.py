@@ -1,4 +1,4 @@
-"""The private JAX the runtime reads (typed_xmap/_compat.py) still means what it did in the installed JAX.
+"""The private JAX the runtime reads (typed_xmap/_value/_compat.py) still means what it did in the installed JAX.
 
 Each reader is exercised on a real JAX value, so a JAX release that renames or reshapes one fails here by
 name; and each raises ``JaxCompatibilityError`` (never a silent wrong answer) when what it reads is gone.
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import typed_xmap as tx
-from typed_xmap import _compat
-from typed_xmap._compat import JaxCompatibilityError
+from typed_xmap._value import _compat
+from typed_xmap._value._compat import JaxCompatibilityError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "typed_xmap"
 

@@ -17,7 +17,7 @@ import jax
 import pytest
 
 import typed_xmap as tx
-from typed_xmap._devices import describe_mesh, fitting_shape
+from typed_xmap._ops._devices import describe_mesh, fitting_shape
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ MESH_OF = {1: "x=1 y=1", 2: "x=2 y=1", 8: "x=4 y=2"}
 @pytest.mark.slow
 @pytest.mark.parametrize("devices", [1, 2])  # 8: tests/test_packaging.py::test_demo_runs
 def test_the_demo_finishes_on_a_few_devices(devices):
-    out = _run([sys.executable, "-m", "typed_xmap._cli", "demo"], devices).stdout
+    out = _run([sys.executable, "-m", "typed_xmap._tools._cli", "demo"], devices).stdout
     assert f"{devices} cpu devices" in out
     assert f"the sharding below runs on cpu, {devices} device" in out and f"mesh {MESH_OF[devices]}" in out
     assert "equals a @ b: True" in out and "equal: True" in out and "AxisResourceConflict" in out

@@ -141,11 +141,11 @@ def test_bench_from_the_wheel_says_where_to_run_it_and_runs_in_the_sdist(
     import tarfile
 
     sdist, _, python = built
-    elsewhere = _run([str(python), "-m", "typed_xmap._cli", "bench"], tmp_path)
+    elsewhere = _run([str(python), "-m", "typed_xmap._tools._cli", "bench"], tmp_path)
     assert elsewhere.returncode == 1, elsewhere.stdout + elsewhere.stderr
     assert "Fix: run `typed-xmap bench` from the root of a clone or of the unpacked sdist" in elsewhere.stderr
     with tarfile.open(sdist) as archive:
         archive.extractall(tmp_path, filter="data")
     root = next(p for p in tmp_path.iterdir() if p.name.startswith("typed_xmap-"))
-    found = _run([str(python), "-m", "typed_xmap._cli", "bench", "no_such_bench"], root)
+    found = _run([str(python), "-m", "typed_xmap._tools._cli", "bench", "no_such_bench"], root)
     assert "unknown benchmarks ['no_such_bench']; known: [" in found.stdout and "'xmap_dispatch'" in found.stdout

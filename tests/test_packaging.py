@@ -37,7 +37,7 @@ def _command(args: list[str], cwd: Path = ROOT, without: str = "XLA_FLAGS") -> s
 
 
 def test_demo_runs():
-    result = _command([sys.executable, "-m", "typed_xmap._cli", "demo"])
+    result = _command([sys.executable, "-m", "typed_xmap._tools._cli", "demo"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "8 cpu devices" in result.stdout
     assert "NamedShapeError" in result.stdout and "AxisResourceConflict" in result.stdout
@@ -103,7 +103,7 @@ def test_the_mypy_config_shown_is_the_one_check_runs():
     """README and the typing guide show ``[tool.mypy]`` exactly as ``typed-xmap check`` configures mypy."""
     import re
 
-    from typed_xmap._check import config_toml
+    from typed_xmap._tools._check import config_toml
 
     shown = []
     for page in (
@@ -135,14 +135,14 @@ def layer(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed mlp"]) ->
 def test_plain_mypy_with_the_shown_config_agrees_with_typed_xmap_check(tmp_path):
     """The same file, the same verdict, where the config matters: a name rebound to a new shape passes plain
     mypy with the config shown and ``typed-xmap check``, and fails mypy with the plugin alone."""
-    from typed_xmap._check import config_ini
+    from typed_xmap._tools._check import config_ini
 
     (tmp_path / "layer.py").write_text(REBINDING)
     (tmp_path / "shown.ini").write_text(config_ini())
     (tmp_path / "plugin_only.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
     runs = {
         "mypy, the config shown": [sys.executable, "-m", "mypy", "--config-file", "shown.ini"],
-        "typed-xmap check": [sys.executable, "-m", "typed_xmap._cli", "check"],
+        "typed-xmap check": [sys.executable, "-m", "typed_xmap._tools._cli", "check"],
         "mypy, the plugin alone": [sys.executable, "-m", "mypy", "--config-file", "plugin_only.ini"],
     }
     status = {
@@ -153,7 +153,7 @@ def test_plain_mypy_with_the_shown_config_agrees_with_typed_xmap_check(tmp_path)
 
 
 def test_bench_without_its_folder_says_where_to_run_it(monkeypatch, capsys):
-    from typed_xmap import _bench
+    from typed_xmap._tools import _bench
 
     monkeypatch.setattr(_bench, "bench_folder", lambda: None)
     assert _bench.run_benchmarks([]) == 1

@@ -19,7 +19,7 @@ from typing import Any
 import jax
 from jax.sharding import AxisType, Mesh
 
-from .._compat import legacy_mesh
+from .._value._compat import legacy_mesh
 
 __all__ = [
     "abstract_mesh_scope",

@@ -1,0 +1,204 @@
+"""``NamedArray[f32, "batch in_features", "n 3"]``: annotation classes that beartype can check.
+
+Each distinct annotation is one cached class whose metaclass ``__instancecheck__`` matches a value's
+dtype, named shape and positional dims. Inside a ``@tx.typed`` call every match binds names to sizes
+in a per-call memo, so one name has one size across all parameters and the return value.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import threading
+import typing
+from functools import cache
+from typing import Any
+
+from .._algebra import (
+    DTYPES,
+    KINDS,
+    Binding,
+    DTypeSpec,
+    ErrorKind,
+    Mismatch,
+    NamedShapeSyntaxError,
+    ShapeSpec,
+    match_shape_spec,
+    merge_bindings,
+    parse_shape_spec,
+)
+from .._value._named_array import NamedArray
+
+__all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
+
+
+class _CallState(threading.local):
+    """Per-thread state of the ``@tx.typed`` call being checked."""
+
+    memo: dict[str, Binding] | None = None
+    """Sizes bound so far in this call; ``None`` outside a ``@tx.typed`` call."""
+    failure: tuple[Any, Any, Mismatch] | None = None
+    """The last failed match: (hint, value, why)."""
+
+
+call_state = _CallState()
+
+
+class _HintMeta(type):
+    """Metaclass of annotation classes: ``isinstance(x, NamedArray[f32, "a b"])`` checks the shape."""
+
+    dtype_spec: DTypeSpec
+    shape_spec: ShapeSpec
+    match_cache: dict[Any, dict[str, Binding] | Mismatch]
+    hint_args: tuple[str, ...]
+    """What ``NamedArray[...]`` was given (dtype name and spec strings): how the class pickles."""
+
+    def __instancecheck__(cls, value: Any) -> bool:
+        if not isinstance(value, NamedArray):
+            return False
+        data = value.data
+        key: tuple[Any, ...]
+        try:
+            key = (value.axes, value.mapped, data.aval)  # jax arrays and tracers: the cheapest key
+        except AttributeError:
+            key = (value.axes, value.mapped, data.shape, data.dtype)
+        found = cls.match_cache.get(key)
+        if found is None:
+            found = cls.match_cache[key] = _match(cls, value)
+            if len(cls.match_cache) > _MATCH_CACHE_SIZE:
+                cls.match_cache.clear()
+        if type(found) is Mismatch:
+            call_state.failure = (cls, value, found)
+            return False
+        memo = call_state.memo
+        if memo is not None:
+            # The hot path of merge_bindings: bind each name, stop at the first clash. A clash fails
+            # the whole call, so names bound before it do no harm.
+            for name, size in found.items():
+                if memo.setdefault(name, size) != size:
+                    clash = merge_bindings(cls.shape_spec, found, memo)
+                    assert isinstance(clash, Mismatch), "a name bound to two sizes is always a mismatch"
+                    call_state.failure = (cls, value, clash)
+                    return False
+        return True
+
+
+_MATCH_CACHE_SIZE = 4096
+
+
+def _reduce_hint(cls: _HintMeta) -> tuple[Any, tuple[Any, ...]]:
+    """Pickle an annotation class as the ``NamedArray[...]`` call that makes it (it has no importable name)."""
+    return named_array_hint, (cls.hint_args,)
+
+
+copyreg.pickle(_HintMeta, _reduce_hint)
+
+
+def _match(hint: _HintMeta, value: NamedArray) -> dict[str, Binding] | Mismatch:
+    """Match dtype and shape, binding against nothing: a pure function of the value's type."""
+    dtype = value.data.dtype
+    if not hint.dtype_spec.accepts(getattr(dtype, "name", str(dtype))):
+        return Mismatch(f"its dtype is {dtype}, expected {hint.dtype_spec.name}", ErrorKind.DTYPE)
+    return match_shape_spec(hint.shape_spec, value.named_shape, value.shape, {})
+
+
+class NamedArrayHint(metaclass=_HintMeta):
+    """Base of the classes ``NamedArray[...]`` returns; never instantiated."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{cls.__name__} is an annotation, not a constructor. Fix: build values with tx.named(array, axes)"
+        )
+
+
+def mentions_named_array(hint: Any) -> bool:
+    """Whether ``hint`` is, or contains (``X | None``, ``tuple[X, ...]``), a ``NamedArray[...]`` hint."""
+    if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
+        return True
+    return any(mentions_named_array(arg) for arg in typing.get_args(hint))
+
+
+def _dtype_spec(dtype: Any) -> DTypeSpec:
+    if isinstance(dtype, DTypeSpec):
+        return dtype
+    name = getattr(dtype, "__name__", None) or str(dtype)
+    found = DTYPES.get(name) or KINDS.get(name)
+    if found is None and dtype not in (int, float, complex, bool):  # ambiguous widths: refuse
+        # numpy and jax.numpy scalar types and dtypes: np.float32, jnp.int8, np.dtype("bool")
+        try:
+            import numpy as np
+
+            found = DTYPES.get(np.dtype(dtype).name)
+        except TypeError:
+            found = None
+    if found is None:
+        raise NamedShapeSyntaxError(
+            f"NamedArray[{dtype!r}, ...]: the first argument must be a dtype such as tx.f32 or a kind "
+            f"such as tx.Float; known: {', '.join(list(DTYPES) + list(KINDS))}. "
+            f'Fix: from typed_xmap import f32, then NamedArray[f32, "batch features"]'
+        )
+    return found
+
+
+def named_array_hint(params: Any) -> type:
+    """``NamedArray[dtype, "axes"]`` or ``NamedArray[dtype, "axes", "positional dims"]``."""
+    if not isinstance(params, tuple) or len(params) not in (2, 3):
+        raise NamedShapeSyntaxError(
+            f"NamedArray[...] takes a dtype and one or two spec strings; got {params!r}. "
+            f'Fix: write NamedArray[f32, "batch features"], or NamedArray[f32, "batch", "n 3"] with positional dims'
+        )
+    dtype = _dtype_spec(params[0])
+    specs = params[1:]
+    for spec in specs:
+        if not isinstance(spec, str):
+            wrote = ", ".join(repr(s) for s in specs)
+            meant = ", ".join(repr(s if isinstance(s, str) else _as_spec(s)) for s in specs)
+            raise NamedShapeSyntaxError(
+                f"NamedArray[{dtype.name}, {wrote}]: the shape is given by spec strings, got "
+                f"{type(spec).__name__} {spec!r}. Fix: write NamedArray[{dtype.name}, {meant}]"
+            )
+    return _hint_class(dtype, *params[1:])
+
+
+def _as_spec(value: Any) -> str:
+    """The spec string a user most likely meant: ``["a", "b"]`` -> ``"a b"``, ``[]`` -> ``""``."""
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return " ".join(value if isinstance(value, (list, tuple)) else sorted(value))
+    return "batch features"
+
+
+@cache
+def _hint_class(dtype_spec: DTypeSpec, named: str, positional: str | None = None) -> type:
+    spec = parse_shape_spec(named, positional)
+    key = (dtype_spec, frozenset(spec.axes), spec.positional, spec.group)
+    cls = _hints_by_meaning.get(key)
+    if cls is None:
+        cls = _hints_by_meaning[key] = _new_hint_class(dtype_spec, spec, positional is not None)
+    return cls
+
+
+_hints_by_meaning: dict[tuple[Any, ...], type] = {}
+"""One class per meaning: "a b", "b  a" and "a,b" annotate the same thing."""
+
+
+def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool) -> type:
+    args = f"{dtype_spec.name}, {spec.named_text()!r}"
+    if has_positional:
+        args += f", {spec.positional_text()!r}"
+    name = f"NamedArray[{args}]"
+    cls = _HintMeta(name, (NamedArrayHint,), {"dtype_spec": dtype_spec, "shape_spec": spec, "match_cache": {}})
+    positional = spec.positional_text() if has_positional else None
+    cls.hint_args = (dtype_spec.name, spec.named_text(), *(() if positional is None else (positional,)))
+    # As jaxtyping does: a plain class name that prints well, no metaclass __repr__ (beartype needs
+    # repr(X | None) to be consistent with repr(X)).
+    cls.__qualname__ = name
+    cls.__module__ = "builtins"
+    return cls
+
+
+def _class_getitem(cls: type, params: Any) -> type:
+    """``NamedArray[f32, "batch features"]``: the annotation class ``@tx.typed`` checks."""
+    return named_array_hint(params)
+
+
+# Bound here, not in the class body: the value layer (typed_xmap._value) imports no checking.
+setattr(NamedArray, "__class_getitem__", classmethod(_class_getitem))  # noqa: B010

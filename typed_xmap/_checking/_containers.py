@@ -1,0 +1,183 @@
+"""Full checks of container hints holding ``NamedArray[...]``: every element, on every call.
+
+beartype checks one random element of a list or dict per call (its O(1) strategy), so a container with one
+wrongly named element often passes. ``@tx.typed`` checks hints that contain ``NamedArray[...]`` (``list``,
+``tuple`` fixed or variadic, ``dict``/``Mapping``, ``Sequence``, ``Optional``/``Union``, nested) here
+instead, element by element, binding sizes in the call's memo like any parameter. A failure is a
+``Failure``: the path inside the value (``['b']``, ``[3]``), the annotation class and value that failed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from collections import abc
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from beartype.door import is_bearable
+
+from .._algebra import Mismatch
+from ._annotations import NamedArrayHint, call_state
+
+__all__ = ["Failure", "container_check", "holds_named_arrays"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Where a container check failed: the path inside the value, and the hint and element there."""
+
+    path: str
+    hint: Any
+    value: Any
+    why: Mismatch | None = None
+    """Why a NamedArray element failed its annotation (``None``: it is not a NamedArray, or not a container)."""
+
+
+Check = Callable[[Any, str], Failure | None]
+
+_SEQUENCES = {list: list, abc.Sequence: abc.Sequence, abc.MutableSequence: abc.MutableSequence, set: set}
+_MAPPINGS = {dict: dict, abc.Mapping: abc.Mapping, abc.MutableMapping: abc.MutableMapping}
+
+
+def holds_named_arrays(hint: Any) -> bool:
+    """Whether ``hint`` is or holds ``NamedArray[...]``: in its arguments, or a dataclass's field hints."""
+    if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
+        return True
+    if _named_fields(hint):
+        return True
+    return any(holds_named_arrays(arg) for arg in typing.get_args(hint))
+
+
+def _named_fields(hint: Any) -> dict[str, Any]:
+    """A dataclass's (a pytree's, e.g. a flax/equinox module's) fields whose hints hold NamedArrays."""
+    if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+        return {}
+    try:
+        hints = typing.get_type_hints(hint, include_extras=True)
+    except (NameError, TypeError):  # a forward reference it cannot resolve: beartype's isinstance only
+        return {}
+    names = {f.name for f in dataclasses.fields(hint)}
+    return {n: h for n, h in hints.items() if n in names and h is not hint and holds_named_arrays(h)}
+
+
+def container_check(hint: Any) -> Check:
+    """A checker of ``hint`` that visits every element (hints without NamedArrays: beartype's check)."""
+    if isinstance(hint, type) and issubclass(hint, NamedArrayHint):
+        return functools.partial(_named, hint)
+    fields = _named_fields(hint)
+    if fields:
+        return _dataclass(hint, {name: container_check(h) for name, h in fields.items()})
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        return container_check(args[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return _union([container_check(a) for a in args], hint)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _sequence(tuple, container_check(args[0]), hint)
+        return _fixed_tuple([container_check(a) for a in args], hint)
+    if origin in _SEQUENCES and args:
+        return _sequence(_SEQUENCES[origin], container_check(args[0]), hint)
+    if origin in _MAPPINGS and len(args) == 2:
+        return _mapping(_MAPPINGS[origin], container_check(args[0]), container_check(args[1]), hint)
+    return lambda value, path: None if is_bearable(value, hint) else Failure(path, hint, value)
+
+
+def _named(hint: type, value: Any, path: str) -> Failure | None:
+    call_state.failure = None
+    if isinstance(value, hint):
+        return None
+    failure = _recorded()
+    return Failure(path, hint, value, failure[2] if failure is not None and failure[1] is value else None)
+
+
+def _recorded() -> tuple[Any, Any, Mismatch] | None:
+    """The failure the annotation class recorded during the last check."""
+    return call_state.failure
+
+
+def _sequence(kind: Any, item: Check, hint: Any) -> Check:
+    def check(value: Any, path: str) -> Failure | None:
+        if not isinstance(value, kind) or isinstance(value, str):
+            return Failure(path, hint, value)
+        for i, element in enumerate(value):
+            failure = item(element, f"{path}[{i}]")
+            if failure is not None:
+                return failure
+        return None
+
+    return check
+
+
+def _dataclass(cls: Any, fields: dict[str, Check]) -> Check:
+    def check(value: Any, path: str) -> Failure | None:
+        if not isinstance(value, cls):
+            return Failure(path, cls, value)
+        for name, field_check in fields.items():
+            failure = field_check(getattr(value, name), f"{path}.{name}")
+            if failure is not None:
+                return failure
+        return None
+
+    return check
+
+
+def _fixed_tuple(items: list[Check], hint: Any) -> Check:
+    def check(value: Any, path: str) -> Failure | None:
+        if not isinstance(value, tuple) or len(value) != len(items):
+            return Failure(path, hint, value)
+        for i, (item, element) in enumerate(zip(items, value, strict=True)):
+            failure = item(element, f"{path}[{i}]")
+            if failure is not None:
+                return failure
+        return None
+
+    return check
+
+
+def _mapping(kind: Any, key: Check, item: Check, hint: Any) -> Check:
+    def check(value: Any, path: str) -> Failure | None:
+        if not isinstance(value, kind):
+            return Failure(path, hint, value)
+        for k, element in value.items():
+            failure = key(k, f"{path} key {k!r}") or item(element, f"{path}[{k!r}]")
+            if failure is not None:
+                return failure
+        return None
+
+    return check
+
+
+def _union(alternatives: list[Check], hint: Any) -> Check:
+    """The first alternative that fits; sizes an alternative bound before failing are unbound again."""
+
+    def check(value: Any, path: str) -> Failure | None:
+        memo = call_state.memo
+        saved = dict(memo) if memo is not None else None
+        best: Failure | None = None
+        for alternative in alternatives:
+            failure = alternative(value, path)
+            if failure is None:
+                return None
+            if memo is not None and saved is not None:
+                memo.clear()
+                memo.update(saved)
+            if _deeper(failure, best, value):
+                best = failure
+        return best or Failure(path, hint, value)
+
+    return check
+
+
+def _deeper(failure: Failure, best: Failure | None, value: Any) -> bool:
+    """Report the alternative that got furthest: one that failed inside ``value``, or on a NamedArray hint."""
+    if best is None:
+        return True
+    inside = failure.value is not value
+    named = isinstance(failure.hint, type) and issubclass(failure.hint, NamedArrayHint)
+    best_named = isinstance(best.hint, type) and issubclass(best.hint, NamedArrayHint)
+    return (inside and best.value is value) or (named and not best_named and best.value is value)

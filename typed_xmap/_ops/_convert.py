@@ -1,0 +1,64 @@
+"""``tx.named`` and ``tx.positional``: between positional arrays and NamedArrays, by xmap spec leaf."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+
+from .._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
+from .._value._named_array import NamedArray, shape_repr, wrap
+
+__all__ = ["named", "positional", "to_named", "to_positional"]
+
+
+def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
+    """Name the dims of ``array`` (a positional array or a NamedArray's positional dims)."""
+    base_axes: tuple[str, ...] = ()
+    mapped: tuple[tuple[str, int], ...] = ()
+    if isinstance(array, NamedArray):
+        base_axes, mapped, data = array.axes, array.mapped, array.data
+    else:
+        data = jnp.asarray(array)
+    rank = len(data.shape) - len(base_axes)
+    check_named(spec, tuple(data.shape[:rank]), (*base_axes, *dict(mapped)), where=where)
+    named_dims = [d for d, _ in spec.dims]
+    kept = [d for d in range(rank) if d not in named_dims]
+    # One transpose to the canonical layout (positional dims, then the named dims sorted by name): the
+    # layout the pytree flatten gives, so passing the value to ``jit`` transposes nothing.
+    source = dict(zip(spec.names, named_dims, strict=True)) | {a: rank + i for i, a in enumerate(base_axes)}
+    axes = tuple(sorted(source))
+    perm = kept + [source[a] for a in axes]
+    if perm != list(range(len(perm))):
+        data = jnp.transpose(data, perm)
+    return wrap(data, axes, mapped)
+
+
+def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
+    """Put ``x``'s named axes at the dims ``spec`` gives; ``x`` must carry exactly the listed names."""
+    if not isinstance(x, NamedArray):
+        raise NamedShapeError(
+            f"tx.positional takes a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first; "
+            f"a positional array needs no conversion",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    mapped = [name for name in spec.names if name in dict(x.mapped)]
+    if mapped:  # axes held by enclosing vmap levels (an xmap or tx.vmap body): gathered into the data first
+        from ._tnp._mapped_axes import gather
+
+        x = gather(x, mapped, operation="tx.positional")
+    check_positional(spec, x.axes, x.ndim, where=where, value=lambda: shape_repr(x))
+    p = x.ndim
+    source = [p + x.axes.index(name) for _, name in spec.dims]
+    destination = [d for d, _ in spec.dims]
+    return jnp.moveaxis(x.data, source, destination) if source != destination else x.data
+
+
+def named(array: Any, axes: Any) -> NamedArray:
+    """Name the dims of ``array`` with an xmap spec leaf: ``['batch', 'feat', ...]`` or ``{0: 'batch'}``."""
+    return to_named(array, parse_axis_map(axes, where="axes"), where="axes")
+
+
+def positional(x: NamedArray, axes: Any) -> Any:
+    """A positional array with ``x``'s named axes at the dims ``axes`` gives (an xmap spec leaf)."""
+    return to_positional(x, parse_axis_map(axes, where="axes"), where="axes")

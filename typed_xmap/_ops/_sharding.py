@@ -1,0 +1,261 @@
+"""Sharding by axis name: ``tx.shard``, ``tx.constrain`` and ``tx.resources_of``.
+
+``axis_resources={'batch': 'x', 'features': ('y', 'z')}`` places each named axis on mesh axes of the
+current mesh (``jax.set_mesh(mesh)``, or the deprecated ``with mesh:``). The partition spec follows
+from where each named axis sits in the value, so callers never write positional ``PartitionSpec``s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jax
+from jax.sharding import NamedSharding, PartitionSpec
+
+from .._algebra import (
+    ErrorKind,
+    NamedShapeError,
+    SerialLoop,
+    check_conflicts,
+    check_divisible,
+    check_fits,
+    normalize_axis_resources,
+    parse_axis_map,
+)
+from .._value._named_array import NamedArray, wrap
+from .._xmap._mesh import concrete_mesh, explicit_axes
+
+__all__ = ["constrain", "current_mesh", "dim_resources", "partition_spec", "resources_of", "shard"]
+
+
+def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
+    """The mesh set by ``jax.set_mesh`` (or ``with mesh:``); ``purpose`` words the error."""
+    mesh: jax.sharding.Mesh | None = concrete_mesh()
+    if mesh is None:
+        raise NamedShapeError(
+            f"{purpose} needs a device mesh, but none is set. Fix: mesh = jax.make_mesh((4, 2), ('x', 'y')); "
+            f"then jax.set_mesh(mesh), or `with jax.set_mesh(mesh): ...`",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return mesh
+
+
+def _mesh_resources(
+    axis_resources: Mapping[str, Any], mesh_shape: Mapping[str, int], *, purpose: str
+) -> dict[str, tuple[str, ...]]:
+    """Validate ``axis_resources`` against a mesh: mesh axes only (no serial loops), all present."""
+    resources = normalize_axis_resources(axis_resources)
+    for axis, assigned in resources.items():
+        for resource in assigned:
+            if isinstance(resource, SerialLoop):
+                raise NamedShapeError(
+                    f"{purpose}: axis_resources[{axis!r}] is a SerialLoop; serial loops only exist inside xmap. "
+                    f"Fix: assign mesh axes here",
+                    kind=ErrorKind.INVALID_ARGUMENT,
+                )
+            if resource not in mesh_shape:
+                raise NamedShapeError(
+                    f"{purpose}: axis_resources[{axis!r}] names mesh axis {resource!r}, but the current mesh has "
+                    f"axes {', '.join(repr(a) for a in mesh_shape)}. Fix: use one of those, or set another mesh",
+                    kind=ErrorKind.INVALID_ARGUMENT,
+                )
+    return {axis: tuple(str(r) for r in assigned) for axis, assigned in resources.items()}
+
+
+def _check_placement(
+    named_shape: Mapping[str, int],
+    resources: Mapping[str, tuple[str, ...]],
+    mesh_shape: Mapping[str, int],
+    *,
+    purpose: str,
+) -> None:
+    """Conflicts and divisibility, by axis name and worded as ``xmap`` words them, before JAX's errors."""
+    check_conflicts(list(named_shape), resources, f"the value given to {purpose}")
+    check_divisible(named_shape, resources, mesh_shape)
+
+
+def _spec_entry(assigned: tuple[str, ...]) -> Any:
+    return None if not assigned else assigned[0] if len(assigned) == 1 else assigned
+
+
+def partition_spec(ndim: int, dims: Mapping[str, int], resources: Mapping[str, tuple[str, ...]]) -> PartitionSpec:
+    """The positional spec of ``ndim`` dims that puts the axis at each dim (``dims``: name -> dim) on its mesh axes."""
+    entries: list[Any] = [None] * ndim
+    for name, dim in dims.items():
+        entries[dim] = _spec_entry(resources.get(name, ()))
+    return PartitionSpec(*entries)
+
+
+def on_own_mesh(data: Any, spec: PartitionSpec) -> NamedSharding:
+    """``spec`` on the mesh ``data`` lives on (its type's, a tracer's too). JAX takes a bare ``PartitionSpec``
+    only under ``jax.set_mesh``; this also serves values placed on a mesh and used outside that block."""
+    return NamedSharding(jax.typeof(data).sharding.mesh, spec)
+
+
+def on_own_mesh_by_dim(data: Any, assigned: Sequence[tuple[str, ...]]) -> NamedSharding:
+    """The sharding that splits each dim of a value over ``assigned[dim]`` (as ``dim_resources`` reads them),
+    on ``data``'s own mesh."""
+    return on_own_mesh(data, PartitionSpec(*(_spec_entry(a) for a in assigned)))
+
+
+def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
+    """The mesh axes each dim of ``data`` is split over, when its mesh has Explicit axes (a tracer's too: its
+    type carries them); ``None`` elsewhere (Auto axes, no mesh), where the compiler places results itself."""
+    sharding = getattr(jax.typeof(data), "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if sharding is None or mesh is None or mesh.empty or not explicit_axes(mesh):
+        return None
+    spec = tuple(sharding.spec) + (None,) * (data.ndim - len(sharding.spec))
+    return tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec)
+
+
+def split_count(data: Any, assigned: tuple[str, ...]) -> int:
+    """Into how many parts a dim of ``data`` split over the mesh axes ``assigned`` is cut, on its own mesh."""
+    shape = jax.typeof(data).sharding.mesh.shape
+    return math.prod(int(shape[axis]) for axis in assigned)
+
+
+def dividing(data: Any, shape: Sequence[int], assigned: Sequence[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+    """``assigned`` (each dim's mesh axes, on ``data``'s mesh) where ``shape`` still splits evenly over them,
+    ``()`` (whole on every device) where it does not."""
+    return tuple(e if not e or shape[d] % split_count(data, e) == 0 else () for d, e in enumerate(assigned))
+
+
+class _Target:
+    """What to place: the array, its named shape, and where each named axis sits among its dims."""
+
+    def __init__(self, x: Any, axes: Any, purpose: str) -> None:
+        self.named: NamedArray | None = None
+        if isinstance(x, NamedArray):
+            if axes is not None:
+                raise NamedShapeError(
+                    f"{purpose}: x is a NamedArray, it carries its axes. Fix: drop axes=",
+                    kind=ErrorKind.INVALID_ARGUMENT,
+                )
+            self.named, self.data = x, x.data
+            self.dims = {name: x.ndim + i for i, name in enumerate(x.axes)}
+            self.named_shape = x.named_shape
+            return
+        if axes is None:
+            raise NamedShapeError(
+                f"{purpose}: x is a positional array, so say which dims are which axes. "
+                f"Fix: {purpose}(x, axis_resources, axes=['batch', ...])",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+        self.data = x if hasattr(x, "shape") else jax.numpy.asarray(x)
+        spec = parse_axis_map(axes, where="axes")
+        check_fits(spec, tuple(self.data.shape), where="axes")
+        self.dims = {name: dim for dim, name in spec.dims}
+        self.named_shape = {name: self.data.shape[dim] for dim, name in spec.dims}
+
+    def partition_spec(self, resources: Mapping[str, tuple[str, ...]]) -> PartitionSpec:
+        """The positional spec that puts each named axis on its mesh axes."""
+        return partition_spec(len(self.data.shape), self.dims, resources)
+
+    def rebuild(self, data: Any) -> Any:
+        """The placed data, as the same kind of value as the input."""
+        if self.named is None:
+            return data
+        return wrap(data, self.named.axes, self.named.mapped)
+
+
+def _is_named(v: Any) -> bool:
+    return isinstance(v, NamedArray)
+
+
+def _over_tree(
+    x: Any, axes: Any, axis_resources: Mapping[str, Any], purpose: str, place: Callable[[Any, Any, str], Any]
+) -> Any:
+    """Apply ``place(value, axes, label)`` to ``x``, or to every NamedArray of the pytree ``x``.
+
+    One model-wide mapping serves every value: each takes the keys it carries and ignores the rest (the
+    parameters ignore ``batch``, a batch ignores ``mlp``), as Haliax's ``shard`` does. Leaves that are not
+    NamedArrays are left as they are.
+    """
+    if axes is not None or isinstance(x, NamedArray) or hasattr(x, "shape"):
+        return place(x, axes, purpose)
+    leaves = jax.tree_util.tree_leaves_with_path(x, is_leaf=_is_named)
+    named = [(path, v) for path, v in leaves if isinstance(v, NamedArray)]
+    if not named:
+        return place(x, axes, purpose)  # the "say which dims are which axes" error
+    placed = {id(v): place(v, None, f"{purpose} (at {jax.tree_util.keystr(path)})") for path, v in named}
+    return jax.tree.map(lambda v: placed[id(v)] if isinstance(v, NamedArray) else v, x, is_leaf=_is_named)
+
+
+def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = None, *, axes: Any = None) -> Any:
+    """Place ``x`` on the current mesh by axis name; unassigned axes and positional dims are replicated.
+
+    ``x`` is a ``NamedArray``, a positional array with ``axes`` (an xmap spec leaf, e.g. ``['batch', ...]``),
+    or a pytree of NamedArrays (``tx.shard(params, RESOURCES)``: one model-wide mapping for every value,
+    each taking the keys it carries; other leaves are left as they are). ``memory_kind``
+    (``'device'``, ``'pinned_host'``, ...) picks the memory. Returns the same kind of value as ``x``.
+    """
+    return _over_tree(
+        x, axes, axis_resources, "tx.shard", lambda v, a, where: _shard(v, axis_resources, memory_kind, a, where)
+    )
+
+
+def _shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None, axes: Any, where: str) -> Any:
+    target = _Target(x, axes, "tx.shard")
+    mesh = current_mesh(purpose="tx.shard")
+    resources = _mesh_resources(axis_resources, mesh.shape, purpose="tx.shard")
+    _check_placement(target.named_shape, resources, mesh.shape, purpose=where)
+    if memory_kind is not None:
+        kinds = {m.kind for m in mesh.devices.flat[0].addressable_memories()}
+        if memory_kind not in kinds:
+            raise NamedShapeError(
+                f"tx.shard: memory_kind={memory_kind!r} is not a memory of this mesh's devices "
+                f"({', '.join(sorted(kinds))}). Fix: use one of those",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+    sharding = NamedSharding(mesh, target.partition_spec(resources), memory_kind=memory_kind)
+    return target.rebuild(jax.device_put(target.data, sharding))
+
+
+def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) -> Any:
+    """Inside ``jax.jit``: ask for ``x`` to be sharded by axis name from here on.
+
+    A sharding constraint on Auto mesh axes, a ``jax.reshard`` on Explicit ones (what each mode
+    accepts). Outside ``jit`` it behaves as ``tx.shard``. ``x`` may be a pytree of NamedArrays, as in
+    ``tx.shard``; two axes on one mesh axis that meet in a value raise ``tx.AxisResourceConflict``.
+    """
+    return _over_tree(
+        x, axes, axis_resources, "tx.constrain", lambda v, a, where: _constrain(v, axis_resources, a, where)
+    )
+
+
+def _constrain(x: Any, axis_resources: Mapping[str, Any], axes: Any, where: str) -> Any:
+    target = _Target(x, axes, "tx.constrain")
+    abstract = jax.sharding.get_abstract_mesh()
+    if abstract.empty:
+        current_mesh(purpose="tx.constrain")  # raises the "no mesh" error
+    shape = dict(abstract.shape)
+    resources = _mesh_resources(axis_resources, shape, purpose="tx.constrain")
+    _check_placement(target.named_shape, resources, shape, purpose=where)
+    pspec = target.partition_spec(resources)
+    if explicit_axes(abstract):
+        return target.rebuild(jax.reshard(target.data, pspec))
+    return target.rebuild(jax.lax.with_sharding_constraint(target.data, pspec))
+
+
+def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
+    """Which mesh axes each named axis of ``x`` is split over (unsplit axes are left out)."""
+    if not isinstance(x, NamedArray):
+        raise NamedShapeError(
+            f"tx.resources_of takes a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first, "
+            f"or read array.sharding",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    sharding = getattr(x.data, "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    if spec is None:
+        return {}
+    entries = tuple(spec) + (None,) * (x.data.ndim - len(spec))
+    placement: dict[str, str | tuple[str, ...]] = {}
+    for name, entry in zip(x.axes, entries[x.ndim :], strict=True):
+        if entry is None or entry == ():
+            continue
+        placement[name] = entry if isinstance(entry, str) or len(entry) > 1 else entry[0]
+    return placement

@@ -1,0 +1,127 @@
+"""Structural operations by name: ``tx.rename``, ``tx.merge_axes``, ``tx.split_axis``, ``tx.broadcast_to``.
+
+What each does to named shapes is ``typed_xmap._algebra._structure``'s rule; here it is carried out on
+the data (positional dims first, then the named dims in ``x.axes`` order). On a mesh with Explicit axes a
+reshape that merges or splits a sharded dim needs its output sharding: ``reshape`` derives it from the
+names (the merged axis keeps its major part's mesh axes), so callers never write a ``PartitionSpec``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from .._algebra import (
+    ErrorKind,
+    NamedShapeError,
+    broadcast_to_shape,
+    merge_axes_shape,
+    rename_shape,
+    split_axis_shape,
+)
+from .._value._named_array import NamedArray, wrap
+from ._sharding import dim_resources, dividing, on_own_mesh_by_dim
+
+__all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
+
+
+def as_named(x: Any, *, operation: str, argument: str = "x") -> NamedArray:
+    """``x`` if it is a NamedArray; a structural operation on a positional array is an error."""
+    if isinstance(x, NamedArray):
+        return x
+    raise NamedShapeError(
+        f"{operation}: {argument} is not a NamedArray (got {type(x).__name__}), so it has no named axes to work on "
+        f"(inside xmap a named axis is an enclosing level, not a dim of the per-element value). Fix: "
+        f"tx.named(array, axes) first, or use jax.numpy on positional dims",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+def gather_mapped(x: NamedArray, names: Iterable[str], *, operation: str) -> NamedArray:
+    """``x`` with those of ``names`` that are mapped (inside ``xmap``) brought into its data."""
+    mapped = {n for n, _ in x.mapped}
+    wanted = [n for n in names if n in mapped]
+    if not wanted:
+        return x
+    from ._tnp._mapped_axes import gather
+
+    return gather(x, wanted, operation=operation)
+
+
+def reshape_named(
+    x: NamedArray, order: Sequence[str], new_axes: Sequence[str], new_sizes: Sequence[int], *, kept: int
+) -> NamedArray:
+    """Lay ``x``'s named dims out in ``order``, keep the first ``kept`` of them, reshape the rest into
+    ``new_axes`` of ``new_sizes`` (a merge: many into one; a split: one into many).
+
+    On Explicit mesh axes the result keeps the kept dims' shardings, and the first new dim the first
+    reshaped dim's when its size divides evenly (merging or splitting a major part keeps it local); a
+    reshaped dim that cannot keep its sharding is gathered first.
+    """
+    p = x.ndim
+    perm = tuple(range(p)) + tuple(p + x.axes.index(a) for a in order)
+    data = x.data if perm == tuple(range(len(perm))) else jnp.transpose(x.data, perm)
+    shape = tuple(data.shape[: p + kept]) + tuple(new_sizes)
+    assigned = dim_resources(data)  # on the value's own mesh, under jax.set_mesh or not
+    if assigned is None:
+        return wrap(jnp.reshape(data, shape), (*order[:kept], *new_axes), x.mapped)
+    head, moved = assigned[: p + kept], assigned[p + kept :]
+    placed = dividing(data, shape, (*head, *moved[:1], *[()] * (len(new_sizes) - 1)))
+    wanted = (*head, *placed[p + kept :][:1], *[()] * (len(moved) - 1))
+    if wanted != assigned:
+        data = jax.reshard(data, on_own_mesh_by_dim(data, wanted))
+    out = on_own_mesh_by_dim(data, placed)
+    return wrap(jnp.reshape(data, shape, out_sharding=out), (*order[:kept], *new_axes), x.mapped)
+
+
+def rename(x: NamedArray, renames: Mapping[str, str]) -> NamedArray:
+    """``x`` with axes renamed, ``{'seq': 'kv_seq'}``; renaming to a name ``x`` already has is an error."""
+    operation = "tx.rename"
+    x = as_named(x, operation=operation)
+    rename_shape(x.named_shape, renames, operation=operation)
+    x = gather_mapped(x, renames, operation=operation)
+    return wrap(x.data, tuple(renames.get(a, a) for a in x.axes), x.mapped)
+
+
+def merge_axes(x: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
+    """Merge ``axes`` into one axis ``into``, the first given the major (slowest-varying) one.
+
+    ``merge_axes(x, ('heads', 'head_dim'), 'embed')``: ``embed = heads * head_dim + head_dim_index``, as
+    ``reshape`` of ``(heads, head_dim)`` to ``(heads * head_dim,)`` lays it out. ``split_axis`` undoes it.
+    """
+    operation = "tx.merge_axes"
+    x = as_named(x, operation=operation)
+    named = merge_axes_shape(x.named_shape, axes, into, operation=operation)
+    x = gather_mapped(x, axes, operation=operation)
+    order = [a for a in x.axes if a not in axes] + list(axes)
+    kept = len(order) - len(axes)
+    return reshape_named(x, order, (into,), (int(named[into] or 0),), kept=kept)
+
+
+def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray:
+    """Split ``axis`` into ``parts`` (``{'heads': 4, 'head_dim': 8}``, the first the major one); the
+    sizes multiply to ``axis``'s size. It undoes ``merge_axes(x, ('heads', 'head_dim'), axis)``."""
+    operation = "tx.split_axis"
+    x = as_named(x, operation=operation)
+    split_axis_shape(x.named_shape, axis, parts, operation=operation)
+    x = gather_mapped(x, [axis], operation=operation)
+    order = [a for a in x.axes if a != axis] + [axis]
+    return reshape_named(x, order, tuple(parts), tuple(parts.values()), kept=len(order) - 1)
+
+
+def broadcast_to(x: NamedArray, shape: Mapping[str, int]) -> NamedArray:
+    """``x`` broadcast to the named shape ``shape`` (``{'batch': 2, 'embed': 3}``): axes it lacks are added,
+    constant along them; the ones it has must have the sizes ``shape`` gives."""
+    x = as_named(x, operation="tx.broadcast_to")
+    broadcast_to_shape(x.named_shape, shape, operation="tx.broadcast_to")
+    held = x.named_shape
+    new = [a for a in shape if a not in held]
+    if not new:
+        return x
+    p = x.data.ndim
+    data = jnp.expand_dims(x.data, tuple(range(p, p + len(new))))
+    data = jnp.broadcast_to(data, tuple(x.data.shape) + tuple(shape[a] for a in new))
+    return wrap(data, (*x.axes, *new), x.mapped)

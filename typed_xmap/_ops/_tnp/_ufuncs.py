@@ -1,0 +1,60 @@
+"""Elementwise functions for ``typed_xmap.numpy``, generated from the table of operations
+(``typed_xmap._algebra._operations``: each ``ELEMENTWISE`` row names its ``jax`` function).
+
+Each takes arrays or NamedArrays: NamedArray arguments broadcast by name (the union of their named axes,
+``_named_array.apply_elementwise``), positional dims broadcast as in numpy, and plain arrays pass straight
+to ``jax.numpy`` (per element inside ``xmap``). Keyword options (``approximate=``, ``decimals=``) pass through.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import jax.numpy as jnp
+
+from ..._algebra import OpKind, operations_of
+from ..._value._named_array import apply_elementwise
+
+__all__ = ["UFUNCS", "clip", "where"]
+
+_LABELS = {1: ("x",), 2: ("x1", "x2"), 3: ("condition", "x", "y")}
+
+
+def _ufunc(name: str, source: str, nin: int) -> Callable[..., Any]:
+    module, _, attribute = source.rpartition(".")
+    fn = getattr(importlib.import_module(module), attribute)
+    operation = f"tnp.{name}"
+
+    def ufunc(*args: Any, **kwargs: Any) -> Any:
+        if len(args) != nin:
+            raise TypeError(f"{operation} takes {nin} array argument{'s' * (nin > 1)}, got {len(args)}")
+        call = functools.partial(fn, **kwargs) if kwargs else fn
+        return apply_elementwise(call, args, operation=operation, operands=_LABELS[nin], fuse=not kwargs)
+
+    ufunc.__name__ = ufunc.__qualname__ = name
+    ufunc.__doc__ = f"Elementwise ``{source}``: NamedArrays broadcast by name, positional dims as in numpy."
+    return ufunc
+
+
+UFUNCS: dict[str, Callable[..., Any]] = {
+    op.name: _ufunc(op.name, op.source, op.arrays or 1) for op in operations_of(OpKind.ELEMENTWISE)
+}
+"""The generated elementwise functions: every ``ELEMENTWISE`` row of the operations table."""
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``condition`` holds, else ``y``; all three broadcast by name."""
+    return apply_elementwise(jnp.where, (condition, x, y), operation="tnp.where", operands=_LABELS[3])
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> Any:
+    """``x`` limited to ``[min, max]`` (either may be ``None``); the bounds broadcast by name."""
+    bounds = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+
+    def call(data: Any, *limits: Any) -> Any:
+        return jnp.clip(data, **dict(zip(bounds, limits, strict=True)))
+
+    return apply_elementwise(call, (x, *bounds.values()), operation="tnp.clip", operands=("x", *bounds), fuse=False)

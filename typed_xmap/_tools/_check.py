@@ -1,0 +1,106 @@
+"""``typed-xmap check PATHS...``: mypy with the typed_xmap plugin on, honouring the user's own mypy config.
+
+mypy reads its config as usual (``mypy.ini``, ``.mypy.ini``, ``pyproject.toml``, ``setup.cfg``, or
+``--config-file``); the plugin is added to the options when that config does not load it already, and
+this checkout's ``stubs/`` goes on the module search path when the stubs are not installed as
+``typed_xmap-stubs`` (an editable install). Unless the config chooses a redefinition mode, mypy's
+``--allow-redefinition`` is on (rebinding a variable to a new shape is ordinary model code). mypy's own
+flags pass through ``extra_args``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check"]
+
+PLUGIN = "typed_xmap.plugin"
+
+CONFIG: dict[str, str | bool] = {"plugins": PLUGIN, "allow_redefinition": True}
+"""The one mypy config: what ``typed-xmap check`` adds to the user's own (where it does not choose), and what
+the README and docs/typing show for plain mypy (tests/test_packaging.py holds them to ``config_toml``)."""
+
+
+def config_toml() -> str:
+    """``CONFIG`` as ``pyproject.toml``'s ``[tool.mypy]`` table."""
+    lines = [f"{key} = {_toml(key, value)}" for key, value in CONFIG.items()]
+    return "\n".join(["[tool.mypy]", *lines]) + "\n"
+
+
+def config_ini() -> str:
+    """``CONFIG`` as ``mypy.ini``'s ``[mypy]`` section."""
+    return "\n".join(["[mypy]", *(f"{key} = {value}" for key, value in CONFIG.items())]) + "\n"
+
+
+def _toml(key: str, value: str | bool) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f'["{value}"]' if key == "plugins" else f'"{value}"'
+
+
+def _stubs_dir() -> Path | None:
+    """The checkout's ``stubs/`` next to the package (editable installs), if there is one."""
+    candidate = Path(__file__).resolve().parents[2] / "stubs"
+    return candidate if (candidate / "typed_xmap" / "__init__.pyi").exists() else None
+
+
+def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = False) -> int:
+    """Run mypy on ``paths`` with the plugin; returns mypy's exit status (0 clean, 1 errors, 2 failure).
+
+    With ``fast_exit`` (the ``typed-xmap check`` command sets it) the process ends right
+    after the report is flushed, as ``mypy`` itself does (``os._exit``): tearing down mypy's build state
+    takes seconds, as long as a cold check of a small project, and nothing needs it.
+    """
+    status = _run_check(paths, extra_args)
+    if fast_exit:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _run_check(paths: list[str], extra_args: list[str]) -> int:
+    from mypy import build
+    from mypy.errors import CompileError
+    from mypy.main import process_options
+
+    started = time.time()
+    sources, options = process_options([*extra_args, *paths], stdout=sys.stdout, stderr=sys.stderr)
+    if not any(p == PLUGIN or p.replace("\\", "/").endswith("typed_xmap/plugin") for p in options.plugins):
+        options.plugins.append(PLUGIN)
+    if not options.config_file:  # mypy loads plugins only when it read a config file: give it an empty one
+        empty = Path(tempfile.mkdtemp(prefix="typed-xmap-check-")) / "mypy.ini"
+        empty.write_text("[mypy]\n")
+        options.config_file = str(empty)
+    if not options.allow_redefinition and not options.allow_redefinition_old:
+        # model code rebinds a name to a new shape (h = relu(x); h = einsum(..., h, w)): mypy's
+        # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an
+        # accumulator are still reported; --allow-redefinition-old gives false errors in loops)
+        options.allow_redefinition = bool(CONFIG["allow_redefinition"])
+    stubs = _stubs_dir()
+    if stubs is not None and str(stubs) not in options.mypy_path:
+        options.mypy_path.insert(0, str(stubs))
+    try:
+        result = build.build(sources, options, stdout=sys.stdout, stderr=sys.stderr)
+        messages = result.errors
+    except CompileError as error:
+        for message in error.messages:
+            print(message, file=sys.stderr)
+        return 2
+    for message in messages:
+        print(message)
+    errors = sum(1 for m in messages if ": error:" in m)
+    files = len({m.split(":", 1)[0] for m in messages if ": error:" in m})
+    if errors:
+        print(
+            f"Found {errors} error{'s' * (errors != 1)} in {files} file{'s' * (files != 1)} "
+            f"(checked {len(sources)} source file{'s' * (len(sources) != 1)}) [typed_xmap plugin on, "
+            f"{time.time() - started:.1f}s]"
+        )
+        return 1
+    print(f"Success: no issues found in {len(sources)} source file{'s' * (len(sources) != 1)} [typed_xmap plugin on]")
+    return 0
