@@ -50,6 +50,18 @@ def test_fitting_mesh_uses_the_devices_at_hand():
     assert describe_mesh(small) == "cpu, 8 devices, mesh x=4 y=2"
 
 
+def test_with_one_accelerator_a_sharding_section_runs_on_the_emulated_cpu_devices(monkeypatch):
+    """One GPU as the default backend (its one device played by CPU device 0) beside 8 emulated CPU devices:
+    compute meshes fit the GPU (1x1); ``emulate=True`` puts a mesh on the 8 CPU devices instead."""
+    cpu = jax.devices("cpu")
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    monkeypatch.setattr(jax, "devices", lambda backend=None: cpu if backend == "cpu" else cpu[:1])
+    assert dict(tx.fitting_mesh((4, 2), ("x", "y")).shape) == {"x": 1, "y": 1}
+    emulated = tx.fitting_mesh((4, 2), ("x", "y"), emulate=True)
+    assert dict(emulated.shape) == {"x": 4, "y": 2} and set(emulated.devices.flat) == set(cpu)
+    assert dict(tx.fitting_mesh((1, 1), ("x", "y"), emulate=True).shape) == {"x": 1, "y": 1}  # the GPU suffices
+
+
 def test_a_fitted_mesh_shards_a_value_that_divides_the_mesh_asked_for():
     mesh = tx.fitting_mesh((16, 1), ("x", "y"))  # 8 of the 16 asked for
     with jax.set_mesh(mesh):
