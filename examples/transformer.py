@@ -9,6 +9,7 @@ fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two GPUs, 1
 default backend; the program prints which.
 
     python examples/transformer.py                  # the three placements (8 emulated CPU devices on a CPU)
+    python examples/transformer.py 8                # the same, 8 steps instead of 30
     typed-xmap check --strict examples/transformer.py
 """
 
@@ -21,6 +22,7 @@ if "jax" not in __import__("sys").modules:
 
 import contextlib
 import math
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -245,4 +247,4 @@ def main(steps: int = 30) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(*(int(arg) for arg in sys.argv[1:2]))  # python examples/transformer.py [STEPS]

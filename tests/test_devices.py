@@ -106,6 +106,6 @@ def test_the_parallelism_styles_example_agrees_on_any_device_count(devices):
     [(1, "{'data': 1, 'model': 1}"), (2, "{'data': 2, 'model': 1}"), (8, "{'data': 2, 'model': 4}")],
 )
 def test_the_transformer_example_trains_on_any_device_count(devices, mesh):
-    out = _run([sys.executable, "examples/transformer.py"], devices).stdout
+    out = _run([sys.executable, "examples/transformer.py", "8"], devices).stdout  # 8 steps: compiling dominates
     assert f"Explicit mesh: cpu, mesh {mesh} ({devices} devices at hand)" in out
     assert "orbax round trip: same values and named shapes: True" in out
