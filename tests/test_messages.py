@@ -505,6 +505,8 @@ CASES = {
     ),
     # _structure.py
     "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
+    # _ops/_devices.py
+    "fitting_mesh: shape and names differ": (lambda: tx.fitting_mesh((4, 2), ("x",)), E, K.INVALID_ARGUMENT),
 }
 
 
@@ -1181,6 +1183,10 @@ MESSAGES = {
         "tnp.cumsum: x is not a NamedArray (got ArrayImpl), so it has no named axes to work on (inside xmap a "
         "named axis is an enclosing level, not a dim of the per-element value). Fix: tx.named(array, axes) "
         "first, or use jax.numpy on positional dims"
+    ),
+    "fitting_mesh: shape and names differ": (
+        "tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape (4, 2) for names ('x',). "
+        "Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names"
     ),
 }
 

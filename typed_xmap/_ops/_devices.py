@@ -15,6 +15,8 @@ from typing import Any
 import jax
 from jax.sharding import AxisType, Mesh
 
+from .._algebra import ErrorKind, NamedShapeError, is_size
+
 __all__ = ["describe_mesh", "fitting_mesh", "fitting_shape"]
 
 
@@ -46,6 +48,12 @@ def fitting_mesh(
 
     ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one.
     """
+    if isinstance(shape, str | bytes) or len(shape) != len(names) or not all(is_size(s) and s > 0 for s in shape):
+        raise NamedShapeError(
+            f"tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape {shape!r} for names "
+            f"{names!r}. Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
     devices = jax.devices()
     wanted = math.prod(shape)
     if emulate and len(devices) < wanted and jax.default_backend() != "cpu":
