@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._checking._typed import typed as typed
     from ._ops._convert import named as named, positional as positional
     from ._ops._devices import fitting_mesh as fitting_mesh
+    from ._ops._moe import moe_combine as moe_combine, moe_dispatch as moe_dispatch, moe_route as moe_route
     from ._ops._scan import scan as scan
     from ._ops._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._ops._structure import (
@@ -89,6 +90,9 @@ __all__ = [
     "i64",
     "install_import_hook",
     "merge_axes",
+    "moe_combine",
+    "moe_dispatch",
+    "moe_route",
     "named",
     "positional",
     "random",
@@ -128,6 +132,9 @@ _LAZY = {
     "merge_axes": "._ops._structure",
     "split_axis": "._ops._structure",
     "broadcast_to": "._ops._structure",
+    "moe_route": "._ops._moe",
+    "moe_dispatch": "._ops._moe",
+    "moe_combine": "._ops._moe",
 }
 
 _BINDERS = ("._ops._methods", "._checking._annotations")

@@ -64,6 +64,9 @@ __all__ = [
     "i64",
     "install_import_hook",
     "merge_axes",
+    "moe_combine",
+    "moe_dispatch",
+    "moe_route",
     "named",
     "positional",
     "random",
@@ -142,3 +145,27 @@ def merge_axes(
 ) -> NamedArray_[_D, Any, _PS]: ...
 def split_axis(x: NamedArray_[_D, Any, _PS], axis: str, parts: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...
 def broadcast_to(x: NamedArray_[_D, Any, _PS], shape: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...
+def moe_route(
+    logits: NamedArray_[Any, Any, Any],
+    k: int,
+    capacity: int,
+    *,
+    expert: str = "expert",
+    tokens: str | Sequence[str] = "seq",
+    slot: str = "slot",
+) -> tuple[NamedArray_[Any, Any, Any], NamedArray_[Any, Any, Any], NamedArray_[Any, Any, Any]]: ...
+def moe_dispatch(
+    x: NamedArray_[Any, Any, Any],
+    dispatch: NamedArray_[Any, Any, Any],
+    *,
+    tokens: str | Sequence[str] = "seq",
+    resources: Mapping[str, Any] | None = None,
+) -> NamedArray_[Any, Any, Any]: ...
+def moe_combine(
+    y: NamedArray_[Any, Any, Any],
+    combine: NamedArray_[Any, Any, Any],
+    *,
+    expert: str = "expert",
+    slot: str = "slot",
+    resources: Mapping[str, Any] | None = None,
+) -> NamedArray_[Any, Any, Any]: ...

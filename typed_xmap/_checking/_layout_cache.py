@@ -77,7 +77,7 @@ def cached_wrapper(
         f"{return_check}"
         f"    return {p}result\n"
     )
-    layouts: dict[Any, tuple[Any, set[Any]]] = {}
+    layouts: dict[Any, tuple[Any, set[Any]]] = _Layouts()
 
     def full_check(values: tuple[Any, ...]) -> tuple[Any, Any]:
         """Check the call in full and run it: positional parameters passed positionally (as the cached path
@@ -128,6 +128,13 @@ def cached_wrapper(
     exec(source, namespace)
     wrapper: Callable[..., Any] = functools.wraps(fn)(namespace["wrapper"])
     return wrapper
+
+
+class _Layouts(dict):  # type: ignore[type-arg]
+    """The accepted layouts of one typed function; pickled empty (cloudpickle pickles a local one by value)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _Layouts, ()
 
 
 def signature_source(params: list[inspect.Parameter]) -> tuple[str, dict[str, Any]]:

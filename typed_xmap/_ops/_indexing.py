@@ -33,6 +33,7 @@ from .._algebra import (
     gather_resources,
     index_named_shape,
     index_operation,
+    positional_bounds,
     positional_key_error,
     update_named_shape,
 )
@@ -157,6 +158,7 @@ def _positional(x: NamedArray, key: Any, operand: str) -> _Indexing:
         at = items.index(Ellipsis)
         items = (*items[:at], *[slice(None)] * (x.ndim - reach), *items[at + 1 :])
         reach = x.ndim
+    positional_bounds(key, items, x.shape, operand=operand)
     index = (*items, *[slice(None)] * (x.ndim - reach + len(x.axes)))
     plan = IndexPlan(dict(x.named_shape))
     return _Indexing(x, plan, x.data, x.axes, index, x.axes, x.mapped, {})

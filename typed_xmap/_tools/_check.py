@@ -15,8 +15,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check"]
+if TYPE_CHECKING:
+    from mypy.options import Options
+
+__all__ = ["CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check", "with_plugin"]
 
 PLUGIN = "typed_xmap.plugin"
 
@@ -63,13 +67,11 @@ def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = Fals
     return status
 
 
-def _run_check(paths: list[str], extra_args: list[str]) -> int:
-    from mypy import build
-    from mypy.errors import CompileError
-    from mypy.main import process_options
+def with_plugin(options: Options) -> Options:
+    """``options`` (mypy's, read from the user's config) with the plugin, the stubs and redefinition on.
 
-    started = time.time()
-    sources, options = process_options([*extra_args, *paths], stdout=sys.stdout, stderr=sys.stderr)
+    ``typed-xmap check`` and the language server's mypy daemon (typed_xmap/_tools/_lsp/) both check this way.
+    """
     if not any(p == PLUGIN or p.replace("\\", "/").endswith("typed_xmap/plugin") for p in options.plugins):
         options.plugins.append(PLUGIN)
     if not options.config_file:  # mypy loads plugins only when it read a config file: give it an empty one
@@ -84,6 +86,17 @@ def _run_check(paths: list[str], extra_args: list[str]) -> int:
     stubs = _stubs_dir()
     if stubs is not None and str(stubs) not in options.mypy_path:
         options.mypy_path.insert(0, str(stubs))
+    return options
+
+
+def _run_check(paths: list[str], extra_args: list[str]) -> int:
+    from mypy import build
+    from mypy.errors import CompileError
+    from mypy.main import process_options
+
+    started = time.time()
+    sources, options = process_options([*extra_args, *paths], stdout=sys.stdout, stderr=sys.stderr)
+    with_plugin(options)
     try:
         result = build.build(sources, options, stdout=sys.stdout, stderr=sys.stderr)
         messages = result.errors

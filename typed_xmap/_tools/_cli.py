@@ -1,4 +1,4 @@
-"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``."""
+"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``, ``lsp``."""
 
 from __future__ import annotations
 
@@ -37,11 +37,16 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("paths", nargs="+")
     bench = commands.add_parser("bench", help="run the benchmarks in bench/ (ratios against hand-written JAX)")
     bench.add_argument("names", nargs="*", help="benchmark names (default: all)")
+    commands.add_parser("lsp", help="a language server on stdio: the plugin's diagnostics, named shapes on hover")
     args, rest = parser.parse_known_args(argv)
     if args.command == "check":
         from ._check import run_check
 
         return run_check(args.paths, rest, fast_exit=argv is None)  # the command itself: exit as mypy does
+    if args.command == "lsp":
+        from ._lsp import main as serve
+
+        return serve()
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     _emulate_devices()

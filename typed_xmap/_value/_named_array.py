@@ -31,6 +31,7 @@ from .._algebra import (
     NamedShapeError,
     OperatorKind,
     broadcast_positional,
+    different_meshes,
     format_axis_list,
     union_named_shapes,
 )
@@ -267,11 +268,19 @@ _SORTED_AUX: dict[tuple[str, ...], Aux] = {}
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
+    """The leaf's key names its axes, ``.data[batch,embed]`` (sorted, as the leaf's dims are): checkpointers
+    that store leaves by key path (orbax) keep the names, and a restore into a target whose names differ
+    finds no such leaf instead of reading the dims in another order."""
     data, aux = _canonical(x)
-    return ((_DATA_KEY, data),), aux
+    key = _DATA_KEYS.get(aux[0])
+    if key is None:
+        key = GetAttrKey(f"data[{','.join(aux[0])}]") if aux[0] else GetAttrKey("data")
+        if len(_DATA_KEYS) < _CACHE_SIZE:
+            _DATA_KEYS[aux[0]] = key
+    return ((key, data),), aux
 
 
-_DATA_KEY = GetAttrKey("data")
+_DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey naming them
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
@@ -498,26 +507,57 @@ def apply_elementwise(
     Eager calls (no trace running) with a stable ``fn`` (``fuse``: the same object each call) run layout
     and ``fn`` as one cached ``jax.jit`` per (``fn``, layouts); under a trace the ops are emitted directly.
     """
-    key = _layout_key(values)
-    if key is None:
-        if not any(isinstance(v, NamedArray) for v in values):
-            return fn(*values)
-        laid_out, axes, mapped = align(values, operation=operation, operands=operands)
-        return wrap(fn(*laid_out), axes, mapped)
-    steps, axes = _cached_plan(key, values, operation, operands)
-    data = [v.data if isinstance(v, NamedArray) else v for v in values]
-    if not any(steps):  # laid out already: the operation itself
-        return wrap(fn(*data), axes)
-    if fuse:
-        for d in data:  # a plain loop: this path is what an eager operation costs beyond jnp's
-            if isinstance(d, Tracer):
-                break
-        else:
-            jitted = _FUSED.get((fn, key))
-            if jitted is None:
-                jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
-            return wrap(jitted(*data), axes)
-    return wrap(fn(*_lay_out(steps, data)), axes)
+    try:
+        key = _layout_key(values)
+        if key is None:
+            if not any(isinstance(v, NamedArray) for v in values):
+                return fn(*values)
+            laid_out, axes, mapped = align(values, operation=operation, operands=operands)
+            return wrap(fn(*laid_out), axes, mapped)
+        steps, axes = _cached_plan(key, values, operation, operands)
+        data = [v.data if isinstance(v, NamedArray) else v for v in values]
+        if not any(steps):  # laid out already: the operation itself
+            return wrap(fn(*data), axes)
+        if fuse:
+            for d in data:  # a plain loop: this path is what an eager operation costs beyond jnp's
+                if isinstance(d, Tracer):
+                    break
+            else:
+                jitted = _FUSED.get((fn, key))
+                if jitted is None:
+                    jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
+                return wrap(jitted(*data), axes)
+        return wrap(fn(*_lay_out(steps, data)), axes)
+    except ValueError as error:  # values on different meshes: JAX's error names neither operand nor axis
+        apart = _meshes_apart(values, operation, operands)
+        if apart is None:
+            raise
+        raise apart from error
+
+
+def _meshes_apart(values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> NamedShapeError | None:
+    """The error for operands on different meshes (or on another mesh than ``jax.set_mesh``'s), or ``None``."""
+    labels = operands or [f"operand {i}" for i in range(len(values))]
+    meshes = []
+    for label, value in zip(labels, values, strict=False):
+        data = value.data if isinstance(value, NamedArray) else value
+        mesh = getattr(getattr(jax.typeof(data), "sharding", None), "mesh", None) if hasattr(data, "shape") else None
+        if mesh is not None and not mesh.empty:
+            meshes.append((label, _mesh_words(mesh)))
+    context = jax.sharding.get_abstract_mesh()
+    if meshes and not context.empty:
+        meshes.append(("jax.set_mesh", _mesh_words(context)))
+    return different_meshes(operation, meshes)
+
+
+def _mesh_words(mesh: Any) -> str:
+    """``mesh(x=4 Explicit, y=2 Explicit)``."""
+    kinds = getattr(mesh, "axis_types", None) or ("",) * len(mesh.axis_names)
+    parts = [
+        f"{n}={s} {getattr(k, 'name', '')}".rstrip()
+        for n, s, k in zip(mesh.axis_names, mesh.axis_sizes, kinds, strict=False)
+    ]
+    return "mesh(" + ", ".join(parts) + ")"
 
 
 _LABELS = ("the left operand", "the right operand")
