@@ -17,7 +17,7 @@ BLOCK = re.compile(r"^```python\n(.*?)^```\n?(?:\s*^```text title=\"Output\"\n(.
 
 RUNNER = """
 import contextlib, io, os, sys, traceback
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={DEVICES}"
 namespace = {"__name__": "__main__"}
 for index, (block, expected) in enumerate(BLOCKS):
     printed = io.StringIO()
@@ -35,19 +35,33 @@ for index, (block, expected) in enumerate(BLOCKS):
 """
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_code_blocks_run(page, tmp_path):
-    """Each page runs as a reader would run it: its blocks in order, in a fresh Python with 8 CPU devices."""
+def _run_page(page: Path, tmp_path: Path, devices: int) -> None:
     blocks = BLOCK.findall(page.read_text())
     if not blocks:
         pytest.skip("no python blocks")
     script = tmp_path / "page.py"
-    script.write_text(f"BLOCKS = {blocks!r}\nPAGE = {str(page.relative_to(ROOT))!r}\n" + RUNNER)
+    script.write_text(f"BLOCKS = {blocks!r}\nPAGE = {str(page.relative_to(ROOT))!r}\nDEVICES = {devices}\n" + RUNNER)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     result = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False
     )
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_code_blocks_run(page, tmp_path):
+    """Each page runs as a reader would run it: its blocks in order, in a fresh Python with 8 CPU devices."""
+    _run_page(page, tmp_path, 8)
+
+
+MESH_PAGES = [p for p in PAGES if "tx.fitting_mesh(" in p.read_text()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", MESH_PAGES, ids=[str(p.relative_to(ROOT)) for p in MESH_PAGES])
+def test_pages_with_a_mesh_run_on_one_device(page, tmp_path):
+    """A reader with one device (a laptop, one GPU) runs the pages too: their meshes fit (``tx.fitting_mesh``)."""
+    _run_page(page, tmp_path, 1)
 
 
 @pytest.mark.slow

@@ -114,3 +114,61 @@ def test_plain_mypy_reads_the_stubs(installed_python: Path, tmp_path: Path) -> N
         '"typed_xmap._static.NamedArray_[Any, Any, Any]"',
         '"typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]"',
     ], result.stdout
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(the sdist, the wheel, a new venv's python with the wheel installed), built from a copy of this tree."""
+    work = tmp_path_factory.mktemp("dist")
+    source = work / "typed_xmap_src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    result = _run([str(python), "-m", "pip", "install", "-q", "setuptools>=77"], work)  # the build-system pin
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = work / "out"
+    build = "import sys; from setuptools import build_meta as b; d = sys.argv[1]; b.build_sdist(d); b.build_wheel(d)"
+    result = _run([str(python), "-c", build, str(out)], source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sdist, wheel = next(out.glob("*.tar.gz")), next(out.glob("*.whl"))
+    site_packages = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], work)
+    (Path(site_packages.stdout.strip()) / "_outer_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], work)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return sdist, wheel, python
+
+
+@pytest.mark.slow
+def test_the_sdist_and_the_wheel_carry_the_license_and_metadata(built: tuple[Path, Path, Path]) -> None:
+    import tarfile
+    import zipfile
+
+    sdist, wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        license_text = archive.read(next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))).decode()
+    assert license_text == (ROOT / "LICENSE").read_text()
+    assert "License-Expression: Apache-2.0" in metadata and "Classifier: Typing :: Typed" in metadata
+    assert "Requires-Dist: jax<0.14,>=0.10" in metadata and "Project-URL" not in metadata
+    with tarfile.open(sdist) as archive:
+        inside = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "bench/_timing.py", "bench/xmap_dispatch.py", "examples/transformer.py"} <= inside
+
+
+@pytest.mark.slow
+def test_bench_from_the_wheel_says_where_to_run_it_and_runs_in_the_sdist(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    import tarfile
+
+    sdist, _, python = built
+    elsewhere = _run([str(python), "-m", "typed_xmap._tools._cli", "bench"], tmp_path)
+    assert elsewhere.returncode == 1, elsewhere.stdout + elsewhere.stderr
+    assert "Fix: run `typed-xmap bench` from the root of a clone or of the unpacked sdist" in elsewhere.stderr
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path, filter="data")
+    root = next(p for p in tmp_path.iterdir() if p.name.startswith("typed_xmap-"))
+    found = _run([str(python), "-m", "typed_xmap._tools._cli", "bench", "no_such_bench"], root)
+    assert "unknown benchmarks ['no_such_bench']; known: [" in found.stdout and "'xmap_dispatch'" in found.stdout

@@ -1,4 +1,4 @@
-"""The private JAX hooks typed_xmap._jax_hooks reaches: when a JAX release moves one, these fail loudly.
+"""The private JAX hooks of typed_xmap._value._compat: when a JAX release moves one, these fail loudly.
 
 Without them typed_xmap still computes the same results; it loses our frames' filtering from tracebacks
 (tests/test_tracebacks.py) and its own message where JAX takes a NamedArray for an array

@@ -667,6 +667,8 @@ CASES = {
         K.AXIS_MISSING,
     ),
     "selection: new axis exists": (lambda: tnp.zeros_like(image(), new_axes={"batch": 2}), E, K.AXIS_MISSING),
+    # _ops/_devices.py
+    "fitting_mesh: shape and names differ": (lambda: tx.fitting_mesh((4, 2), ("x",)), E, K.INVALID_ARGUMENT),
 }
 
 
@@ -1493,6 +1495,10 @@ MESSAGES = {
     "selection: new axis exists": (
         "tnp.zeros_like: x already has an axis 'batch'; a new axis needs a name of its own. Fix: pick another "
         "name, or tx.rename(x, {'batch': ...}) first"
+    ),
+    "fitting_mesh: shape and names differ": (
+        "tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape (4, 2) for names ('x',). "
+        "Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names"
     ),
 }
 

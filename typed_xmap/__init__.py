@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._checking._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
     from ._checking._typed import typed as typed
     from ._ops._convert import named as named, positional as positional
+    from ._ops._devices import fitting_mesh as fitting_mesh
     from ._ops._moe import moe_combine as moe_combine, moe_dispatch as moe_dispatch, moe_route as moe_route
     from ._ops._scan import scan as scan
     from ._ops._sharding import constrain as constrain, resources_of as resources_of, shard as shard
@@ -83,6 +84,7 @@ __all__ = [
     "f16",
     "f32",
     "f64",
+    "fitting_mesh",
     "i8",
     "i16",
     "i32",
@@ -119,6 +121,7 @@ _LAZY = {
     "constrain": "._ops._sharding",
     "resources_of": "._ops._sharding",
     "visualize": "._ops._visualize",
+    "fitting_mesh": "._ops._devices",
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",

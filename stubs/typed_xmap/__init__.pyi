@@ -57,6 +57,7 @@ __all__ = [
     "f16",
     "f32",
     "f64",
+    "fitting_mesh",
     "i8",
     "i16",
     "i32",
@@ -106,6 +107,9 @@ def shard(x: _A, axis_resources: Mapping[str, Any], memory_kind: str | None = No
 def constrain(x: _A, axis_resources: Mapping[str, Any], *, axes: Any = None) -> _A: ...
 def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ...]]: ...
 def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...
+def fitting_mesh(
+    shape: Sequence[int], names: Sequence[str], *, axis_types: tuple[Any, ...] | None = None, emulate: bool = False
+) -> Any: ...
 def vmap(
     f: Callable[..., Any],
     axis: str | Sequence[str],

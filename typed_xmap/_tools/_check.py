@@ -20,9 +20,30 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mypy.options import Options
 
-__all__ = ["PLUGIN", "run_check", "with_plugin"]
+__all__ = ["CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check", "with_plugin"]
 
 PLUGIN = "typed_xmap.plugin"
+
+CONFIG: dict[str, str | bool] = {"plugins": PLUGIN, "allow_redefinition": True}
+"""The one mypy config: what ``typed-xmap check`` adds to the user's own (where it does not choose), and what
+the README and docs/typing show for plain mypy (tests/test_packaging.py holds them to ``config_toml``)."""
+
+
+def config_toml() -> str:
+    """``CONFIG`` as ``pyproject.toml``'s ``[tool.mypy]`` table."""
+    lines = [f"{key} = {_toml(key, value)}" for key, value in CONFIG.items()]
+    return "\n".join(["[tool.mypy]", *lines]) + "\n"
+
+
+def config_ini() -> str:
+    """``CONFIG`` as ``mypy.ini``'s ``[mypy]`` section."""
+    return "\n".join(["[mypy]", *(f"{key} = {value}" for key, value in CONFIG.items())]) + "\n"
+
+
+def _toml(key: str, value: str | bool) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f'["{value}"]' if key == "plugins" else f'"{value}"'
 
 
 def _stubs_dir() -> Path | None:
@@ -61,7 +82,7 @@ def with_plugin(options: Options) -> Options:
         # model code rebinds a name to a new shape (h = relu(x); h = einsum(..., h, w)): mypy's
         # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an
         # accumulator are still reported; --allow-redefinition-old gives false errors in loops)
-        options.allow_redefinition = True
+        options.allow_redefinition = bool(CONFIG["allow_redefinition"])
     stubs = _stubs_dir()
     if stubs is not None and str(stubs) not in options.mypy_path:
         options.mypy_path.insert(0, str(stubs))

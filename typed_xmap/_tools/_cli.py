@@ -8,7 +8,11 @@ import sys
 
 
 def _emulate_devices(count: int = 8) -> None:
-    """Ask XLA for ``count`` CPU devices; must run before jax is imported."""
+    """Ask XLA for ``count`` CPU devices (unless the user chose a count); must run before jax is imported.
+
+    The default backend stays what it is (an accelerator when there is one); the emulated CPU devices are
+    for the sections about sharding over more devices than the machine has (``tx.fitting_mesh(emulate=True)``).
+    """
     if "jax" in sys.modules:
         return
     flags = os.environ.get("XLA_FLAGS", "")
@@ -26,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="typed-xmap", description=(__doc__ or "").replace("``", ""))
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="show named arrays, runtime checks and xmap on 8 emulated devices")
+    commands.add_parser("demo", help="show named arrays, runtime checks and xmap on the devices at hand")
     check = commands.add_parser(
         "check", help="type-check PATHS with mypy and the typed_xmap plugin (extra arguments go to mypy)"
     )

@@ -35,7 +35,7 @@ from .._algebra import (
     format_axis_list,
     union_named_shapes,
 )
-from ._jax_hooks import on_abstractify
+from ._compat import on_abstractify
 from ._tracebacks import entry_point
 
 __all__ = [

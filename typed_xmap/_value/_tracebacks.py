@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._jax_hooks import hide_frames_under, traceback_boundary
+from ._compat import hide_frames_under, traceback_boundary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
