@@ -4,6 +4,8 @@ Each trains the same two-layer regression model a few steps and compares its los
 written on plain positional arrays: the names change nothing of the numbers.
 """
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -119,18 +121,10 @@ def _nnx_model():
     return nnx, MLP()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="flax 0.12: nnx.Optimizer.update turns the optimizer state of a Variable holding any pytree (a NamedArray, "
-    "a tuple of arrays) into an nnx.State on its second step; docs/guide/flax-nnx.md trains with optax over "
-    "nnx.split's state instead. This test passes (and so fails as strict xfail) once flax handles them",
-)
-def test_flax_nnx_optimizer_over_several_steps():
-    """nnx.Optimizer(model, optax.adamw(...), wrt=nnx.Param) with nnx.jit and nnx.value_and_grad."""
-    nnx, model = _nnx_model()
+def _nnx_optimizer_steps(nnx, model, optimizer_class):
+    """``STEPS`` steps of ``optimizer_class(model, adamw, wrt=nnx.Param).update`` under nnx.jit: the optimizer."""
     optimizer = optax.adamw(LEARNING_RATE)
-    opt = nnx.Optimizer(model, optimizer, wrt=nnx.Param)
+    opt = optimizer_class(model, optimizer, wrt=nnx.Param)
 
     @nnx.jit
     def step(model, opt):
@@ -140,9 +134,75 @@ def test_flax_nnx_optimizer_over_several_steps():
 
     losses = [float(step(model, opt)) for _ in range(STEPS)]
     _check_trained(losses, optimizer)
+    return opt
+
+
+FLAX_SPLITS_PYTREE_VARIABLES = (
+    "flax 0.12: nnx.Optimizer.update writes optax's new state back with nnx.update(opt_state, nnx.state(new)), and "
+    "nnx.state splits a pytree-valued leaf (a NamedArray, a tuple, any registered node) into an nnx.State, which "
+    "lands in the OptVariable: the second update fails with a pytree structure error. No NamedArray pytree "
+    "registration avoids it (flax's graph flatten treats every registered pytree type as a node, with no leaf hook); "
+    "test_flax_nnx_optimizer_with_a_plain_pytree_variable shows it without typed_xmap. docs/guide/flax-nnx.md has "
+    "the workaround. These pass (so fail as strict xfail) once flax handles them"
+)
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=FLAX_SPLITS_PYTREE_VARIABLES)
+def test_flax_nnx_optimizer_over_several_steps():
+    """nnx.Optimizer(model, optax.adamw(...), wrt=nnx.Param) with nnx.jit and nnx.value_and_grad."""
+    nnx, model = _nnx_model()
+    opt = _nnx_optimizer_steps(nnx, model, nnx.Optimizer)
+    assert opt.opt_state[0].mu["w1"][...].named_shape == {"in": 3, "hidden": 8}
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=FLAX_SPLITS_PYTREE_VARIABLES)
+def test_flax_nnx_optimizer_with_a_plain_pytree_variable():
+    """The same failure with no typed_xmap in it: an nnx.Param holding a registered dataclass of one array."""
+    nnx = pytest.importorskip("flax.nnx")
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Box:
+        data: jax.Array
+
+    class Model(nnx.Module):
+        def __init__(self):
+            self.w = nnx.Param(Box(jnp.ones(3)))
+
+    model = Model()
+    opt = nnx.Optimizer(model, optax.adamw(LEARNING_RATE), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, opt):
+        _, grads = nnx.grad(lambda m: jnp.sum(m.w.get_value().data ** 2))(model)
+        opt.update(model, grads)
+
+    step(model, opt)
+    assert type(opt.opt_state[0].mu["w"].get_raw_value()).__name__ == "State"  # flax's conversion, after step 1
+    step(model, opt)
+
+
+def test_flax_nnx_optimizer_that_sets_values_trains_several_steps():
+    """The workaround docs/guide/flax-nnx.md gives: an nnx.Optimizer whose update sets each optimizer Variable's
+    value from optax's new state, so a NamedArray stays one; nnx.jit, 5 steps, the same losses as positional."""
+    nnx, model = _nnx_model()
+
+    class SetValuesOptimizer(nnx.Optimizer):
+        def update(self, model, grads, /, **kwargs):
+            params = nnx.as_pure(nnx.state(model, self.wrt))
+            grads = nnx.as_pure(nnx.state(grads, self.wrt))
+            updates, opt_state = self.tx.update(grads, nnx.as_pure(self.opt_state), params, **kwargs)
+            nnx.update(model, optax.apply_updates(params, updates))
+            is_variable = lambda v: isinstance(v, nnx.Variable)
+            jax.tree.map(lambda v, new: v.set_value(new), self.opt_state, opt_state, is_leaf=is_variable)
+            self.step[...] += 1
+            return updates
+
+    opt = _nnx_optimizer_steps(nnx, model, SetValuesOptimizer)
     assert model.w1[...].named_shape == {"in": 3, "hidden": 8}
-    mu = opt.opt_state[0].mu
-    assert mu["w1"][...].named_shape == {"in": 3, "hidden": 8}
+    assert opt.opt_state[0].mu["w1"][...].named_shape == {"in": 3, "hidden": 8}
+    assert opt.opt_state[0].nu["w2"][...].named_shape == {"hidden": 8, "out": 2}
+    assert int(opt.step[...]) == STEPS
 
 
 def test_flax_nnx_split_merge_with_optax():
