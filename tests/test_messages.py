@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple, TypedDict
 
 import jax
 import jax.numpy as jnp
@@ -82,6 +83,41 @@ def typed_container():
         pass
 
     return f({"a": tx.named(jnp.ones(4), ["embed"]), "b": tx.named(jnp.ones(4), ["emb"])})
+
+
+class Params(TypedDict):
+    w: NamedArray[f32, "in out"]
+    b: NamedArray[f32, "out"]
+
+
+class Carry(NamedTuple):
+    h: NamedArray[f32, "batch hidden"]
+    steps: NamedArray[f32, "batch"]
+
+
+def typed_dict_field():
+    @tx.typed
+    def dense(params: Params) -> None:
+        pass
+
+    return dense({"w": tx.named(jnp.ones((3, 4)), ["in", "out"]), "b": tx.named(jnp.ones(5), ["out"])})
+
+
+def typed_dict_key():
+    @tx.typed
+    def dense(params: Params) -> None:
+        pass
+
+    return dense({"w": tx.named(jnp.ones((3, 4)), ["in", "out"])})  # type: ignore[typeddict-item]
+
+
+def named_tuple_scan_carry():
+    @tx.typed
+    def step(carry: Carry, x: NamedArray[f32, "batch hidden"]) -> tuple[Carry, None]:
+        return Carry(carry.h + x, carry.steps), None
+
+    init = Carry(tx.named(jnp.ones((2, 5)), ["batch", "hidden"]), tx.named(jnp.ones(2), ["btch"]))
+    return lax.scan(lambda c, x: step(c, tx.named(x, ["batch", "hidden"])), init, jnp.ones((3, 2, 5)))
 
 
 def layers():
@@ -280,6 +316,9 @@ CASES = {
     "typed: size bound twice": (typed_call, E, K.AXIS_SIZE),
     "typed: group lacks an axis": (typed_group_return, E, K.AXIS_MISSING),
     "typed: container element": (typed_container, E, K.AXIS_MISSING),
+    "typed: TypedDict field": (typed_dict_field, E, K.AXIS_SIZE),
+    "typed: TypedDict key missing": (typed_dict_key, E, K.INVALID_ARGUMENT),
+    "typed: NamedTuple scan carry field": (named_tuple_scan_carry, E, K.AXIS_MISSING),
     # _vmap.py, _scan.py, _algebra/_transforms.py
     "vmap: no axis": (lambda: tx.vmap(tnp.exp, axis=()), E, K.INVALID_ARGUMENT),
     "vmap: resources of an unmapped axis": (
@@ -754,6 +793,22 @@ MESSAGES = {
         "NamedArray[float32, 'embed']: expected named axes 'embed' but the value has 'emb=4': it lacks 'embed' "
         "and carries undeclared 'emb'. Axis bindings so far in this call: embed=4. Fix: pass a value that fits "
         "the annotation, or correct the annotation"
+    ),
+    "typed: TypedDict field": (
+        "typed_dict_field.<locals>.dense() argument params['b'] is NamedArray(float32[out=5]), which does not match "
+        "NamedArray[float32, 'out']: axis 'out' has size 5 but was bound to 4 earlier in this call. Axis bindings so "
+        "far in this call: in=3 out=4. Fix: pass a value that fits the annotation, or correct the annotation"
+    ),
+    "typed: TypedDict key missing": (
+        "typed_dict_key.<locals>.dense() parameter 'params' is {'w': NamedArray(float32[in=3, out=4])}, which does "
+        "not match Params: it has no key 'b'. Axis bindings so far in this call: in=3 out=4. Fix: pass a value that "
+        "fits the annotation, or correct the annotation"
+    ),
+    "typed: NamedTuple scan carry field": (
+        "named_tuple_scan_carry.<locals>.step() argument carry.steps is NamedArray(float32[btch=2]), which does not "
+        "match NamedArray[float32, 'batch']: expected named axes 'batch' but the value has 'btch=2': it lacks "
+        "'batch' and carries undeclared 'btch'. Axis bindings so far in this call: batch=2 hidden=5. Fix: pass a "
+        "value that fits the annotation, or correct the annotation"
     ),
     "vmap: no axis": 'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
     "vmap: resources of an unmapped axis": (
