@@ -30,8 +30,10 @@ from ._codes import ALL_CODES
 from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
+from ._gradual import analyze_named_array
 from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._messages import install as install_messages
+from ._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
 from ._structure import METHODS as STRUCTURE_METHODS, TX_FUNCTIONS, method_hook, structure_hook, tx_hook
@@ -150,6 +152,7 @@ class TypedXmapPlugin(Plugin):
         # mypy asks for a type-analysis hook for every name it analyses (~45 per line of a typical file)
         self._type_hooks = {name: self._analysed(analyze_annotated) for name in ANNOTATED}
         self._type_hooks |= {name: self._analysed(analyze_dtype_marker) for name in DTYPE_MARKERS}
+        self._type_hooks[NAMED_ARRAY] = self._analysed(analyze_named_array)
 
     # -- semantic analysis -------------------------------------------------------------------
     def default_analysis(self, ctx: AnalyzeTypeContext) -> Type:
@@ -215,6 +218,8 @@ class TypedXmapPlugin(Plugin):
             return partial(sharding_hook, self, SHARDING_NAMES[fullname])
         if fullname in TRANSFORMS:
             return partial(transform_hook, self, TRANSFORMS[fullname])
+        if fullname in NAMED_VMAP:
+            return partial(named_vmap_hook, self)
         if fullname == "functools.partial":
             return partial(partial_new_hook, self)
         if fullname in POSITIONAL:
