@@ -34,6 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
         ("NamedArray_[Any, TypedDict({'*rest'=: Any, 'embed'=: Any}), Any]", "NamedArray[Any, '*rest embed']"),
         ("NamedArray_[floating[Any], Any, tuple[Any, ...]]", "NamedArray[Float, Any]"),
         ("tuple[NamedArray_[floating[_64Bit], TypedDict({'a'=: Any}), Any], int]", "tuple[NamedArray[f64, 'a'], int]"),
+        (  # a tx.vmap-ed parameter: the mapped axis may be there or not
+            "NamedArray_[floating[_32Bit], TypedDict({'in'=: Any, 'batch'?=: Any}, closed=True), tuple[Any, ...]]",
+            "NamedArray[f32, 'in batch?']",
+        ),
         ("no array here", "no array here"),
     ],
 )

@@ -40,7 +40,7 @@ DTYPES = {
 }
 """numpy's scalar types as mypy prints them -> the dtype markers users write (``bf16`` prints as ``Any``)."""
 _QUALIFIED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
-_ITEM = re.compile(r"'([^']*)'[=?]*:\s*(?:Literal\[(\d+)\]|[^,}]+)")
+_ITEM = re.compile(r"'([^']*)'([=?]*):\s*(?:Literal\[(\d+)\]|[^,}]+)")
 _SIZE = re.compile(r"Literal\[(\d+)\]")
 
 
@@ -73,8 +73,9 @@ def _named(text: str) -> str | None:
         return None  # Any: a shape the checker does not know
     names = []
     for match in _ITEM.finditer(text):
-        name, size = match.group(1), match.group(2)
-        names.append(name if size is None else f"{name}={size}")
+        name, flags, size = match.group(1), match.group(2), match.group(3)
+        optional = "?" if "?" in flags else ""  # an axis a tx.vmap-ed parameter may or may not carry
+        names.append(f"{name}{optional}" if size is None else f"{name}={size}{optional}")
     return " ".join(names)
 
 

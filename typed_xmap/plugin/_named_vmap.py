@@ -33,6 +33,8 @@ CONTAINERS = frozenset(
     {"builtins.dict", "builtins.list", "builtins.tuple", "typing.Mapping", "typing.Sequence", "typing.MutableMapping"}
 )
 """Generic containers whose type arguments are the types of their leaves (``dict[str, NamedArray[...]]``)."""
+COVARIANT = {"builtins.dict": "typing.Mapping", "builtins.list": "typing.Sequence"}
+"""A parameter's invariant container, read-only in the typed result: a ``Params`` fits its changed type."""
 POSITIONAL = frozenset({"jax._src.basearray.Array", "builtins.float", "builtins.int", "builtins.bool"})
 """Output leaves the runtime turns into a NamedArray with the mapped axes (``jnp.asarray`` of them)."""
 DEPTH = 8
@@ -47,27 +49,36 @@ def named_vmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     if not isinstance(fun, CallableType) or fun.is_type_obj() or not names or len(names) != len(listed):
         return ctx.default_return_type
     return fun.copy_modified(
-        arg_types=[_leaves(t, partial(_accepting, plugin, names), DEPTH, read_only=True) for t in fun.arg_types],
-        ret_type=_leaves(fun.ret_type, partial(_returning, plugin, names), DEPTH, read_only=False),
+        arg_types=[
+            _leaves(plugin, t, partial(_accepting, plugin, names), DEPTH, read_only=True) for t in fun.arg_types
+        ],
+        ret_type=_leaves(plugin, fun.ret_type, partial(_returning, plugin, names), DEPTH, read_only=False),
     )
 
 
-def _leaves(typ: Type, change: Callable[[Type], Type | None], depth: int, *, read_only: bool) -> Type:
+def _leaves(
+    plugin: TypedXmapPlugin, typ: Type, change: Callable[[Type], Type | None], depth: int, *, read_only: bool
+) -> Type:
     """``typ`` with each leaf ``change`` types (``None``: not a leaf) changed, inside pytree containers.
-    ``read_only``: a ``TypedDict``'s keys become read-only (a parameter's, so its items are covariant and
-    the user's ``Params`` fits the changed ``Params``)."""
+    ``read_only`` (a parameter's type): a ``TypedDict``'s keys become read-only and a dict or list a
+    ``Mapping`` or ``Sequence``, so their items are covariant and the user's ``Params`` fits the changed one."""
     changed = change(typ)
     if changed is not None or depth == 0:
         return changed if changed is not None else typ
     proper = get_proper_type(typ)
     if isinstance(proper, TupleType):
-        return proper.copy_modified(items=[_leaves(t, change, depth - 1, read_only=read_only) for t in proper.items])
+        return proper.copy_modified(
+            items=[_leaves(plugin, t, change, depth - 1, read_only=read_only) for t in proper.items]
+        )
     if isinstance(proper, TypedDictType):
         keys = set(proper.items) if read_only else proper.readonly_keys
-        items = {k: _leaves(t, change, depth - 1, read_only=read_only) for k, t in proper.items.items()}
+        items = {k: _leaves(plugin, t, change, depth - 1, read_only=read_only) for k, t in proper.items.items()}
         return TypedDictType(items, proper.required_keys, keys, proper.fallback, is_closed=proper.is_closed)
     if isinstance(proper, Instance) and proper.type.fullname in CONTAINERS:
-        return proper.copy_modified(args=[_leaves(t, change, depth - 1, read_only=read_only) for t in proper.args])
+        args = [_leaves(plugin, t, change, depth - 1, read_only=read_only) for t in proper.args]
+        covariant = COVARIANT.get(proper.type.fullname) if read_only else None  # so list[X] fits list[X']
+        info = plugin.types.info(covariant) if covariant is not None else None
+        return Instance(info, args) if info is not None else proper.copy_modified(args=args)
     return typ
 
 

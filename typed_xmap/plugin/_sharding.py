@@ -48,7 +48,7 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
     except NamedShapeError as error:
         report(ctx.api, error, ctx.context)
         return ctx.default_return_type
-    operand = label(arg_expr(ctx, "x", 0), "x")
+    operand = label(arg_expr(ctx, "x", 0), "...")
     for path, shape in leaves:
         assert shape.named is not None  # _named_leaves yields known named shapes only
         conflicts = resource_conflicts(list(shape.named), resources)
