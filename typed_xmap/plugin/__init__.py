@@ -85,8 +85,10 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
     OpKind.CONSTRUCTOR: structure_hook,
 }
 """The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
-NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
-POSITIONAL = frozenset({"typed_xmap._convert.positional", "typed_xmap.positional"})
+NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap._ops._convert.named", "typed_xmap.named"})
+POSITIONAL = frozenset(
+    {"typed_xmap._convert.positional", "typed_xmap._ops._convert.positional", "typed_xmap.positional"}
+)
 OPERATOR_METHODS = frozenset(f"{NAMED_ARRAY}.{dunder}" for dunder in OPERATOR_DUNDERS)
 
 

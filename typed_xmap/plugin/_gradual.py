@@ -15,7 +15,7 @@ from mypy.types import AnyType, Instance, Type, TypeOfAny, get_proper_type
 if TYPE_CHECKING:
     from mypy.plugin import AnalyzeTypeContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["analyze_named_array"]
 

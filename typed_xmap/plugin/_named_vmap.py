@@ -24,11 +24,11 @@ from ._support import arg_expr
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["NAMED_VMAP", "named_vmap_hook"]
 
-NAMED_VMAP = frozenset({"typed_xmap.vmap", "typed_xmap._vmap.vmap"})
+NAMED_VMAP = frozenset({"typed_xmap.vmap", "typed_xmap._ops._vmap.vmap"})
 CONTAINERS = frozenset(
     {"builtins.dict", "builtins.list", "builtins.tuple", "typing.Mapping", "typing.Sequence", "typing.MutableMapping"}
 )
