@@ -94,7 +94,7 @@ def cache(tmp_path_factory):
 def test_typed_xmap_check_strict(tmp_path, cache, bug, code):
     """Clean under typed-xmap check --strict; a seeded mistake is caught with its code (the line of the
     mistake, or of the tx.shard call its RESOURCES reaches)."""
-    from typed_xmap._check import run_check
+    from typed_xmap._tools._check import run_check
 
     source = EXAMPLE.read_text()
     if bug is not None:

@@ -1,6 +1,8 @@
-# mypy: disable-error-code="empty-body, no-overload-impl"
+# mypy: disable-error-code="empty-body, no-overload-impl, overload-cannot-match"
 # pyright: reportNoOverloadImplementation=false
-# (a stub in a .py file, linked as stubs/typed_xmap/_static.pyi: its methods have no bodies by design)
+# (a stub in a .py file, linked as stubs/typed_xmap/_static.pyi: its methods have no bodies by design;
+# AnyNamedArray's UnknownShape_ overloads match where Self is a TypeVar bound to it, which mypy's
+# definition-time check, reading Self as the protocol itself, does not see)
 """What type checkers see of ``NamedArray``; never imported at run time.
 
 ``NamedArray`` is ``typing.Annotated`` to a type checker (as in jaxtyping), so the spec strings in
