@@ -1,0 +1,108 @@
+"""Sizes read from the source: an int, a symbol (``cfg.mlp``, ``n``, ``x.named_shape["seq"]`` and simple
+arithmetic on them), or unknown; the symbols' canonical form and rules are the algebra's (``_algebra/_symbols``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mypy.nodes import DictExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr, StrExpr
+from mypy.types import Instance, LiteralType, get_proper_type
+
+from .._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
+from ._encoding import Shape, decode
+from ._literals import UNKNOWN, literal_value
+
+__all__ = ["erased", "read_sizes", "static_size", "with_symbols"]
+
+_ARITHMETIC = {
+    "+": size_add,
+    "*": size_mul,
+    "//": size_floordiv,
+    "-": lambda a, b: size_add(a, -b) if isinstance(b, int) else None,
+}
+
+
+def _source(expr: Expression) -> str | None:
+    """A name or attribute chain as written (``cfg.mlp``, ``self.heads``)."""
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        inner = _source(expr.expr)
+        return f"{inner}.{expr.name}" if inner is not None else None
+    return None
+
+
+def static_size(api: Any, expr: Expression | None) -> StaticSize:
+    """The size ``expr`` denotes: an int when mypy knows its value, a symbol for a name, a config attribute or
+    another value's ``named_shape[...]`` (and ``+ - * //`` on them), else unknown (``None``)."""
+    if expr is None:
+        return None
+    if isinstance(expr, IntExpr):
+        return expr.value
+    if isinstance(expr, OpExpr) and expr.op in _ARITHMETIC:
+        return _ARITHMETIC[expr.op](static_size(api, expr.left), static_size(api, expr.right))
+    known = _literal_int(api, expr)
+    if known is not None:
+        return known
+    if isinstance(expr, IndexExpr) and isinstance(expr.index, StrExpr):
+        base = expr.base
+        if isinstance(base, MemberExpr) and base.name == "named_shape":
+            return _axis_size(api, base.expr, expr.index.value)
+        return None
+    text = _source(expr)
+    return symbol(text) if text is not None else None
+
+
+def _literal_int(api: Any, expr: Expression) -> int | None:
+    try:
+        proper = get_proper_type(api.get_expression_type(expr))
+    except Exception:  # noqa: BLE001  (an expression mypy cannot type here: no literal)
+        return None
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        proper = proper.last_known_value
+    if isinstance(proper, LiteralType) and isinstance(proper.value, int) and not isinstance(proper.value, bool):
+        return proper.value
+    return None
+
+
+def _axis_size(api: Any, value: Expression, axis: str) -> StaticSize:
+    """``value.named_shape[axis]``: the size its type carries (an int or a symbol), else the symbol of that text."""
+    shape = decode(api.get_expression_type(value))
+    if shape is not None and shape.named is not None and axis in shape.named:
+        size = shape.named[axis]
+        if size is not None:
+            return size
+        if axis in shape.symbols:
+            return shape.symbols[axis]
+    text = _source(value)
+    return symbol(f'{text}.named_shape["{axis}"]') if text is not None else None
+
+
+def read_sizes(api: Any, expr: Expression | None) -> dict[str, StaticSize] | None:
+    """A literal dict ``{"batch": n, "embed": cfg.embed}``: its axis names and their sizes; ``None`` when the
+    keys are not string literals. A literal that is no size (``"4"``) stays as it is, for the algebra to word."""
+    if not isinstance(expr, DictExpr):
+        return None
+    sizes: dict[str, Any] = {}
+    for key, value in expr.items:
+        if not isinstance(key, StrExpr):
+            return None
+        written = literal_value(value)
+        sizes[key.value] = static_size(api, value) if written is UNKNOWN or isinstance(written, int) else written
+    return sizes
+
+
+def erased(sizes: Mapping[str, StaticSize]) -> dict[str, int | None]:
+    """The sizes the algebra's rules take: ints, with ``None`` for a symbol."""
+    return {n: s if isinstance(s, int) else None for n, s in sizes.items()}
+
+
+def symbols_of(sizes: Mapping[str, StaticSize]) -> dict[str, SymbolicSize]:
+    return {n: s for n, s in sizes.items() if isinstance(s, SymbolicSize)}
+
+
+def with_symbols(shape: Shape) -> dict[str, StaticSize]:
+    """A decoded shape's named sizes with its symbols in place of ``None``."""
+    named = shape.named or {}
+    return {n: s if s is not None else shape.symbols.get(n) for n, s in named.items()}
