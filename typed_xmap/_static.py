@@ -28,6 +28,8 @@ SPEC = TypeVar("SPEC")
 class Shape_(TypedDict, Generic[SPEC]):
     """What the plugin names as the fallback of an encoded named shape: ``SPEC`` is the shape in the user's
     notation (``Literal["batch=8 mlp=cfg.mlp // 2"]``), symbolic sizes included."""
+
+
 SPEC = TypeVar("SPEC")
 
 

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from ._errors import ErrorKind, NamedShapeError
 
 __all__ = [
-    "SymbolicSize",
     "StaticSize",
+    "SymbolicSize",
     "format_size",
     "meet_sizes",
-    "parse_symbolic_spec",
     "parse_size",
+    "parse_symbolic_spec",
     "size_add",
     "size_floordiv",
     "size_mul",
@@ -73,7 +73,7 @@ def size_add(a: StaticSize, b: StaticSize) -> StaticSize:
         return a + b
     if isinstance(a, int):
         a, b = b, a
-    assert isinstance(a, SymbolicSize)  # noqa: S101  (narrowing: one of them is a symbol)
+    assert isinstance(a, SymbolicSize)
     if isinstance(b, int):
         return _canonical(a.atoms, a.scale, a.divisor, a.offset + b)
     if a.atoms == b.atoms and a.divisor == b.divisor == 1:
@@ -89,7 +89,7 @@ def size_mul(a: StaticSize, b: StaticSize) -> StaticSize:
         return a * b
     if isinstance(a, int):
         a, b = b, a
-    assert isinstance(a, SymbolicSize)  # noqa: S101
+    assert isinstance(a, SymbolicSize)
     if isinstance(b, int):
         if a.divisor != 1:
             return _canonical(a.atoms, a.scale * b, a.divisor, a.offset * b) if a.offset == 0 else None

@@ -34,8 +34,15 @@ from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook,
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
+from ._structure import (
+    METHODS as STRUCTURE_METHODS,
+    REDUCTION_METHODS,
+    TX_FUNCTIONS,
+    method_hook,
+    structure_hook,
+    tx_hook,
+)
 from ._symbolic import indexed, keeping, meeting
-from ._structure import METHODS as STRUCTURE_METHODS, REDUCTION_METHODS, TX_FUNCTIONS, method_hook, structure_hook, tx_hook
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 

@@ -57,7 +57,7 @@ def static_size(api: Any, expr: Expression | None) -> StaticSize:
 def _literal_int(api: Any, expr: Expression) -> int | None:
     try:
         proper = get_proper_type(api.get_expression_type(expr))
-    except Exception:  # noqa: BLE001  (an expression mypy cannot type here: no literal)
+    except Exception:
         return None
     if isinstance(proper, Instance) and proper.last_known_value is not None:
         proper = proper.last_known_value

@@ -22,20 +22,20 @@ from .._algebra import (
     Size,
     StaticSize,
     SymbolicSize,
-    meet_sizes,
-    size_add,
-    size_floordiv,
-    size_mul,
     arange_shape,
     axis_sizes,
     broadcast_to_shape,
     concatenate_shape,
+    meet_sizes,
     merge_axes_shape,
     new_axis,
     pad_shape,
     rename_shape,
     require_axis,
     same_positional,
+    size_add,
+    size_floordiv,
+    size_mul,
     split_axis_shape,
     split_shape,
     stack_shape,
@@ -144,7 +144,8 @@ TX_FUNCTIONS = frozenset(
 ) | frozenset(f"typed_xmap.random.{name}" for name in ("normal", "uniform", "bernoulli"))
 """The ``tx`` functions typed here, by full name (the stubs' and the runtime module's)."""
 
-REDUCTION_METHODS = _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "all", "any", "argmax", "argmin")
+_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "all", "any", "argmax", "argmin")
+REDUCTION_METHODS = frozenset(_REDUCTIONS)
 METHODS = {
     f"typed_xmap._static.NamedArray_.{name}": name
     for name in (*_REDUCTIONS, "cumsum", "cumprod", "rename", "merge_axes", "split_axis", "broadcast_to")
