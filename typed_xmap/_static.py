@@ -30,14 +30,6 @@ class Shape_(TypedDict, Generic[SPEC]):
     notation (``Literal["batch=8 mlp=cfg.mlp // 2"]``), symbolic sizes included."""
 
 
-SPEC = TypeVar("SPEC")
-
-
-class Shape_(TypedDict, Generic[SPEC]):
-    """What the plugin names as the fallback of an encoded named shape: ``SPEC`` is the shape in the user's
-    notation (``Literal["batch=8 mlp=cfg.mlp // 2"]``), symbolic sizes included."""
-
-
 class NamedArray_(Generic[DT, NS, PS]):  # noqa: PLW1641  (== is elementwise: unhashable, as NamedArray)
     """A NamedArray whose dtype is ``DT``, named shape ``NS`` and positional shape ``PS``."""
 

@@ -165,7 +165,7 @@ _OPERATORS = frozenset({"*", "//", "+", "-"})
 
 
 def parse_symbolic_spec(text: str) -> dict[str, StaticSize]:
-    """``symbolic_spec``'s inverse: ``"batch=8 mlp=cfg.mlp // 2 embed"`` -> ``{"batch": 8, "mlp": ..., "embed": None}``."""
+    """``symbolic_spec``'s inverse: ``"batch=8 mlp=cfg.mlp // 2 embed"`` -> ``{"batch": 8, "mlp": ..., ...}``."""
     axes: dict[str, list[str]] = {}
     current: list[str] | None = None
     for token in text.split():

@@ -61,10 +61,11 @@ __all__ = [
 
 NAMED_ARRAY = "typed_xmap._static.NamedArray_"
 SHAPE_FALLBACK = "typed_xmap._static.Shape_"
-"""The class an encoded named shape (NS) names as its TypedDict fallback, ``Shape_[Literal["batch=8 mlp=cfg.mlp // 2"]]``:
-the shape in the user's notation, symbolic sizes included. mypy ignores a TypedDict's fallback when it
-compares TypedDicts, so it carries what an item cannot (a symbol is ``Any`` in the items, gradual), and it is
-what mypy prints (``_messages`` turns it into ``NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]``)."""
+"""The class an encoded named shape (NS) names as its TypedDict fallback,
+``Shape_[Literal["batch=8 mlp=cfg.mlp // 2"]]``: the shape in the user's notation, symbolic sizes included.
+mypy ignores a TypedDict's fallback when it compares TypedDicts, so it carries what an item cannot (a symbol
+is ``Any`` in the items: gradual), and mypy prints it in its errors (``_messages`` turns it into
+``NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]``)."""
 SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
 Size = int | None
