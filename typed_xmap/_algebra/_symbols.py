@@ -202,8 +202,9 @@ def meet_sizes(
                 raise NamedShapeError(
                     f"axis {name!r} has size {format_size(known)} in {labels[other]} "
                     f"({symbolic_spec(shapes[other])!r}) but size {format_size(size)} in {labels[index]} "
-                    f"({symbolic_spec(shape)!r}) in {operation}; one axis name must have one size. Fix: build "
-                    f"both from the same size, or rename one of the axes",
+                    f"({symbolic_spec(shape)!r}) in {operation}; values meet by name, so one axis name must have "
+                    f"one size, and these differ whatever the config. Fix: build both from the same size, or "
+                    f"rename one of the axes",
                     kind=ErrorKind.AXIS_SIZE,
                 )
             elif name not in result or (size is not None and not isinstance(known, int)):

@@ -6,7 +6,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mypy.nodes import DictExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr, StrExpr
+from mypy.nodes import (
+    LDEF,
+    AssignmentStmt,
+    Block,
+    Decorator,
+    DictExpr,
+    Expression,
+    ForStmt,
+    FuncDef,
+    FuncItem,
+    IfStmt,
+    IndexExpr,
+    IntExpr,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    OperatorAssignmentStmt,
+    OpExpr,
+    StarExpr,
+    Statement,
+    StrExpr,
+    TryStmt,
+    TupleExpr,
+    WhileStmt,
+    WithStmt,
+)
 from mypy.types import Instance, LiteralType, get_proper_type
 
 from .._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
@@ -23,12 +48,16 @@ _ARITHMETIC = {
 }
 
 
-def _source(expr: Expression) -> str | None:
-    """A name or attribute chain as written (``cfg.mlp``, ``self.heads``)."""
+def _source(api: Any, expr: Expression) -> str | None:
+    """A name or attribute chain as written (``cfg.mlp``, ``self.heads``), from a name bound once in its
+    function (a parameter never reassigned, a local assigned once) or a module's name. A name bound twice
+    (``ch = ch * 2``, a loop variable, a rebound ``x``) would give one text to two sizes: no symbol (unknown)."""
     if isinstance(expr, NameExpr):
+        if expr.kind == LDEF and _bindings(api).get(expr.name, 0) > 1:
+            return None
         return expr.name
     if isinstance(expr, MemberExpr):
-        inner = _source(expr.expr)
+        inner = _source(api, expr.expr)
         return f"{inner}.{expr.name}" if inner is not None else None
     return None
 
@@ -50,7 +79,7 @@ def static_size(api: Any, expr: Expression | None) -> StaticSize:
         if isinstance(base, MemberExpr) and base.name == "named_shape":
             return _axis_size(api, base.expr, expr.index.value)
         return None
-    text = _source(expr)
+    text = _source(api, expr)
     return symbol(text) if text is not None else None
 
 
@@ -75,7 +104,7 @@ def _axis_size(api: Any, value: Expression, axis: str) -> StaticSize:
             return size
         if axis in shape.symbols:
             return shape.symbols[axis]
-    text = _source(value)
+    text = _source(api, value)
     return symbol(f'{text}.named_shape["{axis}"]') if text is not None else None
 
 
@@ -106,3 +135,79 @@ def with_symbols(shape: Shape) -> dict[str, StaticSize]:
     """A decoded shape's named sizes with its symbols in place of ``None``."""
     named = shape.named or {}
     return {n: s if s is not None else shape.symbols.get(n) for n, s in named.items()}
+
+
+_BINDINGS: dict[int, tuple[object, dict[str, int]]] = {}
+
+
+def _bindings(api: Any) -> dict[str, int]:
+    """How many times each name is bound in the function being checked (the outermost one, nested ones
+    included: over-counting only gives fewer symbols); memoized per function."""
+    scope = getattr(api, "scope", None)
+    function = scope.top_level_function() if scope is not None else None
+    if function is None:
+        return {}
+    cached = _BINDINGS.get(id(function))
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    counts: dict[str, int] = {}
+    _count_function(function, counts)
+    if len(_BINDINGS) > 4096:
+        _BINDINGS.clear()
+    _BINDINGS[id(function)] = (function, counts)
+    return counts
+
+
+def _count_function(function: FuncItem, counts: dict[str, int]) -> None:
+    for argument in function.arguments:
+        counts[argument.variable.name] = counts.get(argument.variable.name, 0) + 1
+    _count_block(function.body, counts)
+
+
+def _count_target(target: Expression | None, counts: dict[str, int]) -> None:
+    if isinstance(target, NameExpr):
+        counts[target.name] = counts.get(target.name, 0) + 1
+    elif isinstance(target, (TupleExpr, ListExpr)):
+        for item in target.items:
+            _count_target(item, counts)
+    elif isinstance(target, StarExpr):
+        _count_target(target.expr, counts)
+
+
+def _count_block(block: Block | None, counts: dict[str, int]) -> None:
+    for statement in block.body if block is not None else ():
+        _count_statement(statement, counts)
+
+
+def _count_statement(statement: Statement, counts: dict[str, int]) -> None:
+    if isinstance(statement, AssignmentStmt):
+        for target in statement.lvalues:
+            _count_target(target, counts)
+    elif isinstance(statement, OperatorAssignmentStmt):
+        _count_target(statement.lvalue, counts)
+        _count_target(statement.lvalue, counts)  # x += 1 rebinds: never one binding
+    elif isinstance(statement, (ForStmt, WhileStmt)):
+        if isinstance(statement, ForStmt):
+            _count_target(statement.index, counts)
+            _count_target(statement.index, counts)  # a loop variable takes many values
+        _count_block(statement.body, counts)
+        _count_block(statement.else_body, counts)
+    elif isinstance(statement, IfStmt):
+        for body in statement.body:
+            _count_block(body, counts)
+        _count_block(statement.else_body, counts)
+    elif isinstance(statement, WithStmt):
+        for target in statement.target:
+            _count_target(target, counts)
+        _count_block(statement.body, counts)
+    elif isinstance(statement, TryStmt):
+        for block in (statement.body, *statement.handlers, statement.else_body, statement.finally_body):
+            _count_block(block, counts)
+        for var in statement.vars:
+            _count_target(var, counts)
+    elif isinstance(statement, Decorator):
+        _count_function(statement.func, counts)
+    elif isinstance(statement, FuncDef):
+        _count_function(statement, counts)
+    elif isinstance(statement, Block):
+        _count_block(statement, counts)
