@@ -100,7 +100,11 @@ def size_mul(a: StaticSize, b: StaticSize) -> StaticSize:
 
 
 def size_floordiv(a: StaticSize, b: StaticSize) -> StaticSize:
-    """``a // b`` for an int ``b`` (``cfg.mlp // 2``); unknown otherwise."""
+    """``a // b``: for an int ``b`` in canonical form (``cfg.mlp // 2``); by a symbol, an atom of its own
+    (``(cfg.embed // cfg.heads)``, equal only to itself); unknown otherwise."""
+    if isinstance(b, SymbolicSize) and a is not None:
+        text = f"({format_size(a)} // {format_size(b)})"
+        return symbol(text) if " * " not in text else None  # an atom never holds " * " (parse_size splits there)
     if a is None or not isinstance(b, int) or b <= 0:
         return None
     if isinstance(a, int):
@@ -185,11 +189,14 @@ def meet_sizes(
     operation: str,
     operands: Sequence[str] | None = None,
     skip: Collection[str] = (),
+    shown: Sequence[Mapping[str, StaticSize]] | None = None,
 ) -> dict[str, StaticSize]:
     """Where values meet by name (broadcast, einsum, a call's arguments), one name has one size: the union
     of the axes, each with its most precise size (an int, else a symbol); sizes that certainly differ
-    (``sizes_differ``) raise. Axes in ``skip`` (a concatenated axis) are not compared."""
+    (``sizes_differ``) raise. Axes in ``skip`` (a concatenated axis) are not compared; ``shown`` are the
+    shapes the message quotes, when they are not ``shapes``."""
     labels = operands or [f"operand {i}" for i in range(len(shapes))]
+    quoted = shown or shapes
     result: dict[str, StaticSize] = {}
     owner: dict[str, int] = {}
     for index, shape in enumerate(shapes):
@@ -201,10 +208,10 @@ def meet_sizes(
                 other = owner[name]
                 raise NamedShapeError(
                     f"axis {name!r} has size {format_size(known)} in {labels[other]} "
-                    f"({symbolic_spec(shapes[other])!r}) but size {format_size(size)} in {labels[index]} "
-                    f"({symbolic_spec(shape)!r}) in {operation}; values meet by name, so one axis name must have "
-                    f"one size, and these differ whatever the config. Fix: build both from the same size, or "
-                    f"rename one of the axes",
+                    f"({symbolic_spec(quoted[other])!r}) but size {format_size(size)} in {labels[index]} "
+                    f"({symbolic_spec(quoted[index])!r}) in {operation}; values meet by name, so one axis name "
+                    f"must have one size, and these differ whatever the config. Fix: build both from the same "
+                    f"size, or rename one of the axes",
                     kind=ErrorKind.AXIS_SIZE,
                 )
             elif name not in result or (size is not None and not isinstance(known, int)):

@@ -4,6 +4,7 @@ arithmetic on them), or unknown; the symbols' canonical form and rules are the a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from mypy.nodes import (
@@ -38,7 +39,15 @@ from .._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_m
 from ._encoding import Shape, decode
 from ._literals import UNKNOWN, literal_value
 
-__all__ = ["erased", "read_sizes", "static_size", "with_symbols"]
+__all__ = [
+    "erased",
+    "named_value_sizes",
+    "read_sizes",
+    "static_size",
+    "symbols_of",
+    "value_axis_symbol",
+    "with_symbols",
+]
 
 _ARITHMETIC = {
     "+": size_add,
@@ -53,7 +62,7 @@ def _source(api: Any, expr: Expression) -> str | None:
     function (a parameter never reassigned, a local assigned once) or a module's name. A name bound twice
     (``ch = ch * 2``, a loop variable, a rebound ``x``) would give one text to two sizes: no symbol (unknown)."""
     if isinstance(expr, NameExpr):
-        if expr.kind == LDEF and _bindings(api).get(expr.name, 0) > 1:
+        if expr.kind == LDEF and _bindings(api).counts.get(expr.name, 0) > 1:
             return None
         return expr.name
     if isinstance(expr, MemberExpr):
@@ -62,15 +71,20 @@ def _source(api: Any, expr: Expression) -> str | None:
     return None
 
 
-def static_size(api: Any, expr: Expression | None) -> StaticSize:
+def static_size(api: Any, expr: Expression | None, depth: int = 0) -> StaticSize:
     """The size ``expr`` denotes: an int when mypy knows its value, a symbol for a name, a config attribute or
-    another value's ``named_shape[...]`` (and ``+ - * //`` on them), else unknown (``None``)."""
-    if expr is None:
+    another value's ``named_shape[...]`` (and ``+ - * //`` on them), else unknown (``None``). A local assigned
+    once stands for what it was assigned (``pixels = cfg.patch * cfg.patch``)."""
+    if expr is None or depth > 8:
         return None
+    if isinstance(expr, NameExpr) and expr.kind == LDEF:
+        bindings = _bindings(api)
+        if bindings.counts.get(expr.name, 0) == 1 and expr.name in bindings.values:
+            return static_size(api, bindings.values[expr.name], depth + 1)
     if isinstance(expr, IntExpr):
         return expr.value
     if isinstance(expr, OpExpr) and expr.op in _ARITHMETIC:
-        return _ARITHMETIC[expr.op](static_size(api, expr.left), static_size(api, expr.right))
+        return _ARITHMETIC[expr.op](static_size(api, expr.left, depth + 1), static_size(api, expr.right, depth + 1))
     known = _literal_int(api, expr)
     if known is not None:
         return known
@@ -105,7 +119,22 @@ def _axis_size(api: Any, value: Expression, axis: str) -> StaticSize:
         if axis in shape.symbols:
             return shape.symbols[axis]
     text = _source(api, value)
-    return symbol(f'{text}.named_shape["{axis}"]') if text is not None else None
+    return value_axis_symbol(text, axis) if text is not None else None
+
+
+def value_axis_symbol(value: str, axis: str) -> SymbolicSize:
+    """The size of ``axis`` of the value named ``value`` (bound once), as written: ``x.named_shape["seq"]``."""
+    return symbol(f"{value}.named_shape['{axis}']")
+
+
+def named_value_sizes(api: Any, expr: Expression | None, shape: Shape) -> dict[str, StaticSize]:
+    """``with_symbols(shape)``, an unknown size of a value named by a name bound once being that value's own
+    ``x.named_shape['seq']`` (the symbol ``tnp.arange("seq", x.named_shape["seq"])`` has)."""
+    sizes = with_symbols(shape)
+    text = _source(api, expr) if isinstance(expr, NameExpr) else None
+    if text is None:
+        return sizes
+    return {n: s if s is not None else value_axis_symbol(text, n) for n, s in sizes.items()}
 
 
 def read_sizes(api: Any, expr: Expression | None) -> dict[str, StaticSize] | None:
@@ -137,36 +166,45 @@ def with_symbols(shape: Shape) -> dict[str, StaticSize]:
     return {n: s if s is not None else shape.symbols.get(n) for n, s in named.items()}
 
 
-_BINDINGS: dict[int, tuple[object, dict[str, int]]] = {}
+@dataclass(frozen=True)
+class _Bindings:
+    counts: dict[str, int] = field(default_factory=dict)
+    """How many times each name is bound."""
+    values: dict[str, Expression] = field(default_factory=dict)
+    """What a name bound by one plain assignment ``name = value`` was assigned."""
 
 
-def _bindings(api: Any) -> dict[str, int]:
-    """How many times each name is bound in the function being checked (the outermost one, nested ones
-    included: over-counting only gives fewer symbols); memoized per function."""
+_NO_BINDINGS = _Bindings()
+_BINDINGS: dict[int, tuple[object, _Bindings]] = {}
+
+
+def _bindings(api: Any) -> _Bindings:
+    """The names bound in the function being checked (the outermost one, nested ones included: over-counting
+    only gives fewer symbols); memoized per function."""
     scope = getattr(api, "scope", None)
     function = scope.top_level_function() if scope is not None else None
     if function is None:
-        return {}
+        return _NO_BINDINGS
     cached = _BINDINGS.get(id(function))
     if cached is not None and cached[0] is function:
         return cached[1]
-    counts: dict[str, int] = {}
-    _count_function(function, counts)
+    found = _Bindings()
+    _count_function(function, found)
     if len(_BINDINGS) > 4096:
         _BINDINGS.clear()
-    _BINDINGS[id(function)] = (function, counts)
-    return counts
+    _BINDINGS[id(function)] = (function, found)
+    return found
 
 
-def _count_function(function: FuncItem, counts: dict[str, int]) -> None:
+def _count_function(function: FuncItem, found: _Bindings) -> None:
     for argument in function.arguments:
-        counts[argument.variable.name] = counts.get(argument.variable.name, 0) + 1
-    _count_block(function.body, counts)
+        found.counts[argument.variable.name] = found.counts.get(argument.variable.name, 0) + 1
+    _count_block(function.body, found)
 
 
-def _count_target(target: Expression | None, counts: dict[str, int]) -> None:
+def _count_target(target: Expression | None, counts: _Bindings) -> None:
     if isinstance(target, NameExpr):
-        counts[target.name] = counts.get(target.name, 0) + 1
+        counts.counts[target.name] = counts.counts.get(target.name, 0) + 1
     elif isinstance(target, (TupleExpr, ListExpr)):
         for item in target.items:
             _count_target(item, counts)
@@ -174,15 +212,18 @@ def _count_target(target: Expression | None, counts: dict[str, int]) -> None:
         _count_target(target.expr, counts)
 
 
-def _count_block(block: Block | None, counts: dict[str, int]) -> None:
+def _count_block(block: Block | None, counts: _Bindings) -> None:
     for statement in block.body if block is not None else ():
         _count_statement(statement, counts)
 
 
-def _count_statement(statement: Statement, counts: dict[str, int]) -> None:
+def _count_statement(statement: Statement, counts: _Bindings) -> None:
     if isinstance(statement, AssignmentStmt):
         for target in statement.lvalues:
             _count_target(target, counts)
+        (first, *more) = statement.lvalues
+        if not more and isinstance(first, NameExpr):
+            counts.values[first.name] = statement.rvalue
     elif isinstance(statement, OperatorAssignmentStmt):
         _count_target(statement.lvalue, counts)
         _count_target(statement.lvalue, counts)  # x += 1 rebinds: never one binding

@@ -45,7 +45,7 @@ from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
 from ._reductions import reduction_hook
 from ._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
-from ._support import arg, arg_expr, report
+from ._support import arg, arg_expr, label as operand_label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext
@@ -279,11 +279,13 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
         named = [s.named or {} for s in shapes]
         same_positional([s.positional for s in shapes], operation=label)
         static = [with_symbols(s) for s in shapes]
+        items = getattr(arg_expr(ctx, "xs", 0), "items", [])
+        names = [operand_label(e, f"xs[{i}]") for i, e in enumerate(items)]
         if name == "stack":
-            met = meet_sizes(static, operation=label)
+            met = meet_sizes(static, operation=label, operands=names)
             return _kept(stack_shape(named, axis, len(shapes), operation=label), met), shapes[0].positional
         result = concatenate_shape(named, axis, operation=label)
-        met = meet_sizes(static, operation=label, skip={str(axis)})
+        met = meet_sizes(static, operation=label, operands=names, skip={str(axis)})
         total: StaticSize = 0
         for one in static:
             total = size_add(total, one.get(str(axis)))

@@ -14,7 +14,7 @@ from mypy.types import Type
 
 from .._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes
 from ._encoding import Shape, decode
-from ._sizes import with_symbols
+from ._sizes import named_value_sizes, with_symbols
 from ._support import label, report
 
 if TYPE_CHECKING:
@@ -77,18 +77,21 @@ def _with(plugin: TypedXmapPlugin, result: Type, sizes: dict[str, StaticSize], s
 
 
 def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
-    """A hook whose operands meet by name: symbols checked against each other, kept in the result."""
+    """A hook whose operands meet by name: symbols checked against each other (an operand named by a name
+    bound once also stands for its own ``x.named_shape[...]``), kept in the result."""
 
     def symbolic(ctx: Any) -> Type:
-        shapes, labels, _ = _operands(ctx)
+        shapes, labels, exprs = _operands(ctx)
         if not any(s.symbols for s in shapes):
             return hook(ctx)
+        static = [named_value_sizes(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
         try:
-            sizes = meet_sizes([with_symbols(s) for s in shapes], operation=_operation(ctx, labels), operands=labels)
+            shown = [with_symbols(s) for s in shapes]
+            meet_sizes(static, operation=_operation(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return hook(ctx)
-        return _with(plugin, hook(ctx), sizes)
+        return _with(plugin, hook(ctx), _kept_sizes(shapes))  # the operands' own symbols, not their names'
 
     return symbolic
 
