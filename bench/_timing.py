@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typed_xmap._timing import interleaved
+from typed_xmap._tools._timing import interleaved
 
 __all__ = ["interleaved", "print_table"]
 

@@ -64,7 +64,7 @@ def test_while_loop_carry_in_another_order():
 
 
 def test_mapped_axes_order_is_not_structure():
-    from typed_xmap._named_array import wrap
+    from typed_xmap._value._named_array import wrap
 
     a = wrap(jnp.ones(()), (), (("i", 2), ("j", 3)))
     b = wrap(jnp.ones(()), (), (("j", 3), ("i", 2)))
@@ -92,7 +92,7 @@ def test_the_common_paths_add_no_transposes_under_jit():
 def test_a_placeholder_leaf_never_changes_the_structure_of_real_values():
     """jax builds NamedArrays around placeholders (no ``ndim``), which flatten unsorted; that must not make
     a real value named in the same order flatten unsorted too."""
-    from typed_xmap._named_array import wrap
+    from typed_xmap._value._named_array import wrap
 
     jax.tree.flatten(wrap(None, ("embed", "batch")))  # a placeholder, named unsorted, flattens first
     a = tx.named(jnp.asarray(X), ["batch", "embed"])

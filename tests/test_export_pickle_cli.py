@@ -48,10 +48,10 @@ def test_annotations_pickle_to_the_same_class(hint):
 
 def test_the_command_prints_its_version_and_plain_help():
     version = subprocess.run(
-        [sys.executable, "-m", "typed_xmap._cli", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "typed_xmap._tools._cli", "--version"], capture_output=True, text=True, check=True
     )
     assert version.stdout.strip() == f"typed-xmap {tx.__version__}"
     usage = subprocess.run(
-        [sys.executable, "-m", "typed_xmap._cli", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "typed_xmap._tools._cli", "--help"], capture_output=True, text=True, check=True
     )
     assert "``" not in usage.stdout and "demo (the main job)" in usage.stdout

@@ -1211,7 +1211,7 @@ EXEMPT = {
     ("typed_xmap/plugin/_annotated.py", "NamedArray specs must be string literals; fix:"),
     # Defensive: the names that reach bound_size come from split_axis and the einsum parser, which only
     # ever yield strings (a non-string axis is refused there first).
-    ("typed_xmap/numpy/_mapped_axes.py", ". Fix: pass the axis name as a str"),
+    ("typed_xmap/_ops/_tnp/_mapped_axes.py", ". Fix: pass the axis name as a str"),
     # Needs devices of two platforms: backend= names a platform jax.devices() must have, and the tests'
     # mesh is of the same (CPU) devices, so backend and mesh cannot disagree here.
     ("typed_xmap/_xmap/_cache.py", ". Fix: drop backend=, or set a mesh of"),

@@ -7,7 +7,7 @@ import pytest
 
 import typed_xmap as tx
 from typed_xmap import NamedShapeError
-from typed_xmap._named_array import shape_repr
+from typed_xmap._value._named_array import shape_repr
 
 
 def ones(*named, positional=()):
@@ -189,7 +189,7 @@ def test_vmap_over_a_named_axis_is_a_clear_error():
 
 
 def test_mapped_axes_broadcast_with_data_axes_inside_vmap():
-    from typed_xmap._named_array import wrap
+    from typed_xmap._value._named_array import wrap
 
     w = tx.named(jnp.arange(3.0), ["feat"])
     c = tx.named(jnp.arange(4.0) * 10, ["batch"])  # 'batch' as a data dim, indexed per element

@@ -12,7 +12,7 @@ import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedShapeError
 from typed_xmap._algebra import OpKind, operations_of
-from typed_xmap._named_array import NamedArray, wrap
+from typed_xmap._value._named_array import NamedArray, wrap
 
 MODES = ["eager", "jit", "vmap", "mapped", "plain"]
 
@@ -452,7 +452,7 @@ def test_elementwise_size_clash_names_the_function():
 
 
 def test_eager_calls_fuse_into_one_cached_jit_per_op_and_layout():
-    from typed_xmap import _named_array
+    from typed_xmap._value import _named_array
 
     x, b = named(data(3, 4, 5), ["batch", "out"]), named(data(5, seed=1), ["out"])
     want = np.asarray(x.data) + np.asarray(b.data)[None, None, :]
@@ -485,7 +485,7 @@ def test_cached_layouts_still_raise_for_a_clash_and_a_missing_axis():
 
 
 def test_ufunc_keywords_and_clip_do_not_grow_the_fused_cache():
-    from typed_xmap import _named_array
+    from typed_xmap._value import _named_array
 
     x, b = named(data(2, 3), ["batch", "out"]), named(data(3), ["out"])
     tnp.round(x, decimals=2)
@@ -498,7 +498,7 @@ def test_ufunc_keywords_and_clip_do_not_grow_the_fused_cache():
 
 
 def test_argmax_plans_are_cached_once_per_function():
-    from typed_xmap.numpy import _reductions
+    from typed_xmap._ops._tnp import _reductions
 
     x = named(data(4, 5), ["batch", "out"])
     tnp.argmax(x, "out")

@@ -16,7 +16,7 @@ from test_numpy import MODES, compare, data, laid_out, named
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedShapeError
-from typed_xmap._named_array import NamedArray, wrap
+from typed_xmap._value._named_array import NamedArray, wrap
 
 
 def split_operand(text):

@@ -33,7 +33,7 @@ def test_unknown_attribute_is_an_attribute_error():
 def test_demo_runs():
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     result = subprocess.run(
-        [sys.executable, "-m", "typed_xmap._cli", "demo"],
+        [sys.executable, "-m", "typed_xmap._tools._cli", "demo"],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -63,7 +63,7 @@ def test_importing_the_plugin_does_not_import_jax():
 
 
 def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch):
-    from typed_xmap._check import run_check
+    from typed_xmap._tools._check import run_check
 
     monkeypatch.chdir(tmp_path)  # no mypy config here: the check supplies the plugin itself
     program = tmp_path / "model.py"
@@ -81,7 +81,7 @@ def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch):
 
 
 def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch):
-    from typed_xmap._check import run_check
+    from typed_xmap._tools._check import run_check
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mypy.ini").write_text("[mypy]\ndisable_error_code = named-axis-missing\n")
@@ -128,7 +128,7 @@ def accumulate(losses: list[NamedArray[f32, "batch"]], init: NamedArray[f32, ""]
 def test_check_allows_rebinding_and_keeps_the_bugs(tmp_path, capsys):
     """typed-xmap check turns on --allow-redefinition: rebinding (also in loops) is clean; a bug flowing
     through the rebound value or a loop accumulator is still reported."""
-    from typed_xmap._check import run_check
+    from typed_xmap._tools._check import run_check
 
     program = tmp_path / "rebind.py"
     program.write_text(REBIND_BUGS)

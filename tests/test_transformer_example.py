@@ -110,7 +110,7 @@ def test_the_model_uses_no_positional_escape():
 )
 def test_typed_xmap_check_strict(tmp_path, bug, code):
     """Clean under typed-xmap check --strict; a seeded bug is caught on its line with its code."""
-    from typed_xmap._check import run_check
+    from typed_xmap._tools._check import run_check
 
     source = EXAMPLE.read_text()
     if bug is not None:

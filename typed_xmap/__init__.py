@@ -21,10 +21,19 @@ if TYPE_CHECKING:
     from typing import Annotated as NamedArray
 
     from . import random as random
-    from ._convert import named as named, positional as positional
-    from ._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
-    from ._scan import scan as scan
-    from ._sharding import constrain as constrain, resources_of as resources_of, shard as shard
+    from ._checking._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
+    from ._checking._typed import typed as typed
+    from ._ops._convert import named as named, positional as positional
+    from ._ops._scan import scan as scan
+    from ._ops._sharding import constrain as constrain, resources_of as resources_of, shard as shard
+    from ._ops._structure import (
+        broadcast_to as broadcast_to,
+        merge_axes as merge_axes,
+        rename as rename,
+        split_axis as split_axis,
+    )
+    from ._ops._visualize import visualize as visualize
+    from ._ops._vmap import vmap as vmap
     from ._static import (
         AnyNamedArray as AnyNamedArray,
         Float as Float,
@@ -44,15 +53,6 @@ if TYPE_CHECKING:
         u8 as u8,
         u32 as u32,
     )
-    from ._structure import (
-        broadcast_to as broadcast_to,
-        merge_axes as merge_axes,
-        rename as rename,
-        split_axis as split_axis,
-    )
-    from ._typed import typed as typed
-    from ._visualize import visualize as visualize
-    from ._vmap import vmap as vmap
     from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
 else:
     from ._algebra import Float, Int, Num, Shaped, bf16, bool_, c64, f16, f32, f64, i8, i16, i32, i64, u8, u32
@@ -105,27 +105,31 @@ __all__ = [
 ]
 
 _LAZY = {
-    "AnyNamedArray": "._named_array",
-    "NamedArray": "._named_array",
-    "named": "._convert",
-    "positional": "._convert",
-    "typed": "._typed",
-    "shard": "._sharding",
-    "constrain": "._sharding",
-    "resources_of": "._sharding",
-    "visualize": "._visualize",
+    "AnyNamedArray": "._value._named_array",
+    "NamedArray": "._value._named_array",
+    "named": "._ops._convert",
+    "positional": "._ops._convert",
+    "typed": "._checking._typed",
+    "shard": "._ops._sharding",
+    "constrain": "._ops._sharding",
+    "resources_of": "._ops._sharding",
+    "visualize": "._ops._visualize",
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
-    "vmap": "._vmap",
-    "scan": "._scan",
-    "install_import_hook": "._import_hook",
-    "ImportHook": "._import_hook",
-    "rename": "._structure",
-    "merge_axes": "._structure",
-    "split_axis": "._structure",
-    "broadcast_to": "._structure",
+    "vmap": "._ops._vmap",
+    "scan": "._ops._scan",
+    "install_import_hook": "._checking._import_hook",
+    "ImportHook": "._checking._import_hook",
+    "rename": "._ops._structure",
+    "merge_axes": "._ops._structure",
+    "split_axis": "._ops._structure",
+    "broadcast_to": "._ops._structure",
 }
+
+_BINDERS = ("._ops._methods", "._checking._annotations")
+"""The modules that bind ``NamedArray``'s methods (``x.sum``, ``x[...]``, ``x.at``) and its annotation form
+(``NamedArray[...]``) onto the class once every operation exists; the first name loaded imports them."""
 
 _SUBMODULES = frozenset({"random"})
 """Public submodules ``tx.random`` reaches without an import of its own."""
@@ -141,6 +145,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'typed_xmap' has no attribute {name!r}")
+    for binder in _BINDERS:
+        importlib.import_module(binder, __name__)
     value = getattr(importlib.import_module(module, __name__), _RENAMED.get(name, name))
     globals()[name] = value
     return value

@@ -13,8 +13,9 @@ import jax
 import jax.numpy as jnp
 
 from ._algebra import axis_sizes
-from ._named_array import NamedArray, wrap
-from .numpy._constructors import place
+from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
+from ._ops._tnp._constructors import place
+from ._value._named_array import NamedArray, wrap
 
 __all__ = ["bernoulli", "normal", "uniform"]
 

@@ -4,7 +4,7 @@ Without the mypy plugin a function returns its (first) array argument's type: a 
 shape stays one (``NamedArray[f32, "..."]`` reads as ``NamedArray_[float32, Any, Any]`` then), a plain
 array stays a plain array, so neither typed nor per-element code gets false errors. With
 ``plugins = typed_xmap.plugin`` every result carries the named shape the plugin infers.
-Generated once from the runtime tables (``typed_xmap/numpy/_ufuncs.py``); ``tests/test_plugin_stubs.py`` keeps
+Generated once from the runtime tables (``typed_xmap/_ops/_tnp/_ufuncs.py``); ``tests/test_plugin_stubs.py`` keeps
 the names in sync.
 """
 

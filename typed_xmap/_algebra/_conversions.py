@@ -1,6 +1,6 @@
 """``tx.named`` and ``tx.positional``: whether an xmap spec leaf fits the value it names or un-names.
 
-The runtime (``typed_xmap._convert``) calls these with a value's real shape, the mypy plugin with the
+The runtime (``typed_xmap._ops._convert``) calls these with a value's real shape, the mypy plugin with the
 shape it inferred (sizes it does not know are ``None``): one rule, one wording.
 
 Pure Python.

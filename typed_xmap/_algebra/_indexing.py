@@ -13,7 +13,7 @@ every index's named axes. An index axis that also remains in ``x`` must have the
 is *pointwise*: the gather reads one element along it per index element (xarray's vectorized indexing), so the
 result has it once. Two indices share an axis the same way. A size clash is an error naming the axis.
 
-Pure Python: the runtime (``typed_xmap._indexing``) and the mypy plugin call these with the same keys.
+Pure Python: the runtime (``typed_xmap._ops._indexing``) and the mypy plugin call these with the same keys.
 """
 
 from __future__ import annotations

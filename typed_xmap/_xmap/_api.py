@@ -15,6 +15,7 @@ from typing import Any
 import jax
 
 from .._algebra import ErrorKind, NamedShapeError, normalize_axis_resources
+from .._value._frames import active_frames, thread_frames
 from ._cache import program
 from ._checks import different_mesh_error
 from ._config import (
@@ -26,7 +27,6 @@ from ._config import (
     named_parameters,
     validated_sizes,
 )
-from ._frames import active_frames, thread_frames
 from ._jax_errors import invalid_argument_error, on_other_devices_error
 from ._loops import active_loop_key, resolve_loops, thread_loops
 from ._mesh import concrete_mesh, same_mesh, trace_mesh

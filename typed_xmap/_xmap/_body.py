@@ -17,10 +17,10 @@ import jax.numpy as jnp
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 from .._algebra import ErrorKind, NamedShapeError, contraction_kernel, unlisted_axis_error
-from .._named_array import NamedArray, wrap
-from ._frames import Frame, active_frames, carries, current_trace
+from .._value._frames import Frame, active_frames, carries, current_trace
+from .._value._named_array import NamedArray, wrap
 from ._jax_errors import unbound_axis_error
-from ._loops import loop_level
+from ._loop_level import loop_level
 from ._plan import Plan
 from ._specs import flatten_prefix
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._algebra import ErrorKind, NamedShapeError, Resource, SerialLoop, unknown_resource_keys
-from ._frames import Frame
+from .._value._frames import Frame
 from ._mesh import same_mesh
 
 __all__ = ["check_defined", "check_in_scope", "check_nesting", "different_mesh_error"]

@@ -57,7 +57,7 @@ def named_parameters(fun: Callable[..., Any]) -> tuple[bool, ...] | None:
 
     A ``*args`` parameter's answer is repeated for every further argument (the last entry).
     """
-    from .._annotations import mentions_named_array
+    from .._checking._annotations import mentions_named_array
 
     try:
         hints = typing.get_type_hints(fun, include_extras=True)
@@ -73,7 +73,7 @@ def body_of(fun: Callable[..., Any], typed: tuple[bool, ...] | None) -> Callable
     """What runs per element: ``fun``, with its NamedArray hints checked when it has any."""
     if typed is None:
         return fun
-    from .._typed import check_named_hints
+    from .._checking._typed import check_named_hints
 
     return check_named_hints(fun)  # other hints see tracers here: beartype would reject `c: float`
 

@@ -16,7 +16,7 @@ from typing import Any
 import jax
 
 from .._algebra import AxisResourceConflict, Resource, check_conflicts, conflict_error, resource_conflicts
-from ._frames import outer_carried
+from .._value._frames import outer_carried
 from ._inference import check_jaxpr
 from ._plan import Plan, element_avals
 

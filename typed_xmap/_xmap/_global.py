@@ -17,7 +17,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import tree_flatten, tree_unflatten
 
 from .._algebra import ErrorKind, NamedShapeError, SerialLoop
-from .._named_array import NamedArray, wrap
+from .._value._named_array import NamedArray, wrap
 from ._specs import SpecTree, match_inputs
 
 __all__ = ["globalize"]

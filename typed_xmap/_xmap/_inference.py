@@ -23,7 +23,7 @@ __all__ = ["check_jaxpr", "user_line"]
 Resources = Mapping[str, tuple[Resource, ...]]
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # typed_xmap/
 _EXAMPLES = os.path.join(_PACKAGE, "examples")
-_DEMO = os.path.join(_PACKAGE, "_demo.py")  # the tour is user code that ships inside the package
+_DEMO = os.path.join(_PACKAGE, "_tools", "_demo.py")  # the tour is user code that ships inside the package
 _REDUCING = {
     "psum": "axes",
     "pmax": "axes",

@@ -18,10 +18,10 @@ import numpy as np
 from jax.tree_util import tree_flatten
 
 from .._algebra import Resource, SerialLoop, check_divisible
-from .._named_array import NamedArray
+from .._value._frames import Frame, active_frames
+from .._value._named_array import NamedArray
 from ._checks import check_defined, check_in_scope, check_nesting
 from ._config import Config
-from ._frames import Frame, active_frames
 from ._loops import loop_axis
 from ._specs import Leaf, infer_sizes, match_inputs
 

@@ -16,7 +16,7 @@ import numpy as np
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
 from .._algebra import AxisMap, ErrorKind, NamedShapeError, check_fits, is_axis_map_leaf, parse_axis_map
-from .._named_array import NamedArray
+from .._value._named_array import NamedArray
 
 __all__ = [
     "Leaf",

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from .._algebra import Resource
+from .._value._frames import Frame, active_frames
 from ._body import Observed, element_function, nest
 from ._config import Config
 from ._conflicts import check_argument_conflicts, check_intermediates, check_output_conflicts
-from ._frames import Frame, active_frames
 from ._jax_errors import loop_axis_error, multi_axis_permute_error, unlisted_by_vmap_error
 from ._placement import output_specs, run_constrained, run_on_mesh
 from ._plan import Plan, element_avals, make_plan, unwrap_arguments

@@ -27,10 +27,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._algebra import UnboundAxisError
-from .._indexing import dynamic_slice, dynamic_update_slice, take
-from ._constructors import arange, causal_mask, full, one_hot, ones, ones_like, zeros, zeros_like
-from ._contract import dot, einsum
-from ._reductions import (
+from .._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
+from .._ops._indexing import dynamic_slice, dynamic_update_slice, take
+from .._ops._tnp._constructors import arange, causal_mask, full, one_hot, ones, ones_like, zeros, zeros_like
+from .._ops._tnp._contract import dot, einsum
+from .._ops._tnp._reductions import (
     all,
     any,
     argmax,
@@ -46,8 +47,8 @@ from ._reductions import (
     sum,
     var,
 )
-from ._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
-from ._ufuncs import UFUNCS as _UFUNCS, clip, where
+from .._ops._tnp._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
+from .._ops._tnp._ufuncs import UFUNCS as _UFUNCS, clip, where
 
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
 globals().update(_UFUNCS)

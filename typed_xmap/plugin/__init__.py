@@ -94,8 +94,10 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
 MEETING = frozenset({OpKind.ELEMENTWISE, OpKind.SELECT, OpKind.CONTRACTION})
 KEEPING = frozenset({OpKind.REDUCTION, OpKind.INDEX_REDUCTION, OpKind.SHAPE_KEEPING})
 """The kinds whose operands meet by name / whose result keeps its operand's sizes: symbols follow (``_symbolic``)."""
-NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap.named"})
-POSITIONAL = frozenset({"typed_xmap._convert.positional", "typed_xmap.positional"})
+NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap._ops._convert.named", "typed_xmap.named"})
+POSITIONAL = frozenset(
+    {"typed_xmap._convert.positional", "typed_xmap._ops._convert.positional", "typed_xmap.positional"}
+)
 OPERATOR_METHODS = frozenset(f"{NAMED_ARRAY}.{dunder}" for dunder in OPERATOR_DUNDERS)
 
 

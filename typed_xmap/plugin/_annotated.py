@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mypy.plugin import AnalyzeTypeContext
     from mypy.typeanal import TypeAnalyser
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["analyze_annotated", "analyze_dtype_marker", "is_dtype_marker", "repair_alias"]
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from mypy.nodes import Context
     from mypy.plugin import FunctionContext, MethodContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["OPERATOR_METHODS", "SYMBOLS", "broadcast", "elementwise_hook", "operator_hook"]
 

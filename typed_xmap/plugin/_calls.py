@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from mypy.nodes import Context, Expression
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["annotated_call_hook", "bind_arguments", "has_named_params", "named_hook", "positional_hook"]
 

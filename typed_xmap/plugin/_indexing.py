@@ -31,7 +31,7 @@ from ._support import arg, arg_expr, label, report
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext, MethodContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["AT_GETITEM", "AT_UPDATES", "GETITEM", "at_hook", "at_update_hook", "getitem_hook", "indexing_hook"]
 

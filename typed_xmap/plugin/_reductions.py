@@ -33,7 +33,7 @@ from ._support import arg, arg_expr, fallback, label, report
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["reduction_hook"]
 

@@ -15,14 +15,14 @@ from ._support import arg, arg_expr, label, report
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["SHARDING_NAMES", "sharding_hook"]
 
 SHARDING_NAMES = {
-    "typed_xmap._sharding.shard": "tx.shard",
+    "typed_xmap._ops._sharding.shard": "tx.shard",
     "typed_xmap.shard": "tx.shard",
-    "typed_xmap._sharding.constrain": "tx.constrain",
+    "typed_xmap._ops._sharding.constrain": "tx.constrain",
     "typed_xmap.constrain": "tx.constrain",
 }
 

@@ -50,7 +50,7 @@ from ._support import arg, arg_expr, label as operand_label, report
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["METHODS", "ONE_OPERAND", "REDUCTION_METHODS", "TX_FUNCTIONS", "method_hook", "structure_hook", "tx_hook"]
 
@@ -139,7 +139,7 @@ def _kept(result: Mapping[str, Size], static: Mapping[str, StaticSize]) -> dict[
 
 TX_FUNCTIONS = frozenset(
     f"{module}.{name}"
-    for module in ("typed_xmap", "typed_xmap._structure")
+    for module in ("typed_xmap", "typed_xmap._ops._structure")
     for name in ("rename", "merge_axes", "split_axis", "broadcast_to")
 ) | frozenset(f"typed_xmap.random.{name}" for name in ("normal", "uniform", "bernoulli"))
 """The ``tx`` functions typed here, by full name (the stubs' and the runtime module's)."""

@@ -18,7 +18,7 @@ from ._sizes import named_value_sizes, with_symbols
 from ._support import label, report
 
 if TYPE_CHECKING:
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["indexed", "keeping", "meeting"]
 

@@ -34,7 +34,7 @@ from ._support import arg_expr
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["TRANSFORMS", "partial_call_hook", "partial_new_hook", "transform_hook"]
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from mypy.nodes import Context, Expression
     from mypy.plugin import FunctionContext
 
-    from . import TypedXmapPlugin
+    from ._protocols import TypedXmapPlugin
 
 __all__ = ["XMAP_NAMES", "Resources", "xmap_hook"]
 

@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-from ._algebra import ErrorKind, NamedShapeError, check_carry, scanned_axis_size
-from ._named_array import NamedArray, wrap
+from .._algebra import ErrorKind, NamedShapeError, check_carry, scanned_axis_size
+from .._value._named_array import NamedArray, wrap
 from ._vmap import _from_front, _is_named, _to_front
 
 __all__ = ["scan"]

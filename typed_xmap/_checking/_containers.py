@@ -20,7 +20,7 @@ from typing import Any
 
 from beartype.door import is_bearable
 
-from ._algebra import Mismatch
+from .._algebra import Mismatch
 from ._annotations import NamedArrayHint, call_state
 
 __all__ = ["Failure", "container_check", "holds_named_arrays"]

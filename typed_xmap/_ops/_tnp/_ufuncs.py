@@ -15,8 +15,8 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from .._algebra import OpKind, operations_of
-from .._named_array import apply_elementwise
+from ..._algebra import OpKind, operations_of
+from ..._value._named_array import apply_elementwise
 
 __all__ = ["UFUNCS", "clip", "where"]
 

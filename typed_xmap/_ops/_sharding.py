@@ -14,7 +14,7 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ._algebra import (
+from .._algebra import (
     ErrorKind,
     NamedShapeError,
     SerialLoop,
@@ -24,8 +24,8 @@ from ._algebra import (
     normalize_axis_resources,
     parse_axis_map,
 )
-from ._named_array import NamedArray, wrap
-from ._xmap._mesh import concrete_mesh, explicit_axes
+from .._value._named_array import NamedArray, wrap
+from .._xmap._mesh import concrete_mesh, explicit_axes
 
 __all__ = ["constrain", "current_mesh", "dim_resources", "partition_spec", "resources_of", "shard"]
 

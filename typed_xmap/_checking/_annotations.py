@@ -13,7 +13,7 @@ import typing
 from functools import cache
 from typing import Any
 
-from ._algebra import (
+from .._algebra import (
     DTYPES,
     KINDS,
     Binding,
@@ -26,7 +26,7 @@ from ._algebra import (
     merge_bindings,
     parse_shape_spec,
 )
-from ._named_array import NamedArray
+from .._value._named_array import NamedArray
 
 __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
@@ -193,3 +193,12 @@ def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool
     cls.__qualname__ = name
     cls.__module__ = "builtins"
     return cls
+
+
+def _class_getitem(cls: type, params: Any) -> type:
+    """``NamedArray[f32, "batch features"]``: the annotation class ``@tx.typed`` checks."""
+    return named_array_hint(params)
+
+
+# Bound here, not in the class body: the value layer (typed_xmap._value) imports no checking.
+setattr(NamedArray, "__class_getitem__", classmethod(_class_getitem))  # noqa: B010

@@ -17,7 +17,7 @@ def _emulate_devices(count: int = 8) -> None:
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__
 

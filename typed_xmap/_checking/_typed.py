@@ -20,11 +20,11 @@ from beartype import beartype
 from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
-from ._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
+from .._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
+from .._value._named_array import NamedArray, shape_repr
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
 from ._containers import Failure, container_check, holds_named_arrays
 from ._layout_cache import ANYTHING, CLASS, NAMED, cached_wrapper, signature_source
-from ._named_array import NamedArray, shape_repr
 
 __all__ = ["check_named_hints", "typed"]
 

@@ -20,8 +20,8 @@ import jax
 import jax.numpy as jnp
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-from ._algebra import ErrorKind, NamedShapeError, mapped_axis_size, unknown_resource_keys
-from ._named_array import NamedArray, wrap
+from .._algebra import ErrorKind, NamedShapeError, mapped_axis_size, unknown_resource_keys
+from .._value._named_array import NamedArray, wrap
 
 __all__ = ["vmap"]
 

@@ -24,7 +24,7 @@ import numpy as np
 from jax.core import Tracer
 from jax.sharding import NamedSharding
 
-from ._algebra import (
+from .._algebra import (
     DYNAMIC,
     Gather,
     IndexPlan,
@@ -36,9 +36,9 @@ from ._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from ._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
+from .._value._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
 from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
-from .numpy._mapped_axes import gather
+from ._tnp._mapped_axes import gather
 
 __all__ = ["At", "dynamic_slice", "dynamic_update_slice", "getitem", "take"]
 

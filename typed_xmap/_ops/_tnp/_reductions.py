@@ -18,14 +18,14 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special
 
-from .._algebra import (
+from ..._algebra import (
     positional_dims,
     reduce_named_shape,
     reduction_operation,
     single_axis,
     split_axis,
 )
-from .._named_array import NamedArray, apply_elementwise, fused, is_eager, shape_repr, wrap
+from ..._value._named_array import NamedArray, apply_elementwise, fused, is_eager, shape_repr, wrap
 from ._mapped_axes import as_mapped, gather
 
 __all__ = [

@@ -25,7 +25,7 @@ import numpy as np
 from jax.core import Tracer
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
-from ._algebra import (
+from .._algebra import (
     OPERATORS,
     ErrorKind,
     NamedShapeError,
@@ -34,7 +34,6 @@ from ._algebra import (
     format_axis_list,
     union_named_shapes,
 )
-from ._methods import NamedArrayMethods
 
 __all__ = [
     "NamedArray",
@@ -49,7 +48,7 @@ __all__ = [
 ]
 
 
-class NamedArray(NamedArrayMethods):
+class NamedArray:
     """A jax array with named axes (order-free) and positional dims.
 
     Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
@@ -57,7 +56,8 @@ class NamedArray(NamedArrayMethods):
     A named shape is a set: the named dims keep the order the producing operation laid them out in
     (``x.axes``), and the pytree flatten puts them in sorted order, so the pytree structure never
     depends on the order they came in. ``print(x)`` shows the values (a summary for large arrays).
-    ``x.sum('batch')``, ``x.rename({...})`` and the other methods come from ``_methods.NamedArrayMethods``.
+    ``x.sum('batch')``, ``x[{...}]``, ``x.at[...]`` and the other methods that are operations are bound onto the
+    class by ``typed_xmap._ops._methods``; ``NamedArray[...]`` by ``typed_xmap._checking._annotations``.
     """
 
     __slots__ = ("axes", "data", "mapped")
@@ -93,11 +93,6 @@ class NamedArray(NamedArrayMethods):
             )
         self.data, self.axes = data, axes
         self.mapped = mapped
-
-    def __class_getitem__(cls, params: Any) -> Any:
-        from ._annotations import named_array_hint
-
-        return named_array_hint(params)
 
     # -- shape ------------------------------------------------------------------------------------
     @property
@@ -189,20 +184,6 @@ class NamedArray(NamedArrayMethods):
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         raise TypeError(f"cannot iterate over {shape_repr(self)}. Fix: tx.positional(x, ...) first")
-
-    # -- indexing by name (typed_xmap._indexing) -------------------------------------------------
-    def __getitem__(self, key: Any) -> NamedArray:
-        """``x[{"batch": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``; ``x[0]``: positional dims."""
-        from ._indexing import getitem
-
-        return getitem(self, key)
-
-    @property
-    def at(self) -> Any:
-        """``x.at[{"seq": i}].set(v)`` (``add multiply min max get``): a functional update by name."""
-        from ._indexing import At
-
-        return At(self)
 
     def __matmul__(self, other: Any) -> Any:
         raise TypeError(
@@ -301,7 +282,7 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
             return data  # optax's norms): no axis is left to name, so it stays a plain scalar
         NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
     if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
-        from ._xmap._frames import varying_mapped
+        from ._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
     x = _new(NamedArray)  # wrap's body, inline: a jit call unflattens every NamedArray of its results

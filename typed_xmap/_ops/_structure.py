@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ._algebra import (
+from .._algebra import (
     ErrorKind,
     NamedShapeError,
     broadcast_to_shape,
@@ -22,7 +22,7 @@ from ._algebra import (
     rename_shape,
     split_axis_shape,
 )
-from ._named_array import NamedArray, wrap
+from .._value._named_array import NamedArray, wrap
 from ._sharding import dim_resources, dividing, on_own_mesh_by_dim
 
 __all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
@@ -46,7 +46,7 @@ def gather_mapped(x: NamedArray, names: Iterable[str], *, operation: str) -> Nam
     wanted = [n for n in names if n in mapped]
     if not wanted:
         return x
-    from .numpy._mapped_axes import gather
+    from ._tnp._mapped_axes import gather
 
     return gather(x, wanted, operation=operation)
 

@@ -13,8 +13,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .._algebra import arange_shape, axis_sizes, new_axis, two_axes
-from .._named_array import NamedArray, wrap
+from ..._algebra import arange_shape, axis_sizes, new_axis, two_axes
+from ..._value._named_array import NamedArray, wrap
 from .._structure import as_named
 
 __all__ = ["arange", "causal_mask", "full", "one_hot", "ones", "ones_like", "place", "zeros", "zeros_like"]

@@ -26,7 +26,7 @@ def run_demo() -> int:
 
         import typed_xmap as tx
         import typed_xmap.numpy as tnp
-        from typed_xmap._named_array import shape_repr
+        from typed_xmap._value._named_array import shape_repr
 
         tour = _example("tour")  # the user code of steps 1 and 2
 
@@ -167,7 +167,7 @@ def _example(name: str) -> Any:
     """
     import importlib
 
-    return importlib.import_module(f"{__package__}.examples.{name}")
+    return importlib.import_module(f"typed_xmap.examples.{name}")
 
 
 def _blocking(run: Callable[[], Any]) -> Callable[[], Any]:

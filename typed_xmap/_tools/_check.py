@@ -23,7 +23,7 @@ PLUGIN = "typed_xmap.plugin"
 
 def _stubs_dir() -> Path | None:
     """The checkout's ``stubs/`` next to the package (editable installs), if there is one."""
-    candidate = Path(__file__).resolve().parent.parent / "stubs"
+    candidate = Path(__file__).resolve().parents[2] / "stubs"
     return candidate if (candidate / "typed_xmap" / "__init__.pyi").exists() else None
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
-from .._named_array import NamedArray, in_order, wrap
+from ..._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
+from ..._value._named_array import NamedArray, in_order, wrap
 from .._sharding import dim_resources, dividing, on_own_mesh_by_dim
 from .._structure import as_named, gather_mapped
 

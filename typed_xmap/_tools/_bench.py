@@ -8,7 +8,7 @@ from pathlib import Path
 
 def bench_folder() -> Path | None:
     """``bench/`` beside the package (an editable install or a clone), else under the working directory."""
-    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
         if (root / "bench").is_dir():
             return root / "bench"
     return None

@@ -8,8 +8,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ._algebra import ErrorKind, NamedShapeError
-from ._named_array import NamedArray, shape_repr
+from .._algebra import ErrorKind, NamedShapeError
+from .._value._named_array import NamedArray, shape_repr
 from ._sharding import resources_of
 
 __all__ = ["visualize"]

@@ -6,8 +6,8 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from ._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
-from ._named_array import NamedArray, shape_repr, wrap
+from .._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
+from .._value._named_array import NamedArray, shape_repr, wrap
 
 __all__ = ["named", "positional", "to_named", "to_positional"]
 
@@ -44,7 +44,7 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
         )
     mapped = [name for name in spec.names if name in dict(x.mapped)]
     if mapped:  # axes held by enclosing vmap levels (an xmap or tx.vmap body): gathered into the data first
-        from .numpy._mapped_axes import gather
+        from ._tnp._mapped_axes import gather
 
         x = gather(x, mapped, operation="tx.positional")
     check_positional(spec, x.axes, x.ndim, where=where, value=lambda: shape_repr(x))

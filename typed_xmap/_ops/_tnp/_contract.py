@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import opt_einsum
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
-from .._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
-from .._named_array import NamedArray, apply_elementwise, index_mapped, wrap
+from ..._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
+from ..._value._named_array import NamedArray, apply_elementwise, index_mapped, wrap
 from ._mapped_axes import as_mapped, gather
 
 __all__ = ["dot", "einsum"]

@@ -15,8 +15,8 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
-from .._algebra import ErrorKind, NamedShapeError, UnboundAxisError
-from .._named_array import NamedArray, wrap
+from ..._algebra import ErrorKind, NamedShapeError, UnboundAxisError
+from ..._value._named_array import NamedArray, wrap
 
 __all__ = ["UnboundAxisError", "as_mapped", "bound_size", "gather"]
 

@@ -1,0 +1,1 @@
+"""Run-time checking: ``@tx.typed``, annotation classes, containers, the import hook."""

@@ -1,0 +1,1 @@
+"""Operations on NamedArrays: indexing, structure, sharding, transforms, tnp internals; method binding."""

@@ -1,0 +1,1 @@
+"""The functions ``typed_xmap.numpy`` re-exports (tnp internals)."""

@@ -1,0 +1,1 @@
+"""The ``typed-xmap`` command: ``check``, ``demo``, ``bench``."""

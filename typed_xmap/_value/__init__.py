@@ -1,0 +1,1 @@
+"""The NamedArray value: data, named axes, layout, pytree node, printing. Imports only ``_algebra``."""
