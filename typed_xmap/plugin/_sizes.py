@@ -3,7 +3,7 @@ arithmetic on them), or unknown; the symbols' canonical form and rules are the a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,11 +49,15 @@ __all__ = [
     "with_symbols",
 ]
 
-_ARITHMETIC = {
+def _size_sub(a: StaticSize, b: StaticSize) -> StaticSize:
+    return size_add(a, -b) if isinstance(b, int) else None
+
+
+_ARITHMETIC: dict[str, Callable[[StaticSize, StaticSize], StaticSize]] = {
     "+": size_add,
     "*": size_mul,
     "//": size_floordiv,
-    "-": lambda a, b: size_add(a, -b) if isinstance(b, int) else None,
+    "-": _size_sub,
 }
 
 
@@ -238,8 +242,8 @@ def _count_statement(statement: Statement, counts: _Bindings) -> None:
             _count_block(body, counts)
         _count_block(statement.else_body, counts)
     elif isinstance(statement, WithStmt):
-        for target in statement.target:
-            _count_target(target, counts)
+        for bound in statement.target:
+            _count_target(bound, counts)
         _count_block(statement.body, counts)
     elif isinstance(statement, TryStmt):
         for block in (statement.body, *statement.handlers, statement.else_body, statement.finally_body):

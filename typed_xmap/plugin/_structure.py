@@ -10,7 +10,7 @@ reported with the code of their kind (``named-axis-missing``, ``named-axis-size`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "ONE_OPERAND", "REDUCTION_METHODS", "TX_FUNCTIONS", "method_hook", "structure_hook", "tx_hook"]
 
-Named = dict[str, Size]
 Read = Callable[[str, int], object]
 """Reads a literal argument by name and position (``_Unknown`` when it is not a literal)."""
 Sizes = Callable[[str, int], dict[str, StaticSize]]
@@ -166,7 +165,7 @@ def _sizes_reader(ctx: FunctionContext, read: Read) -> Sizes:
         if found is not None:
             return found
         value = read(name, position)  # a literal that is not a dict of names: _checked_sizes words the error
-        return value if isinstance(value, dict) else {"": value}
+        return cast("dict[str, StaticSize]", value if isinstance(value, dict) else {"": value})
 
     return sizes
 
@@ -273,7 +272,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = _reader(ctx)
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
 
-    def run() -> tuple[Named, Any]:
+    def run() -> tuple[dict[str, StaticSize], Any]:
         axis = read("axis", 1)
         label = operation.format(axis=axis)
         named = [s.named or {} for s in shapes]
