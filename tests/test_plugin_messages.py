@@ -63,6 +63,14 @@ def test_the_private_api_is_there():
     assert installed(errors)
 
 
+def _mypy(tmp_path: Path, source: Path) -> str:
+    """mypy's report on ``source``, with the plugin and this checkout's stubs."""
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
+    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    return out
+
+
 def test_mypy_messages_read_in_the_users_notation(tmp_path):
     """return-value, arg-type (a function, a method, through jax.jit) and assignment, end to end."""
     source = tmp_path / "model.py"
@@ -81,9 +89,7 @@ def test_mypy_messages_read_in_the_users_notation(tmp_path):
         "    jax.jit(probe)(h)\n"
         '    y: NamedArray[f32, "batch"] = h\n'
     )
-    config = tmp_path / "mypy.ini"
-    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
-    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    out = _mypy(tmp_path, source)
     errors = [line.split(": error: ", 1)[1] for line in out.splitlines() if ": error: " in line]
     assert errors == [
         'Incompatible return value type (got "NamedArray[f32, "mlp batch seq"]", expected '
@@ -115,9 +121,7 @@ def test_symbolic_sizes_and_reveal_type_read_in_the_users_notation(tmp_path):
         "    reveal_type(x)\n"
         '    y: NamedArray[f32, "batch"] = w\n'
     )
-    config = tmp_path / "mypy.ini"
-    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
-    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    out = _mypy(tmp_path, source)
     lines = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(source))]
     assert lines == [
         'note: Revealed type is "NamedArray[f32, "batch=8"]"',
