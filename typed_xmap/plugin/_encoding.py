@@ -18,6 +18,7 @@ axes) and gives the return the argument's axes in place of the group (``_calls``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,6 +53,7 @@ __all__ = [
     "NAMED_ARRAY",
     "Shape",
     "TypeFactory",
+    "carries_symbols",
     "decode",
     "describe",
     "has_group",
@@ -139,9 +141,30 @@ def _decode_named(typ: Type) -> tuple[dict[str, Size] | None, Mapping[str, Symbo
     if fallback.type.fullname != SHAPE_FALLBACK or not fallback.args:
         return named, {}
     text = get_proper_type(fallback.args[0])
-    if not isinstance(text, LiteralType) or not isinstance(text.value, str) or "=" not in text.value:
+    if not isinstance(text, LiteralType) or not isinstance(text.value, str) or not has_symbol(text.value):
         return named, {}
     return named, _symbols_of(text.value, frozenset(n for n, s in named.items() if s is None))
+
+
+_SYMBOL = re.compile(r"=(?:[^\d]|\d+ [-+*/])")
+
+
+def carries_symbols(typ: Type) -> bool:
+    """Whether ``typ`` is a NamedArray whose named shape holds a symbolic size: the hooks' fast test."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or len(proper.args) != 3:
+        return False
+    named = get_proper_type(proper.args[1])
+    if not isinstance(named, TypedDictType) or not named.fallback.args:
+        return False
+    text = get_proper_type(named.fallback.args[0])
+    return isinstance(text, LiteralType) and isinstance(text.value, str) and has_symbol(text.value)
+
+
+@lru_cache(maxsize=4096)
+def has_symbol(text: str) -> bool:
+    """Whether a shape in the user's notation holds a symbolic size (``mlp=cfg.mlp``, ``a=2 * n``)."""
+    return _SYMBOL.search(text) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -184,12 +207,14 @@ class TypeFactory:
     def __init__(self, plugin: Plugin) -> None:
         self._plugin = plugin
         self._infos: dict[str, TypeInfo] = {}
+        self._fallbacks: dict[str, Instance] = {}
         self._modules: object = None
 
     def info(self, fullname: str) -> TypeInfo | None:
         modules = getattr(self._plugin, "_modules", None)
         if modules is not self._modules:
             self._infos = {}
+            self._fallbacks: dict[str, Instance] = {}
             self._modules = modules
         found = self._infos.get(fullname)
         if found is None:
@@ -229,13 +254,8 @@ class TypeFactory:
     ) -> ProperType:
         if named is None:
             return self.any()
-        text_type = self.instance("builtins.str")
-        shown = {n: s if s is not None or symbols is None else symbols.get(n) for n, s in named.items()}
-        fallback = (
-            self.instance(SHAPE_FALLBACK, [LiteralType(symbolic_spec(shown), text_type)])
-            if text_type is not None
-            else None
-        ) or self.instance("typing._TypedDict")
+        shown = named if not symbols else {n: s if s is not None else symbols.get(n) for n, s in named.items()}
+        fallback = self._fallback(symbolic_spec(shown))
         if fallback is None:
             return self.any()
         keys = set(named)
@@ -246,6 +266,18 @@ class TypeFactory:
             fallback,
             is_closed=True,
         )
+
+    def _fallback(self, text: str) -> Instance | None:
+        """``Shape_[Literal[text]]`` (``typing._TypedDict`` when ``_static`` is not loaded), memoized per build."""
+        self.info(SHAPE_FALLBACK)  # a new build (dmypy) forgets the memo
+        found = self._fallbacks.get(text)
+        if found is None:
+            text_type = self.instance("builtins.str")
+            found = self.instance(SHAPE_FALLBACK, [LiteralType(text, text_type)]) if text_type is not None else None
+            if found is None:
+                return self.instance("typing._TypedDict")
+            self._fallbacks[text] = found
+        return found
 
     def positional_shape(self, positional: Sequence[Size] | None) -> ProperType:
         fallback = self.instance("builtins.tuple", [self.any()])

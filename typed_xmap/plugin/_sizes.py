@@ -49,6 +49,7 @@ __all__ = [
     "with_symbols",
 ]
 
+
 def _size_sub(a: StaticSize, b: StaticSize) -> StaticSize:
     return size_add(a, -b) if isinstance(b, int) else None
 

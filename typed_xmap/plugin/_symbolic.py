@@ -13,7 +13,7 @@ from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, OpExpr, StrExp
 from mypy.types import Type
 
 from .._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes
-from ._encoding import Shape, decode
+from ._encoding import Shape, carries_symbols, decode
 from ._sizes import named_value_sizes, with_symbols
 from ._support import label, report
 
@@ -53,6 +53,14 @@ def _operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]
     return shapes, labels, kept
 
 
+def _has_symbols(ctx: Any) -> bool:
+    """The fast test: does any operand's type carry a symbolic size (most calls: none)?"""
+    receiver = getattr(ctx, "type", None)
+    if receiver is not None and carries_symbols(receiver):
+        return True
+    return any(carries_symbols(t) for group in ctx.arg_types for t in group)
+
+
 def _operation(ctx: Any, labels: list[str]) -> str:
     context = ctx.context
     if isinstance(context, OpExpr):
@@ -81,9 +89,9 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     bound once also stands for its own ``x.named_shape[...]``), kept in the result."""
 
     def symbolic(ctx: Any) -> Type:
-        shapes, labels, exprs = _operands(ctx)
-        if not any(s.symbols for s in shapes):
+        if not _has_symbols(ctx):
             return hook(ctx)
+        shapes, labels, exprs = _operands(ctx)
         static = [named_value_sizes(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
         try:
             shown = [with_symbols(s) for s in shapes]
@@ -109,10 +117,10 @@ def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     """A hook that keeps the sizes of the axes it keeps (reductions, cumsum): the operand's symbols."""
 
     def symbolic(ctx: Any) -> Type:
-        shapes, _, _ = _operands(ctx)
         result = hook(ctx)
-        if not any(s.symbols for s in shapes):
+        if not _has_symbols(ctx):
             return result
+        shapes, _, _ = _operands(ctx)
         return _with(plugin, result, _kept_sizes(shapes))
 
     return symbolic
