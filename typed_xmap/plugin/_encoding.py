@@ -214,7 +214,7 @@ class TypeFactory:
         modules = getattr(self._plugin, "_modules", None)
         if modules is not self._modules:
             self._infos = {}
-            self._fallbacks: dict[str, Instance] = {}
+            self._fallbacks = {}
             self._modules = modules
         found = self._infos.get(fullname)
         if found is None:
