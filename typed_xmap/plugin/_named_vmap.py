@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from mypy.types import CallableType, Instance, TupleType, Type, TypedDictType, get_proper_type
+from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, TypedDictType, get_proper_type
 
 from ._encoding import NAMED_ARRAY, decode, has_group, open_groups
 from ._literals import literal_value
@@ -96,9 +96,14 @@ def _accepting(plugin: TypedXmapPlugin, names: tuple[str, ...], typ: Type) -> Ty
     if has_group(shape.named):
         return open_groups(typ)  # a group stands for any other axes, the mapped ones too
     items = dict(named.items)
-    for name in names:
-        items.setdefault(name, plugin.types.any())
-    accepting = TypedDictType(items, set(named.required_keys), set(items), named.fallback, is_closed=True)
+    optional = [name for name in names if name not in items]
+    for name in optional:
+        items[name] = plugin.types.any()
+    fallback, text = named.fallback, get_proper_type(named.fallback.args[0]) if named.fallback.args else None
+    if optional and isinstance(text, LiteralType) and isinstance(text.value, str):  # shown as 'in batch?'
+        shown = " ".join([text.value, *(f"{name}?" for name in optional)]).strip()
+        fallback = fallback.copy_modified(args=[LiteralType(shown, text.fallback)])
+    accepting = TypedDictType(items, set(named.required_keys), set(items), fallback, is_closed=True)
     return proper.copy_modified(args=[proper.args[0], accepting, proper.args[2]])
 
 
@@ -109,7 +114,7 @@ def _returning(plugin: TypedXmapPlugin, names: tuple[str, ...], typ: Type) -> Ty
     if shape is not None and not shape.scalar and isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY:
         if shape.named is None or has_group(shape.named):
             return plugin.types.array(shape.dtype, None, shape.positional)
-        return plugin.types.array(shape.dtype, dict.fromkeys(names) | shape.named, shape.positional)
+        return plugin.types.array(shape.dtype, dict.fromkeys(names) | shape.named, shape.positional, shape.symbols)
     if isinstance(proper, Instance) and proper.type.fullname in POSITIONAL:
         rank = () if shape is not None and shape.scalar else None
         return plugin.types.array(plugin.types.any(), dict.fromkeys(names), rank)
