@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple, TypedDict
 
 import jax
 import jax.numpy as jnp
@@ -28,12 +29,15 @@ from typed_xmap._algebra import (
     NamedShapeSyntaxError,
     broadcast_positional,
     einsum_result,
+    meet_sizes,
     parse_einsum,
     parse_named_axes,
     parse_positional,
     parse_shape_spec,
     positional_einsum,
     reduce_named_shape,
+    size_floordiv,
+    symbol,
     union_named_shapes,
     unlisted_return_error,
 )
@@ -82,6 +86,41 @@ def typed_container():
         pass
 
     return f({"a": tx.named(jnp.ones(4), ["embed"]), "b": tx.named(jnp.ones(4), ["emb"])})
+
+
+class Params(TypedDict):
+    w: NamedArray[f32, "in out"]
+    b: NamedArray[f32, "out"]
+
+
+class Carry(NamedTuple):
+    h: NamedArray[f32, "batch hidden"]
+    steps: NamedArray[f32, "batch"]
+
+
+def typed_dict_field():
+    @tx.typed
+    def dense(params: Params) -> None:
+        pass
+
+    return dense({"w": tx.named(jnp.ones((3, 4)), ["in", "out"]), "b": tx.named(jnp.ones(5), ["out"])})
+
+
+def typed_dict_key():
+    @tx.typed
+    def dense(params: Params) -> None:
+        pass
+
+    return dense({"w": tx.named(jnp.ones((3, 4)), ["in", "out"])})  # type: ignore[typeddict-item]
+
+
+def named_tuple_scan_carry():
+    @tx.typed
+    def step(carry: Carry, x: NamedArray[f32, "batch hidden"]) -> tuple[Carry, None]:
+        return Carry(carry.h + x, carry.steps), None
+
+    init = Carry(tx.named(jnp.ones((2, 5)), ["batch", "hidden"]), tx.named(jnp.ones(2), ["btch"]))
+    return lax.scan(lambda c, x: step(c, tx.named(x, ["batch", "hidden"])), init, jnp.ones((3, 2, 5)))
 
 
 def layers():
@@ -224,6 +263,16 @@ CASES = {
         E,
         K.AXIS_SIZE,
     ),
+    # _algebra/_symbols.py (the plugin's symbolic sizes: a size from a config, cfg.mlp vs cfg.mlp // 2)
+    "symbols: sizes that differ whatever the config": (
+        lambda: meet_sizes(
+            [{"embed": 8, "mlp": symbol("cfg.mlp")}, {"mlp": size_floordiv(symbol("cfg.mlp"), 2)}],
+            operation="h * w_down",
+            operands=["h", "w_down"],
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
     "shapes: reduce a missing axis": (
         lambda: reduce_named_shape({"batch": 8}, ["feat"], operation="tnp.sum(x, 'feat')", operand="x"),
         E,
@@ -313,6 +362,9 @@ CASES = {
     "typed: size bound twice": (typed_call, E, K.AXIS_SIZE),
     "typed: group lacks an axis": (typed_group_return, E, K.AXIS_MISSING),
     "typed: container element": (typed_container, E, K.AXIS_MISSING),
+    "typed: TypedDict field": (typed_dict_field, E, K.AXIS_SIZE),
+    "typed: TypedDict key missing": (typed_dict_key, E, K.INVALID_ARGUMENT),
+    "typed: NamedTuple scan carry field": (named_tuple_scan_carry, E, K.AXIS_MISSING),
     # _vmap.py, _scan.py, _algebra/_transforms.py
     "vmap: no axis": (lambda: tx.vmap(tnp.exp, axis=()), E, K.INVALID_ARGUMENT),
     "vmap: resources of an unmapped axis": (
@@ -731,6 +783,11 @@ MESSAGES = {
         "broadcast by name, so one axis name must have one size. Fix: rename one of the axes, or slice "
         "the larger to the smaller size: x[{'batch': slice(0, 6)}]"
     ),
+    "symbols: sizes that differ whatever the config": (
+        "axis 'mlp' has size cfg.mlp in h ('embed=8 mlp=cfg.mlp') but size cfg.mlp // 2 in w_down "
+        "('mlp=cfg.mlp // 2') in h * w_down; values meet by name, so one axis name must have one size, and these "
+        "differ whatever the config. Fix: build both from the same size, or rename one of the axes"
+    ),
     "shapes: reduce a missing axis": (
         "tnp.sum(x, 'feat') reduces over axis 'feat', but x has named axes 'batch=8'. Fix: reduce over "
         "axes the value has, or check the axis name's spelling"
@@ -918,6 +975,22 @@ MESSAGES = {
         "NamedArray[float32, 'embed']: expected named axes 'embed' but the value has 'emb=4': it lacks 'embed' "
         "and carries undeclared 'emb'. Axis bindings so far in this call: embed=4. Fix: pass a value that fits "
         "the annotation, or correct the annotation"
+    ),
+    "typed: TypedDict field": (
+        "typed_dict_field.<locals>.dense() argument params['b'] is NamedArray(float32[out=5]), which does not match "
+        "NamedArray[float32, 'out']: axis 'out' has size 5 but was bound to 4 earlier in this call. Axis bindings so "
+        "far in this call: in=3 out=4. Fix: pass a value that fits the annotation, or correct the annotation"
+    ),
+    "typed: TypedDict key missing": (
+        "typed_dict_key.<locals>.dense() parameter 'params' is {'w': NamedArray(float32[in=3, out=4])}, which does "
+        "not match Params: it has no key 'b'. Axis bindings so far in this call: in=3 out=4. Fix: pass a value that "
+        "fits the annotation, or correct the annotation"
+    ),
+    "typed: NamedTuple scan carry field": (
+        "named_tuple_scan_carry.<locals>.step() argument carry.steps is NamedArray(float32[btch=2]), which does not "
+        "match NamedArray[float32, 'batch']: expected named axes 'batch' but the value has 'btch=2': it lacks "
+        "'batch' and carries undeclared 'btch'. Axis bindings so far in this call: batch=2 hidden=5. Fix: pass a "
+        "value that fits the annotation, or correct the annotation"
     ),
     "vmap: no axis": 'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
     "vmap: resources of an unmapped axis": (

@@ -202,3 +202,34 @@ def test_a_typed_model_sees_the_mapped_axis_by_name_as_in_an_xmap_body():
     grads = jax.jit(tx.vmap(jax.grad(typed_loss), axis="batch"))(w, x)
     assert grads.named_shape == {"batch": 5, "in": 3, "out": 4}
     np.testing.assert_allclose(tx.positional(grads, ["batch", "in", "out"]), np.ones((5, 3, 4)))
+
+
+def test_a_per_example_annotation_may_leave_the_mapped_axis_out():
+    """The idiom mypy and the runtime agree on: the per-example function is annotated without ``batch``
+    (mypy types its body so, the plugin types ``tx.vmap(f, axis="batch")``); at run time an annotation may
+    leave out the axes a ``tx.vmap`` level maps, while the other axes are checked as ever."""
+    from typing import TypedDict
+
+    from typed_xmap import NamedArray, f32
+
+    class Params(TypedDict):
+        w: NamedArray[f32, "in out"]
+        b: NamedArray[f32, "out"]
+
+    @tx.typed
+    def per_example(params: Params, x: NamedArray[f32, "in"], y: NamedArray[f32, "out"]) -> jax.Array:
+        return loss(params, x, y)
+
+    @tx.typed
+    def misnamed(params: Params, x: NamedArray[f32, "features"], y: NamedArray[f32, "out"]) -> jax.Array:
+        return loss(params, x, y)
+
+    params, x, y = model(), tx.named(jnp.ones((5, 3)), ["batch", "in"]), tx.named(jnp.ones((5, 4)), ["batch", "out"])
+    grads = jax.jit(tx.vmap(jax.grad(per_example), axis="batch"))(params, x, y)
+    expected = reference_grads(params, tx.positional(x, ["batch", "in"]), tx.positional(y, ["batch", "out"]))
+    np.testing.assert_allclose(tx.positional(grads["w"], ["batch", "in", "out"]), expected["w"], rtol=1e-5)
+    assert tx.vmap(per_example, axis="batch")(params, x, y).named_shape == {"batch": 5}
+    with pytest.raises(tx.NamedShapeError, match=r"misnamed\(\) parameter 'x' .* it lacks 'features'"):
+        tx.vmap(misnamed, axis="batch")(params, x, y)
+    with pytest.raises(tx.NamedShapeError, match=r"per_example\(\) parameter 'x' .* it lacks 'in'"):
+        per_example(params, tx.named(jnp.ones((5, 3)), ["batch", "features"]), y)

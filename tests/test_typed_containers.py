@@ -139,3 +139,74 @@ def test_dataclass_pytrees_are_checked_field_by_field():
             f(v(4, "embed"), good, [good, bad])
     with pytest.raises(NamedShapeError, match=r"parameter 'block' is 3, which does not match .*Block: it is an int"):
         f(v(4, "embed"), 3)
+
+
+def test_typed_dict_fields_are_checked_with_their_key_in_the_path():
+    from typing import NotRequired, TypedDict
+
+    class Params(TypedDict):
+        w: NamedArray[f32, "in out"]
+        b: NamedArray[f32, "out"]
+        scale: NotRequired[NamedArray[f32, "out"]]
+        name: str
+
+    @tx.typed
+    def f(params: Params, x: NamedArray[f32, "batch in"]) -> NamedArray[f32, "batch out"]:
+        return x.sum("in") * params["b"]
+
+    @tx.typed
+    def init(n: int) -> Params:
+        return {"w": v(3, n, "in out"), "b": v(4, "out"), "name": "dense"}
+
+    good: Params = {"w": v(3, 4, "in out"), "b": v(4, "out"), "name": "dense"}
+    x = v(2, 3, "batch in")
+    assert f(good, x).named_shape == {"batch": 2, "out": 4}
+    assert f({**good, "scale": v(4, "out")}, x).named_shape == {"batch": 2, "out": 4}  # type: ignore[typeddict-item]
+    for _ in range(5):  # on every call, whatever beartype samples
+        with pytest.raises(NamedShapeError, match=r"f\(\) argument params\['b'\] is NamedArray\(float32\[ot=4\]\)"):
+            f({**good, "b": v(4, "ot")}, x)  # type: ignore[typeddict-item]
+    with pytest.raises(
+        NamedShapeError, match=r"argument params\['scale'\] .* axis 'out' has size 5 but was bound to 4"
+    ):
+        f({**good, "scale": v(5, "out")}, x)  # type: ignore[typeddict-item]
+    with pytest.raises(NamedShapeError, match=r"parameter 'params' is \{'w': NamedArray\(float32\[in=3, out=4\]\)\}, "):
+        f({"w": good["w"]}, x)  # type: ignore[typeddict-item]
+    assert init(4)["b"].named_shape == {"out": 4}
+    with pytest.raises(NamedShapeError, match=r"init\(\) return value\['b'\] .* axis 'out' has size 4 but was bound"):
+        init(5)
+
+
+def test_named_tuple_carry_of_a_scan_step_is_checked_field_by_field():
+    from typing import NamedTuple
+
+    import jax
+
+    class Carry(NamedTuple):
+        h: NamedArray[f32, "batch hidden"]
+        steps: NamedArray[f32, "batch"]
+
+    @tx.typed
+    def step(carry: Carry, x: NamedArray[f32, "batch hidden"]) -> tuple[Carry, NamedArray[f32, "batch hidden"]]:
+        h = carry.h + x
+        return Carry(h, carry.steps + 1.0), h
+
+    def body(carry, x):
+        return step(carry, tx.named(x, ["batch", "hidden"]))
+
+    xs = jnp.ones((7, 2, 5))
+    final, _ = jax.lax.scan(body, Carry(v(2, 5, "batch hidden"), v(2, "batch")), xs)
+    assert final.h.named_shape == {"batch": 2, "hidden": 5}
+    with pytest.raises(NamedShapeError, match=r"step\(\) argument carry\.steps is NamedArray\(float32\[btch=2\]\)"):
+        jax.lax.scan(body, Carry(v(2, 5, "batch hidden"), v(2, "btch")), xs)
+
+    @tx.typed
+    def drops_an_axis(carry: Carry, x: NamedArray[f32, "batch hidden"]) -> tuple[Carry, None]:
+        return Carry(carry.h, carry.steps.sum("batch")), None  # type: ignore[arg-type]
+
+    layers = {"x": v(3, 2, 5, "layers batch hidden")}
+    with pytest.raises(
+        NamedShapeError, match=r"drops_an_axis\(\) return value\[0\]\.steps is NamedArray\(float32\[\]\)"
+    ):
+        tx.scan(
+            lambda c, p: drops_an_axis(c, p["x"]), Carry(v(2, 5, "batch hidden"), v(2, "batch")), layers, axis="layers"
+        )

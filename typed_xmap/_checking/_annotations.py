@@ -105,7 +105,14 @@ def _match(hint: _HintMeta, value: NamedArray) -> dict[str, Binding] | Mismatch:
     dtype = value.data.dtype
     if not hint.dtype_spec.accepts(getattr(dtype, "name", str(dtype))):
         return Mismatch(f"its dtype is {dtype}, expected {hint.dtype_spec.name}", ErrorKind.DTYPE)
-    return match_shape_spec(hint.shape_spec, value.named_shape, value.shape, {})
+    found = match_shape_spec(hint.shape_spec, value.named_shape, value.shape, {})
+    if type(found) is Mismatch and value.mapped:
+        # the per-example view inside tx.vmap/xmap: an annotation may leave out the axes mapped there
+        unmapped = {n: s for n, s in value.named_shape.items() if n in value.axes}
+        per_example = match_shape_spec(hint.shape_spec, unmapped, value.shape, {})
+        if type(per_example) is not Mismatch:
+            return per_example
+    return found
 
 
 class NamedArrayHint(metaclass=_HintMeta):

@@ -2,9 +2,10 @@
 
 beartype checks one random element of a list or dict per call (its O(1) strategy), so a container with one
 wrongly named element often passes. ``@tx.typed`` checks hints that contain ``NamedArray[...]`` (``list``,
-``tuple`` fixed or variadic, ``dict``/``Mapping``, ``Sequence``, ``Optional``/``Union``, nested) here
-instead, element by element, binding sizes in the call's memo like any parameter. A failure is a
-``Failure``: the path inside the value (``['b']``, ``[3]``), the annotation class and value that failed.
+``tuple`` fixed or variadic, ``dict``/``Mapping``, ``Sequence``, ``Optional``/``Union``, nested, and the
+fields of a dataclass, ``TypedDict`` or ``NamedTuple``) here instead, element by element, binding sizes in
+the call's memo like any parameter. A failure is a ``Failure``: the path inside the value (``['b']``,
+``[3]``, ``.h``), the annotation class and value that failed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from beartype.door import is_bearable
 
-from .._algebra import Mismatch
+from .._algebra import ErrorKind, Mismatch
 from ._annotations import NamedArrayHint, call_state
 
 __all__ = ["Failure", "container_check", "holds_named_arrays"]
@@ -53,15 +54,35 @@ def holds_named_arrays(hint: Any) -> bool:
 
 
 def _named_fields(hint: Any) -> dict[str, Any]:
-    """A dataclass's (a pytree's, e.g. a flax/equinox module's) fields whose hints hold NamedArrays."""
-    if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+    """The fields whose hints hold NamedArrays of a dataclass (a pytree's, e.g. a flax/equinox module's), a
+    ``TypedDict`` or a ``NamedTuple``."""
+    if not (
+        isinstance(hint, type) and (dataclasses.is_dataclass(hint) or _is_typed_dict(hint) or _is_named_tuple(hint))
+    ):
         return {}
     try:
         hints = typing.get_type_hints(hint, include_extras=True)
     except (NameError, TypeError):  # a forward reference it cannot resolve: beartype's isinstance only
         return {}
-    names = {f.name for f in dataclasses.fields(hint)}
-    return {n: h for n, h in hints.items() if n in names and h is not hint and holds_named_arrays(h)}
+    names = {f.name for f in dataclasses.fields(hint)} if dataclasses.is_dataclass(hint) else set(hints)
+    fields = {n: _required_or_not(h) for n, h in hints.items() if n in names}
+    return {n: h for n, h in fields.items() if h is not hint and holds_named_arrays(h)}
+
+
+def _is_typed_dict(hint: type) -> bool:
+    """A ``TypedDict`` class (typing's or typing_extensions')."""
+    return issubclass(hint, dict) and hasattr(hint, "__required_keys__")
+
+
+def _is_named_tuple(hint: type) -> bool:
+    return issubclass(hint, tuple) and hasattr(hint, "_fields")
+
+
+def _required_or_not(hint: Any) -> Any:
+    """A TypedDict field's hint without its ``Required``/``NotRequired`` wrapper (``__required_keys__`` says which)."""
+    if typing.get_origin(hint) in (typing.Required, typing.NotRequired):
+        return typing.get_args(hint)[0]
+    return hint
 
 
 def container_check(hint: Any) -> Check:
@@ -70,7 +91,7 @@ def container_check(hint: Any) -> Check:
         return functools.partial(_named, hint)
     fields = _named_fields(hint)
     if fields:
-        return _dataclass(hint, {name: container_check(h) for name, h in fields.items()})
+        return _fields(hint, {name: container_check(h) for name, h in fields.items()})
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         return container_check(args[0])
@@ -113,12 +134,22 @@ def _sequence(kind: Any, item: Check, hint: Any) -> Check:
     return check
 
 
-def _dataclass(cls: Any, fields: dict[str, Check]) -> Check:
+def _fields(cls: Any, fields: dict[str, Check]) -> Check:
+    """A dataclass or ``NamedTuple`` (fields at ``.name``) or a ``TypedDict`` (keys at ``['name']``)."""
+    keyed = _is_typed_dict(cls)
+
     def check(value: Any, path: str) -> Failure | None:
-        if not isinstance(value, cls):
+        if not isinstance(value, abc.Mapping if keyed else cls):
             return Failure(path, cls, value)
         for name, field_check in fields.items():
-            failure = field_check(getattr(value, name), f"{path}.{name}")
+            if not keyed:
+                failure = field_check(getattr(value, name), f"{path}.{name}")
+            elif name in value:
+                failure = field_check(value[name], f"{path}[{name!r}]")
+            elif name in cls.__required_keys__:
+                failure = Failure(path, cls, value, Mismatch(f"it has no key {name!r}", ErrorKind.INVALID_ARGUMENT))
+            else:
+                failure = None
             if failure is not None:
                 return failure
         return None

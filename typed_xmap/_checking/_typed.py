@@ -324,6 +324,8 @@ def _shown(value: Any) -> str:
     if isinstance(value, (tuple, list)) and len(value) <= 8:
         inner = ", ".join(_shown(v) for v in value)
         return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
+    if isinstance(value, dict) and len(value) <= 8:
+        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in value.items()) + "}"
     shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
     if isinstance(shape, tuple) and dtype is not None:
         return f"{type(value).__name__}({dtype}{list(shape)})"

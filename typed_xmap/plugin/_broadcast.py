@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["OPERATOR_METHODS", "SYMBOLS", "broadcast", "elementwise_hook", "operator_hook"]
+__all__ = ["OPERATOR_METHODS", "SYMBOLS", "bound_operands", "broadcast", "elementwise_hook", "operator_hook"]
 
 SYMBOLS = {op.name: op.symbol for op in OPERATORS.values() if op.kind is not OperatorKind.UNARY}
 """The binary operators and comparisons of the table of operations (unary ones keep the stub's type)."""
@@ -41,7 +41,7 @@ def _declared_dtype(default: Type) -> Type | None:
     return shape.dtype
 
 
-def _bound_operands(types: Sequence[Type]) -> tuple[TypeVarType | None, list[Type]]:
+def bound_operands(types: Sequence[Type]) -> tuple[TypeVarType | None, list[Type]]:
     """The one TypeVar bound to a NamedArray type among the operands (``A = TypeVar("A",
     bound=tx.AnyNamedArray)``), and the operand types with it read as its bound."""
     found: TypeVarType | None = None
@@ -60,11 +60,12 @@ def _bound_operands(types: Sequence[Type]) -> tuple[TypeVarType | None, list[Typ
 
 def _keep_type_variable(variable: TypeVarType | None, operands: Sequence[Type], result: Type, default: Type) -> Type:
     """``x * s`` with ``x: A`` is ``A`` when the result's named shape is ``x``'s: the other operands are
-    scalars or ``A`` itself, or add no axis to ``A``'s bound. Not for comparisons (their dtype is bool)."""
+    scalars, ``A`` itself or of unknown named shape (``x / tnp.sqrt(tnp.sum(x * x))``: gradual, never a false
+    error), or add no axis to ``A``'s bound. Not for comparisons (their dtype is bool)."""
     if variable is None or _declared_dtype(default) is not None:
         return result
     others = [decode(t) for t in operands if get_proper_type(t) != variable]
-    if all(shape is not None and shape.scalar for shape in others):
+    if all(shape is not None and (shape.scalar or shape.named is None) for shape in others):
         return variable
     bound, found = decode(variable.upper_bound), decode(result)
     if bound is not None and found is not None and bound.named is not None and bound.named == found.named:
@@ -109,7 +110,7 @@ def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> T
         return ctx.default_return_type
     reflected = method.startswith("__r") and method[3:-2] in SYMBOLS
     symbol = SYMBOLS[method[3:-2] if reflected else method[2:-2]]
-    variable, (ours, other) = _bound_operands([ctx.type, ctx.arg_types[0][0]])
+    variable, (ours, other) = bound_operands([ctx.type, ctx.arg_types[0][0]])
     shapes = shapes_of([other, ours] if reflected else [ours, other])
     if shapes is None:
         return ctx.default_return_type
@@ -139,7 +140,7 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
                 continue
             types.append(typ)
             labels.append(label(expr, formal or f"operand {index}"))
-    variable, resolved = _bound_operands(types)
+    variable, resolved = bound_operands(types)
     shapes = shapes_of(resolved)
     if not shapes or all(s.scalar for s in shapes):
         candidates = types[1:] if name == "where" else types  # where's condition is not its value

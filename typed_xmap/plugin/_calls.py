@@ -185,12 +185,14 @@ def named_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
 
 
 def positional_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
-    """``tx.positional(x, ['batch', ...])``: the spec lists exactly the value's named axes (``check_positional``)."""
+    """``tx.positional(x, ['batch', ...])``: the spec lists exactly the value's named axes (``check_positional``).
+    The result is a ``jax.Array`` (so ``return tx.positional(loss, [])`` is not ``Any`` under ``--strict``)."""
     types = arg(ctx, "x", 0)
     shape = decode(types[0]) if len(types) == 1 else None
     spec = _axes_spec(ctx)
+    result = plugin.types.instance("jax.Array") or ctx.default_return_type
     if spec is None or shape is None or shape.named is None:
-        return ctx.default_return_type
+        return result
     positional = shape.positional
     try:
         check_positional(
@@ -202,4 +204,4 @@ def positional_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
         )
     except NamedShapeError as error:
         report(ctx.api, error, ctx.context)
-    return ctx.default_return_type
+    return result

@@ -84,6 +84,11 @@ def einsum_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     operand_types = arg(ctx, "operands", 1)
     shapes = shapes_of(operand_types)
     if spec_text is None or shapes is None or any(s.scalar for s in shapes):
+        if spec_text is not None:  # the spec alone shows a typo (an output axis no operand lists)
+            try:
+                parse_einsum(spec_text)
+            except NamedShapeError as error:
+                report(ctx.api, error, ctx.context)
         return fallback(ctx, operand_types, plugin.types.array(plugin.types.any(), None, None))
     exprs = ctx.args[1] if len(ctx.args) > 1 else []
     labels = [label(e, f"operand {i}") for i, e in enumerate(exprs)] or None

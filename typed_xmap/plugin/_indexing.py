@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, MemberExpr, NameExpr, TupleExpr
-from mypy.types import Instance, Type, get_proper_type
+from mypy.types import AnyType, Instance, Type, get_proper_type
 
 from .._algebra import (
     DYNAMIC,
@@ -40,6 +40,10 @@ AT_GETITEM = "typed_xmap._static.At_.__getitem__"
 AT_UPDATES = frozenset(f"typed_xmap._static.AtRegion_.{m}" for m in ("set", "add", "multiply", "min", "max"))
 _UNREAD = object()
 """An item the plugin cannot read: the result's shape is unknown."""
+_NAMES_ONLY = object()
+"""An ``Any`` item: its axis must exist (whatever the index is), the result's shape is unknown."""
+_SCALAR_INDICES = frozenset({"builtins.int", "jax._src.basearray.Array", "numpy.ndarray", "numpy.integer"})
+"""Index types read as a dynamic index (``DYNAMIC``): ``x[{"step": t}]`` with ``t: jax.Array``."""
 
 
 def _is_integer(shape: Shape) -> bool:
@@ -68,8 +72,10 @@ def _item(expr: Expression, typ: Type, axis: str) -> object:
         dtype = "float" if not _is_integer(shape) else "int32"
         return Gather(shape.named, f"the index of {axis!r}", _is_integer(shape), dtype)
     proper = get_proper_type(typ)
-    if isinstance(proper, Instance) and proper.type.fullname == "builtins.int":
-        return DYNAMIC
+    if isinstance(proper, Instance) and any(base.fullname in _SCALAR_INDICES for base in proper.type.mro):
+        return DYNAMIC  # an int, or a jax/numpy array (0-d integer, else the runtime rejects it): drops the axis
+    if isinstance(proper, AnyType):
+        return _NAMES_ONLY
     return _UNREAD
 
 
@@ -111,6 +117,7 @@ def _index(
         return None
     items: dict[object, object] = {}
     unknown: set[object] = set()
+    unread = False
     for key_expr, value_expr in key.items:
         axis = literal_value(key_expr)
         if key_expr is None or axis is UNKNOWN:
@@ -118,6 +125,8 @@ def _index(
         value = _item(value_expr, _type_of(ctx, value_expr), str(axis))
         if value is _UNREAD:
             return plugin.types.array(shape.dtype, None, shape.positional)
+        if value is _NAMES_ONLY:
+            unread, value = True, DYNAMIC
         if isinstance(value, slice) and value == slice(None) and isinstance(value_expr, CallExpr) and value_expr.args:
             unknown.add(axis)
         items[axis] = value
@@ -127,6 +136,8 @@ def _index(
     except NamedShapeError as error:
         if report_errors:
             report(ctx.api, error, ctx.context)
+        return plugin.types.array(shape.dtype, None, shape.positional)
+    if unread:
         return plugin.types.array(shape.dtype, None, shape.positional)
     named = {n: (None if n in unknown else s) for n, s in plan.named.items()}
     return plugin.types.array(shape.dtype, named, shape.positional)

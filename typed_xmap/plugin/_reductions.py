@@ -26,7 +26,8 @@ from .._algebra import (
     single_axis,
     split_axis,
 )
-from ._encoding import decode, has_group
+from ._broadcast import bound_operands
+from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
 from ._support import arg, arg_expr, fallback, label, report
 
@@ -49,9 +50,21 @@ def _keepdims(expr: Expression | None) -> bool | None:
 def reduction_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     operation_row = TNP_OPERATIONS[name]
     types = arg(ctx, "x", 0)
-    shape = decode(types[0]) if len(types) == 1 else None
+    variable, resolved = bound_operands(types)  # ``x: A``: its axes checked on A's bound
+    shape = decode(resolved[0]) if len(types) == 1 else None
     if shape is None or shape.scalar:
         return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
+    if variable is not None:
+        result = _reduced(plugin, name, ctx, shape)
+        if operation_row.kind is OpKind.SHAPE_KEEPING:
+            return variable
+        decoded = decode(result)  # A may have more axes than its bound: what remains is unknown (gradual)
+        return plugin.types.array(decoded.dtype, None, None) if decoded is not None else result
+    return _reduced(plugin, name, ctx, shape)
+
+
+def _reduced(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext, shape: Shape) -> Type:
+    operation_row = TNP_OPERATIONS[name]
     declared = decode(ctx.default_return_type)
     result_dtype = (
         declared.dtype if declared is not None and operation_row.dtype is not ResultDType.SAME else shape.dtype

@@ -1,15 +1,21 @@
-"""``tx.shard(x, {...})`` and ``tx.constrain(x, {...})`` with a literal mapping: the axis-resource conflict
-rule (``resource_conflicts``) on ``x``'s named axes, as at run time (``AxisResourceConflict``)."""
+"""``tx.shard(x, {...})`` and ``tx.constrain(x, {...})``: the axis-resource conflict rule
+(``resource_conflicts``) on the named axes of ``x``, or of every NamedArray of a pytree ``x`` (a dict, list,
+tuple, ``TypedDict``, ``NamedTuple`` or dataclass of them: one mapping serves every value, each taking the
+keys it carries, as at run time), as the runtime raises ``AxisResourceConflict``. The mapping is a literal or
+a module-level constant (``RESOURCES = {...}``, ``_constants``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mypy.types import Type
+from mypy.maptype import map_instance_to_supertype
+from mypy.nodes import Var
+from mypy.types import Instance, TupleType, Type, TypedDictType, get_proper_type
 
 from .._algebra import NamedShapeError, conflict_error, normalize_axis_resources, resource_conflicts
-from ._encoding import decode, describe
-from ._literals import UNKNOWN, literal_value
+from ._constants import constant_value
+from ._encoding import Shape, decode, describe, has_group
 from ._support import arg, arg_expr, label, report
 
 if TYPE_CHECKING:
@@ -25,21 +31,70 @@ SHARDING_NAMES = {
     "typed_xmap._ops._sharding.constrain": "tx.constrain",
     "typed_xmap.constrain": "tx.constrain",
 }
+DEPTH = 8
+"""How deep ``_named_leaves`` looks into nested containers (a recursive type stops there)."""
 
 
 def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     types = arg(ctx, "x", 0)
-    shape = decode(types[0]) if len(types) == 1 else None
-    value = literal_value(arg_expr(ctx, "axis_resources", 1))
-    if shape is None or shape.named is None or shape.scalar or value is UNKNOWN or not isinstance(value, dict):
+    value = constant_value(ctx.api, arg_expr(ctx, "axis_resources", 1))
+    if len(types) != 1 or not isinstance(value, dict):
+        return ctx.default_return_type
+    leaves = list(_named_leaves(types[0], "", DEPTH))
+    if not leaves:
         return ctx.default_return_type
     try:
         resources = normalize_axis_resources(value)
     except NamedShapeError as error:
         report(ctx.api, error, ctx.context)
         return ctx.default_return_type
-    conflicts = resource_conflicts(list(shape.named), resources)
-    if conflicts:
-        where = f"{name}({label(arg_expr(ctx, 'x', 0), 'x')}, ...) (a value with axes {describe(shape.named)})"
-        report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
+    operand = label(arg_expr(ctx, "x", 0), "...")
+    for path, shape in leaves:
+        assert shape.named is not None  # _named_leaves yields known named shapes only
+        conflicts = resource_conflicts(list(shape.named), resources)
+        if conflicts:
+            where = f"{name}({operand}, ...){' at ' + path if path else ''} (a value with axes {describe(shape.named)})"
+            report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
+            break
     return ctx.default_return_type
+
+
+def _named_leaves(typ: Type, path: str, depth: int) -> Iterator[tuple[str, Shape]]:
+    """The NamedArrays of known named shape in a pytree type, with their paths (``['w']``, ``[0]``, ``.h``)."""
+    shape = decode(typ)
+    if shape is not None:
+        if not shape.scalar and shape.named is not None and not has_group(shape.named):
+            yield path, shape
+        return
+    proper = get_proper_type(typ)
+    if depth == 0:
+        return
+    if isinstance(proper, TypedDictType):
+        for key, item in proper.items.items():
+            yield from _named_leaves(item, f"{path}[{key!r}]", depth - 1)
+    elif isinstance(proper, TupleType):
+        fields = proper.partial_fallback.type.metadata.get("namedtuple", {}).get("fields")
+        for i, item in enumerate(proper.items):
+            where = f".{fields[i]}" if fields and i < len(fields) else f"[{i}]"
+            yield from _named_leaves(item, path + where, depth - 1)
+    elif isinstance(proper, Instance):
+        yield from _instance_leaves(proper, path, depth)
+
+
+def _instance_leaves(typ: Instance, path: str, depth: int) -> Iterator[tuple[str, Shape]]:
+    """A mapping's values, a sequence's items (at ``[...]``: any key), a dataclass's fields."""
+    info = typ.type
+    attributes = info.metadata.get("dataclass", {}).get("attributes")
+    if attributes:
+        for attribute in attributes:
+            node = info.get(attribute["name"])
+            var = node.node if node is not None else None
+            if isinstance(var, Var) and var.type is not None:
+                yield from _named_leaves(var.type, f"{path}.{var.name}", depth - 1)
+        return
+    for base, index in (("typing.Mapping", 1), ("typing.Sequence", 0)):
+        if info.has_base(base):
+            args = map_instance_to_supertype(typ, info.mro[[b.fullname for b in info.mro].index(base)]).args
+            if len(args) > index:
+                yield from _named_leaves(args[index], f"{path}[...]", depth - 1)
+            return
