@@ -28,12 +28,15 @@ from typed_xmap._algebra import (
     NamedShapeSyntaxError,
     broadcast_positional,
     einsum_result,
+    meet_sizes,
     parse_einsum,
     parse_named_axes,
     parse_positional,
     parse_shape_spec,
     positional_einsum,
     reduce_named_shape,
+    size_floordiv,
+    symbol,
     union_named_shapes,
     unlisted_return_error,
 )
@@ -221,6 +224,16 @@ CASES = {
     # _algebra/_shapes.py
     "shapes: size clash": (
         lambda: union_named_shapes([{"batch": 8, "feat": 4}, {"batch": 6}], operation="x + y", operands=["x", "y"]),
+        E,
+        K.AXIS_SIZE,
+    ),
+    # _algebra/_symbols.py (the plugin's symbolic sizes: a size from a config, cfg.mlp vs cfg.mlp // 2)
+    "symbols: sizes that differ whatever the config": (
+        lambda: meet_sizes(
+            [{"embed": 8, "mlp": symbol("cfg.mlp")}, {"mlp": size_floordiv(symbol("cfg.mlp"), 2)}],
+            operation="h * w_down",
+            operands=["h", "w_down"],
+        ),
         E,
         K.AXIS_SIZE,
     ),
@@ -730,6 +743,11 @@ MESSAGES = {
         "axis 'batch' has size 8 in x ('batch=8 feat=4') but size 6 in y ('batch=6') in x + y; values "
         "broadcast by name, so one axis name must have one size. Fix: rename one of the axes, or slice "
         "the larger to the smaller size: x[{'batch': slice(0, 6)}]"
+    ),
+    "symbols: sizes that differ whatever the config": (
+        "axis 'mlp' has size cfg.mlp in h ('embed=8 mlp=cfg.mlp') but size cfg.mlp // 2 in w_down "
+        "('mlp=cfg.mlp // 2') in h * w_down; values meet by name, so one axis name must have one size, and these "
+        "differ whatever the config. Fix: build both from the same size, or rename one of the axes"
     ),
     "shapes: reduce a missing axis": (
         "tnp.sum(x, 'feat') reduces over axis 'feat', but x has named axes 'batch=8'. Fix: reduce over "

@@ -129,7 +129,7 @@ def test_typed_xmap_annotated_is_taken_over(tmp_path):
     source = (
         'from typed_xmap import NamedArray, f32\ndef f(x: NamedArray[f32, "batch=3"]) -> None:\n    reveal_type(x)\n'
     )
-    assert "TypedDict({'batch'=: Literal[3]}" in _mypy(tmp_path, source, plugin=True)
+    assert 'Revealed type is "NamedArray[f32, "batch=3"]"' in _mypy(tmp_path, source, plugin=True)
     assert "NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]" in _mypy(
         tmp_path, source, plugin=False
     )

@@ -103,3 +103,42 @@ def test_bad_plugin_option_is_a_clear_error(tmp_path):
     options.config_file = str(config)
     with pytest.raises(ValueError, match="unknown option 'body_check'; the options are annotated_calls"):
         TypedXmapPlugin(options)
+
+
+SYMBOLIC_LAYERS = textwrap.dedent(
+    """
+    from dataclasses import dataclass
+    import jax.numpy as jnp
+    import typed_xmap.numpy as tnp
+
+    @dataclass(frozen=True)
+    class Config:
+        mlp: int
+
+    CFG = Config(mlp=64)
+    W_UP = tnp.zeros({"embed": 8, "mlp": CFG.mlp}, jnp.float32)
+    """
+)
+SYMBOLIC_CALLER = textwrap.dedent(
+    """
+    import jax.numpy as jnp
+    import typed_xmap.numpy as tnp
+    from layers import CFG, W_UP
+
+    def down() -> None:
+        w_down = tnp.zeros({"mlp": CFG.mlp // 2, "embed": 8}, jnp.float32)
+        tnp.einsum("{embed,mlp},{mlp,embed}->{embed}", W_UP, w_down)
+    """
+)
+
+
+def test_symbolic_sizes_survive_the_cache(tmp_path):
+    """``W_UP``'s type, read back from mypy's cache when only the caller changes, still carries ``CFG.mlp``."""
+    (tmp_path / "layers.py").write_text(SYMBOLIC_LAYERS)
+    (tmp_path / "caller.py").write_text(SYMBOLIC_CALLER.replace("CFG.mlp // 2", "CFG.mlp"))
+    assert _run(tmp_path) == ""
+    (tmp_path / "caller.py").write_text(SYMBOLIC_CALLER)  # layers.py comes from the cache now
+    warm = _run(tmp_path)
+    assert "axis 'mlp' has size CFG.mlp in W_UP" in warm and "CFG.mlp // 2 in w_down" in warm, warm
+    assert "caller.py:8" in warm and "[named-axis-size]" in warm
+    assert warm == _run(tmp_path, "--no-incremental")

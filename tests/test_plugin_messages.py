@@ -22,18 +22,29 @@ ROOT = Path(__file__).resolve().parents[1]
     [
         (
             "NamedArray_[floating[_32Bit], TypedDict({'batch'=: Any, 'seq'=: Any, 'mlp'=: Any}), tuple[Any, ...]]",
-            "NamedArray[f32, 'batch seq mlp']",
+            'NamedArray[f32, "batch seq mlp"]',
         ),
         (
             "NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], TypedDict({'batch'=: Literal[32], "
             "'in'=: Any}, closed=True), tuple[Literal[3], Any]]",
-            "NamedArray[f32, 'batch=32 in', '3 _']",
+            'NamedArray[f32, "batch=32 in", "3 _"]',
         ),
         ("NamedArray_[numpy.bool[builtins.bool], Any, Any]", "NamedArray[bool_, Any]"),
-        ("NamedArray_[signedinteger[_32Bit], TypedDict({}), tuple[()]]", "NamedArray[i32, '', '']"),
-        ("NamedArray_[Any, TypedDict({'*rest'=: Any, 'embed'=: Any}), Any]", "NamedArray[Any, '*rest embed']"),
+        ("NamedArray_[signedinteger[_32Bit], TypedDict({}), tuple[()]]", 'NamedArray[i32, ""]'),
+        ("NamedArray_[Any, TypedDict({'*rest'=: Any, 'embed'=: Any}), Any]", 'NamedArray[Any, "*rest embed"]'),
         ("NamedArray_[floating[Any], Any, tuple[Any, ...]]", "NamedArray[Float, Any]"),
-        ("tuple[NamedArray_[floating[_64Bit], TypedDict({'a'=: Any}), Any], int]", "tuple[NamedArray[f64, 'a'], int]"),
+        ("tuple[NamedArray_[floating[_64Bit], TypedDict({'a'=: Any}), Any], int]", 'tuple[NamedArray[f64, "a"], int]'),
+        # mypy's errors print the encoded shape's fallback: the shape in the user's notation, symbols included
+        (
+            "NamedArray_[floating[_32Bit], Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]",
+            'NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]',
+        ),
+        # reveal_type prints the qualified class and the items (a symbol is Any there: the name alone)
+        (
+            "typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], "
+            "TypedDict(typed_xmap._static.Shape_, {'batch'=: Literal[8], 'mlp'=: Any}, closed=True), tuple[()]]",
+            'NamedArray[f32, "batch=8 mlp"]',
+        ),
         ("no array here", "no array here"),
     ],
 )
@@ -50,6 +61,14 @@ def test_the_private_api_is_there():
     assert installed(errors), "mypy's Errors.error_info_map can no longer be wrapped"
     install(errors)  # idempotent
     assert installed(errors)
+
+
+def _mypy(tmp_path: Path, source: Path) -> str:
+    """mypy's report on ``source``, with the plugin and this checkout's stubs."""
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
+    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    return out
 
 
 def test_mypy_messages_read_in_the_users_notation(tmp_path):
@@ -70,17 +89,42 @@ def test_mypy_messages_read_in_the_users_notation(tmp_path):
         "    jax.jit(probe)(h)\n"
         '    y: NamedArray[f32, "batch"] = h\n'
     )
-    config = tmp_path / "mypy.ini"
-    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
-    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    out = _mypy(tmp_path, source)
     errors = [line.split(": error: ", 1)[1] for line in out.splitlines() if ": error: " in line]
     assert errors == [
-        "Incompatible return value type (got \"NamedArray[f32, 'mlp batch seq']\", expected "
-        "\"NamedArray[f32, 'batch seq']\")  [return-value]",
-        'Argument 1 to "__call__" of "Layer" has incompatible type "NamedArray[f32, \'batch seq embed\']"; '
-        "expected \"NamedArray[f32, 'batch embed']\"  [arg-type]",
-        'Argument 1 to "probe" has incompatible type "NamedArray[f32, \'batch seq embed\']"; '
-        "expected \"NamedArray[f32, 'batch embed']\"  [arg-type]",
-        "Incompatible types in assignment (expression has type \"NamedArray[f32, 'batch seq embed']\", variable "
-        "has type \"NamedArray[f32, 'batch']\")  [assignment]",
+        'Incompatible return value type (got "NamedArray[f32, "mlp batch seq"]", expected '
+        '"NamedArray[f32, "batch seq"]")  [return-value]',
+        'Argument 1 to "__call__" of "Layer" has incompatible type "NamedArray[f32, "batch seq embed"]"; '
+        'expected "NamedArray[f32, "batch embed"]"  [arg-type]',
+        'Argument 1 to "probe" has incompatible type "NamedArray[f32, "batch seq embed"]"; '
+        'expected "NamedArray[f32, "batch embed"]"  [arg-type]',
+        'Incompatible types in assignment (expression has type "NamedArray[f32, "batch seq embed"]", variable '
+        'has type "NamedArray[f32, "batch"]")  [assignment]',
+    ], out
+
+
+def test_symbolic_sizes_and_reveal_type_read_in_the_users_notation(tmp_path):
+    """A size from a config shows as written (``mlp=cfg.mlp // 2``) in mypy's own errors; ``reveal_type``
+    reads ``NamedArray[f32, "..."]``. If this fails after a mypy upgrade, mypy no longer prints a named
+    TypedDict's fallback (``_encoding.SHAPE_FALLBACK``) or the reveal note's form changed."""
+    source = tmp_path / "model.py"
+    source.write_text(
+        "from dataclasses import dataclass\n"
+        "import jax.numpy as jnp\n"
+        "import typed_xmap.numpy as tnp\n"
+        "from typed_xmap import NamedArray, f32\n"
+        "@dataclass\n"
+        "class Config:\n"
+        "    mlp: int\n"
+        'def f(cfg: Config, x: NamedArray[f32, "batch=8"]) -> None:\n'
+        '    w = tnp.zeros({"batch": 8, "mlp": cfg.mlp // 2}, jnp.float32)\n'
+        "    reveal_type(x)\n"
+        '    y: NamedArray[f32, "batch"] = w\n'
+    )
+    out = _mypy(tmp_path, source)
+    lines = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(source))]
+    assert lines == [
+        'note: Revealed type is "NamedArray[f32, "batch=8"]"',
+        'error: Incompatible types in assignment (expression has type "NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]", '
+        'variable has type "NamedArray[f32, "batch"]")  [assignment]',
     ], out

@@ -103,7 +103,7 @@ def test_dtype_markers_are_the_table():
 
     tree = ast.parse((ROOT / "typed_xmap" / "_static.py").read_text())
     aliases = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    assert aliases - {"DT", "NS", "PS"} == set(MARKERS)
+    assert aliases - {"DT", "NS", "PS", "SPEC"} == set(MARKERS)
     assert {f"typed_xmap._static.{name}" for name in MARKERS} == plugin_module.DTYPE_MARKERS
     assert set(MARKERS) <= set(tx.__all__)
     for name, spec in MARKERS.items():

@@ -15,13 +15,19 @@ one ``typed_xmap._static.NamedArray_``.
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, Self, TypeVar, overload, runtime_checkable
+from typing import Any, Generic, Protocol, Self, TypedDict, TypeVar, overload, runtime_checkable
 
 import numpy as np
 
 DT = TypeVar("DT", covariant=True)
 NS = TypeVar("NS", covariant=True)
 PS = TypeVar("PS", covariant=True)
+SPEC = TypeVar("SPEC")
+
+
+class Shape_(TypedDict, Generic[SPEC]):
+    """What the plugin names as the fallback of an encoded named shape: ``SPEC`` is the shape in the user's
+    notation (``Literal["batch=8 mlp=cfg.mlp // 2"]``), symbolic sizes included."""
 
 
 class NamedArray_(Generic[DT, NS, PS]):  # noqa: PLW1641  (== is elementwise: unhashable, as NamedArray)

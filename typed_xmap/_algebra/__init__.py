@@ -166,6 +166,20 @@ from ._structure import (
     token_ids as token_ids,
     two_axes as two_axes,
 )
+from ._symbols import (
+    StaticSize as StaticSize,
+    SymbolicSize as SymbolicSize,
+    format_size as format_size,
+    meet_sizes as meet_sizes,
+    parse_size as parse_size,
+    parse_symbolic_spec as parse_symbolic_spec,
+    size_add as size_add,
+    size_floordiv as size_floordiv,
+    size_mul as size_mul,
+    sizes_differ as sizes_differ,
+    symbol as symbol,
+    symbolic_spec as symbolic_spec,
+)
 from ._transforms import (
     check_carry as check_carry,
     check_carry_dtype as check_carry_dtype,

@@ -35,7 +35,15 @@ from ._isinstance import ISINSTANCE, isinstance_signature
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
-from ._structure import METHODS as STRUCTURE_METHODS, TX_FUNCTIONS, method_hook, structure_hook, tx_hook
+from ._structure import (
+    METHODS as STRUCTURE_METHODS,
+    REDUCTION_METHODS,
+    TX_FUNCTIONS,
+    method_hook,
+    structure_hook,
+    tx_hook,
+)
+from ._symbolic import indexed, keeping, meeting
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
 from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
@@ -87,6 +95,9 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
     OpKind.SELECTION: selection_hook,
 }
 """The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
+MEETING = frozenset({OpKind.ELEMENTWISE, OpKind.SELECT, OpKind.CONTRACTION})
+KEEPING = frozenset({OpKind.REDUCTION, OpKind.INDEX_REDUCTION, OpKind.SHAPE_KEEPING})
+"""The kinds whose operands meet by name / whose result keeps its operand's sizes: symbols follow (``_symbolic``)."""
 NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap._ops._convert.named", "typed_xmap.named"})
 POSITIONAL = frozenset(
     {"typed_xmap._convert.positional", "typed_xmap._ops._convert.positional", "typed_xmap.positional"}
@@ -210,7 +221,10 @@ class TypedXmapPlugin(Plugin):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
             if operation is None:  # not in the table: mypy types it as the stub says
                 return None
-            return partial(HOOK_OF_KIND[operation.kind], self, operation.name)
+            hook = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
+            if operation.kind in MEETING:
+                return meeting(self, hook)
+            return keeping(self, hook) if operation.kind in KEEPING else hook
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
         if fullname in TX_FUNCTIONS:
@@ -230,7 +244,7 @@ class TypedXmapPlugin(Plugin):
         if self.config.annotated_calls:
             callee = self._annotated_callee(fullname)
             if callee is not None:
-                return partial(annotated_call_hook, self, callee)
+                return meeting(self, partial(annotated_call_hook, self, callee))
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -250,13 +264,16 @@ class TypedXmapPlugin(Plugin):
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
-            return _checked(partial(operator_hook, self, fullname.rsplit(".", 1)[1]))
-        if fullname in (GETITEM, AT_GETITEM):
-            return _checked(partial(getitem_hook if fullname == GETITEM else at_hook, self))
+            return _checked(meeting(self, partial(operator_hook, self, fullname.rsplit(".", 1)[1])))
+        if fullname == GETITEM:
+            return _checked(indexed(self, partial(getitem_hook, self)))
+        if fullname == AT_GETITEM:
+            return _checked(partial(at_hook, self))
         if fullname in AT_UPDATES:
             return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname in STRUCTURE_METHODS:
-            return _checked(partial(method_hook, self, STRUCTURE_METHODS[fullname]))
+            method = partial(method_hook, self, STRUCTURE_METHODS[fullname])
+            return _checked(keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method)
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
         if self.config.annotated_calls:

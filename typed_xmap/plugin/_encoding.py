@@ -18,8 +18,10 @@ axes) and gives the return the argument's axes in place of the group (``_calls``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from mypy.nodes import TypeAlias, TypeInfo
@@ -36,7 +38,13 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._algebra import GROUP_PREFIX, describe_named_shape
+from .._algebra import (
+    GROUP_PREFIX,
+    SymbolicSize,
+    describe_named_shape,
+    parse_symbolic_spec,
+    symbolic_spec,
+)
 
 if TYPE_CHECKING:
     from mypy.plugin import Plugin
@@ -45,6 +53,7 @@ __all__ = [
     "NAMED_ARRAY",
     "Shape",
     "TypeFactory",
+    "carries_symbols",
     "decode",
     "describe",
     "has_group",
@@ -53,6 +62,12 @@ __all__ = [
 ]
 
 NAMED_ARRAY = "typed_xmap._static.NamedArray_"
+SHAPE_FALLBACK = "typed_xmap._static.Shape_"
+"""The class an encoded named shape (NS) names as its TypedDict fallback,
+``Shape_[Literal["batch=8 mlp=cfg.mlp // 2"]]``: the shape in the user's notation, symbolic sizes included.
+mypy ignores a TypedDict's fallback when it compares TypedDicts, so it carries what an item cannot (a symbol
+is ``Any`` in the items: gradual), and mypy prints it in its errors (``_messages`` turns it into
+``NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]``)."""
 SCALARS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
 Size = int | None
@@ -66,6 +81,8 @@ class Shape:
     named: dict[str, Size] | None
     positional: tuple[Size, ...] | None
     scalar: bool = False
+    symbols: Mapping[str, SymbolicSize] = field(default_factory=dict)
+    """The symbolic sizes of the axes whose size ``named`` has as ``None`` (``cfg.mlp``)."""
 
     @property
     def known(self) -> bool:
@@ -92,7 +109,12 @@ def open_groups(typ: Type) -> Type:
     if not isinstance(named, TypedDictType) or not has_group(named.items):
         return typ
     items = {k: v for k, v in named.items.items() if not k.startswith(GROUP_PREFIX)}
-    opened = TypedDictType(items, set(items), set(items), named.fallback, is_closed=False)
+    fallback = named.fallback
+    text = get_proper_type(fallback.args[0]) if fallback.args else None
+    if isinstance(text, LiteralType) and isinstance(text.value, str):  # the shown shape: the group's axes open
+        shown = {n: s for n, s in parse_symbolic_spec(text.value).items() if not n.startswith(GROUP_PREFIX)}
+        fallback = fallback.copy_modified(args=[LiteralType(symbolic_spec(shown), text.fallback)])
+    opened = TypedDictType(items, set(items), set(items), fallback, is_closed=False)
     return proper.copy_modified(args=[proper.args[0], opened, proper.args[2]])
 
 
@@ -110,11 +132,47 @@ def _size(typ: Type) -> Size:
     return None
 
 
-def _decode_named(typ: Type) -> dict[str, Size] | None:
+def _decode_named(typ: Type) -> tuple[dict[str, Size] | None, Mapping[str, SymbolicSize]]:
     proper = get_proper_type(typ)
     if not isinstance(proper, TypedDictType) or proper.required_keys != set(proper.items) or not proper.is_closed:
-        return None  # Any, a join with optional keys, or an open parameter (open_groups): unknown
-    return {name: _size(item) for name, item in proper.items.items()}
+        return None, {}  # Any, a join with optional keys, or an open parameter (open_groups): unknown
+    named = {name: _size(item) for name, item in proper.items.items()}
+    fallback = proper.fallback
+    if fallback.type.fullname != SHAPE_FALLBACK or not fallback.args:
+        return named, {}
+    text = get_proper_type(fallback.args[0])
+    if not isinstance(text, LiteralType) or not isinstance(text.value, str) or not has_symbol(text.value):
+        return named, {}
+    return named, _symbols_of(text.value, frozenset(n for n, s in named.items() if s is None))
+
+
+_SYMBOL = re.compile(r"=(?:[^\d]|\d+ [-+*/])")
+
+
+def carries_symbols(typ: Type) -> bool:
+    """Whether ``typ`` is a NamedArray whose named shape holds a symbolic size: the hooks' fast test."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or len(proper.args) != 3:
+        return False
+    named = get_proper_type(proper.args[1])
+    if not isinstance(named, TypedDictType) or not named.fallback.args:
+        return False
+    text = get_proper_type(named.fallback.args[0])
+    return isinstance(text, LiteralType) and isinstance(text.value, str) and has_symbol(text.value)
+
+
+@lru_cache(maxsize=4096)
+def has_symbol(text: str) -> bool:
+    """Whether a shape in the user's notation holds a symbolic size (``mlp=cfg.mlp``, ``a=2 * n``)."""
+    return _SYMBOL.search(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def _symbols_of(text: str, unknown: frozenset[str]) -> Mapping[str, SymbolicSize]:
+    """The symbols a fallback's text gives the axes whose item is ``Any`` (a join may have widened others)."""
+    if not unknown:
+        return {}
+    return {n: s for n, s in parse_symbolic_spec(text).items() if n in unknown and isinstance(s, SymbolicSize)}
 
 
 def _decode_positional(typ: Type) -> tuple[Size, ...] | None:
@@ -136,7 +194,8 @@ def decode(typ: Type) -> Shape | None:
     fullname = proper.type.fullname
     if fullname == NAMED_ARRAY and len(proper.args) == 3:
         dtype, named, positional = proper.args
-        return Shape(dtype, _decode_named(named), _decode_positional(positional))
+        sizes, symbols = _decode_named(named)
+        return Shape(dtype, sizes, _decode_positional(positional), symbols=symbols)
     if fullname in SCALARS:
         return Shape(AnyType(TypeOfAny.special_form), {}, (), scalar=True)
     return None
@@ -148,12 +207,14 @@ class TypeFactory:
     def __init__(self, plugin: Plugin) -> None:
         self._plugin = plugin
         self._infos: dict[str, TypeInfo] = {}
+        self._fallbacks: dict[str, Instance] = {}
         self._modules: object = None
 
     def info(self, fullname: str) -> TypeInfo | None:
         modules = getattr(self._plugin, "_modules", None)
         if modules is not self._modules:
             self._infos = {}
+            self._fallbacks = {}
             self._modules = modules
         found = self._infos.get(fullname)
         if found is None:
@@ -188,9 +249,14 @@ class TypeFactory:
         fallback = self.instance("builtins.int")
         return LiteralType(size, fallback) if fallback is not None else self.any()
 
-    def named_shape(self, named: Mapping[str, Size] | None) -> ProperType:
-        fallback = self.instance("typing._TypedDict")
-        if named is None or fallback is None:
+    def named_shape(
+        self, named: Mapping[str, Size] | None, symbols: Mapping[str, SymbolicSize] | None = None
+    ) -> ProperType:
+        if named is None:
+            return self.any()
+        shown = named if not symbols else {n: s if s is not None else symbols.get(n) for n, s in named.items()}
+        fallback = self._fallback(symbolic_spec(shown))
+        if fallback is None:
             return self.any()
         keys = set(named)
         return TypedDictType(
@@ -201,6 +267,18 @@ class TypeFactory:
             is_closed=True,
         )
 
+    def _fallback(self, text: str) -> Instance | None:
+        """``Shape_[Literal[text]]`` (``typing._TypedDict`` when ``_static`` is not loaded), memoized per build."""
+        self.info(SHAPE_FALLBACK)  # a new build (dmypy) forgets the memo
+        found = self._fallbacks.get(text)
+        if found is None:
+            text_type = self.instance("builtins.str")
+            found = self.instance(SHAPE_FALLBACK, [LiteralType(text, text_type)]) if text_type is not None else None
+            if found is None:
+                return self.instance("typing._TypedDict")
+            self._fallbacks[text] = found
+        return found
+
     def positional_shape(self, positional: Sequence[Size] | None) -> ProperType:
         fallback = self.instance("builtins.tuple", [self.any()])
         if fallback is None:
@@ -209,10 +287,17 @@ class TypeFactory:
             return fallback
         return TupleType([self.size(size) for size in positional], fallback)
 
-    def array(self, dtype: Type, named: Mapping[str, Size] | None, positional: Sequence[Size] | None) -> Type:
+    def array(
+        self,
+        dtype: Type,
+        named: Mapping[str, Size] | None,
+        positional: Sequence[Size] | None,
+        symbols: Mapping[str, SymbolicSize] | None = None,
+    ) -> Type:
         """``NamedArray_[dtype, NS, PS]``; Any when typed_xmap's static module is not loaded."""
-        result = self.instance(NAMED_ARRAY, [dtype, self.named_shape(named), self.positional_shape(positional)])
+        ns = self.named_shape(named, symbols)
+        result = self.instance(NAMED_ARRAY, [dtype, ns, self.positional_shape(positional)])
         return result if result is not None else self.any()
 
     def encode(self, shape: Shape) -> Type:
-        return self.array(shape.dtype, shape.named, shape.positional)
+        return self.array(shape.dtype, shape.named, shape.positional, shape.symbols)

@@ -9,7 +9,9 @@ reads them to report that file (``Errors.file_messages``). ``readable`` itself i
 
 Fallback: when mypy's ``Errors`` no longer has that shape, ``install`` does nothing and messages keep the
 encoding (still correct, just harder to read); ``tests/test_plugin_messages.py`` fails loudly then.
-Only errors are rewritten: ``reveal_type`` notes keep the encoding, the precise form for debugging.
+Errors and notes (``reveal_type``) are rewritten. A symbolic size (``mlp=cfg.mlp // 2``) shows in mypy's errors,
+which print the encoded shape's fallback (``_encoding.SHAPE_FALLBACK``); ``reveal_type`` prints only the items,
+where a symbol is ``Any``: it shows the axis name alone there.
 """
 
 from __future__ import annotations
@@ -68,7 +70,12 @@ def _dtype(text: str) -> str:
     return DTYPES.get(bare, bare)
 
 
+_SPEC = re.compile(r"(?:typed_xmap\._static\.)?Shape_\[Literal\[(['\"])(.*)\1\]\]")
+
+
 def _named(text: str) -> str | None:
+    if spec := _SPEC.fullmatch(text):  # mypy's errors print the fallback: the shape in the user's notation
+        return spec.group(2)
     if not text.startswith("TypedDict("):
         return None  # Any: a shape the checker does not know
     names = []
@@ -90,7 +97,7 @@ def _positional(text: str) -> str | None:
 
 
 def readable(message: str) -> str:
-    """Every ``NamedArray_[DT, NS, PS]`` in ``message`` as ``NamedArray[f32, 'batch seq']`` (``'n 3'``
+    """Every ``NamedArray_[DT, NS, PS]`` in ``message`` as ``NamedArray[f32, "batch seq"]`` (``"n 3"``
     added for known positional dims; ``Any`` for an unknown named shape)."""
     if ENCODED not in message:
         return message
@@ -100,12 +107,13 @@ def readable(message: str) -> str:
         if split is None or len(split[0]) != 3:
             break
         (dtype, named, positional), end = split
-        names = _named(_QUALIFIED.sub("", named))
+        names = _named(named if _SPEC.fullmatch(named) else _QUALIFIED.sub("", named))
         dims = _positional(positional)
-        spec = "Any" if names is None else f"'{names}'"
-        if dims is not None and names is not None:
-            spec += f", '{dims}'"
-        out.append(message[position:found] + f"NamedArray[{_dtype(readable(dtype))}, {spec}]")
+        spec = "Any" if names is None else f'"{names}"'
+        if dims and names is not None:
+            spec += f', "{dims}"'
+        before = message[position:found].removesuffix("typed_xmap._static.")  # reveal_type's qualified name
+        out.append(before + f"NamedArray[{_dtype(readable(dtype))}, {spec}]")
         position = end
     out.append(message[position:])
     return "".join(out)
@@ -117,7 +125,7 @@ class _ReadableErrors(dict):  # type: ignore[type-arg]
     def __getitem__(self, path: Any) -> Any:
         infos = super().__getitem__(path)
         for info in infos:
-            if info.severity == "error" and ENCODED in info.message:
+            if ENCODED in info.message:
                 info.message = readable(info.message)
         return infos
 

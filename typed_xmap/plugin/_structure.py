@@ -10,7 +10,7 @@ reported with the code of their kind (``named-axis-missing``, ``named-axis-size`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext
@@ -20,17 +20,23 @@ from .._algebra import (
     MARKER_OF_DTYPE,
     NamedShapeError,
     Size,
+    StaticSize,
+    SymbolicSize,
     arange_shape,
     axis_sizes,
     broadcast_to_shape,
     concatenate_shape,
     like_shape,
+    meet_sizes,
     merge_axes_shape,
     new_axis,
     pad_shape,
     rename_shape,
     require_axis,
     same_positional,
+    size_add,
+    size_floordiv,
+    size_mul,
     split_axis_shape,
     split_shape,
     stack_shape,
@@ -39,18 +45,21 @@ from .._algebra import (
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
 from ._reductions import reduction_hook
-from ._support import arg, arg_expr, report
+from ._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
+from ._support import arg, arg_expr, label as operand_label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["METHODS", "ONE_OPERAND", "TX_FUNCTIONS", "method_hook", "structure_hook", "tx_hook"]
+__all__ = ["METHODS", "ONE_OPERAND", "REDUCTION_METHODS", "TX_FUNCTIONS", "method_hook", "structure_hook", "tx_hook"]
 
-Named = dict[str, Size]
 Read = Callable[[str, int], object]
 """Reads a literal argument by name and position (``_Unknown`` when it is not a literal)."""
+Sizes = Callable[[str, int], dict[str, StaticSize]]
+"""Reads a shape argument ``{"batch": n, "embed": cfg.embed}`` by name and position: names first, each size an
+int, a symbol or unknown (``_Unknown`` when its keys are not literals)."""
 
 ONE_OPERAND = {
     "rename": "tx.rename",
@@ -69,25 +78,64 @@ ONE_OPERAND = {
 """Functions of one NamedArray (the first argument), and how messages name them."""
 
 
-def _one_operand_rule(name: str, named: Mapping[str, Size], read: Read, operation: str) -> Named:
-    """The algebra's rule for ``name`` on the operand's named shape."""
+def _checked_sizes(sizes: Mapping[str, StaticSize], operation: str) -> dict[str, StaticSize]:
+    """The algebra's check of a shape argument's names and int sizes; a symbol or unknown size passes."""
+    if list(sizes) == [""]:  # a literal that is not a dict (_sizes_reader)
+        axis_sizes(sizes[""], operation=operation)
+    axis_sizes({n: 0 if s is None or isinstance(s, SymbolicSize) else s for n, s in sizes.items()}, operation=operation)
+    return dict(sizes)
+
+
+def _one_operand_rule(
+    name: str, shape: Shape, read: Read, sizes: Sizes, size: Callable[[str, int], StaticSize], operation: str
+) -> dict[str, StaticSize]:
+    """The algebra's rule for ``name`` on the operand's named shape, with the symbols the operation keeps
+    or makes (a renamed axis keeps its symbol, a merged one is the product, ``one_hot``'s is its size)."""
+    named: Mapping[str, Size] = shape.named or {}
+    static = with_symbols(shape)
     if name == "rename":
-        return rename_shape(named, read("renames", 1), operation=operation)
+        renames = read("renames", 1)
+        result = rename_shape(named, renames, operation=operation)
+        moved = {renames.get(n, n): s for n, s in static.items()} if isinstance(renames, Mapping) else {}
+        return {n: s if s is not None else moved.get(n) for n, s in result.items()}
     if name == "merge_axes":
-        return merge_axes_shape(named, read("axes", 1), read("into", 2), operation=operation)
+        axes, into = read("axes", 1), read("into", 2)
+        result = merge_axes_shape(named, axes, into, operation=operation)
+        product: StaticSize = 1
+        for axis in axes if isinstance(axes, (list, tuple)) else ():
+            product = size_mul(product, static.get(axis))
+        return {**_kept(result, static), str(into): result[str(into)] if result[str(into)] is not None else product}
     if name == "split_axis":
-        return split_axis_shape(named, read("axis", 1), read("parts", 2), operation=operation)
+        parts = _checked_sizes(sizes("parts", 2), operation)
+        axis = read("axis", 1)
+        ints = {n: s for n, s in parts.items() if isinstance(s, int)}
+        if len(ints) == len(parts):
+            return _kept(split_axis_shape(named, axis, ints, operation=operation), static)
+        unsized = {**named, axis: None} if isinstance(axis, str) and axis in named else named
+        split_axis_shape(unsized, axis, dict.fromkeys(parts, 1), operation=operation)  # names only
+        return {**_kept({n: s for n, s in named.items() if n != axis}, static), **parts}
     if name == "broadcast_to":
-        return broadcast_to_shape(named, axis_sizes(read("shape", 1), operation=operation), operation=operation)
+        target = _checked_sizes(sizes("shape", 1), operation)
+        result = broadcast_to_shape(named, erased(target), operation=operation)
+        meet_sizes([static, target], operation=operation, operands=["x", "the target shape"])
+        return {n: target[n] if target[n] is not None else static.get(n) for n in result}
     if name in ("roll", "cumsum", "cumprod"):
         require_axis(named, read("axis", 2 if name == "roll" else 1), operation=operation)
-        return dict(named)
+        return static
     if name == "pad":
-        return pad_shape(named, read("pad_width", 1), operation=operation)
+        widths = read("pad_width", 1)
+        result = pad_shape(named, widths, operation=operation)
+        grown = {n: size_add(static[n], sum(w)) for n, w in widths.items()} if isinstance(widths, Mapping) else {}
+        return {n: s if s is not None else grown.get(n, static.get(n)) for n, s in result.items()}
     if name == "one_hot":
         axis = new_axis(named, read("axis", 1), operation=operation, operand="tokens")
-        return {**named, axis: _int(read("size", 2))}
-    return like_shape(named, read("new_axes", -1), operation=operation)  # zeros_like, ones_like, full_like
+        return {**static, axis: size("size", 2)}
+    return _kept(like_shape(named, read("new_axes", -1), operation=operation), static)  # *_like
+
+
+def _kept(result: Mapping[str, Size], static: Mapping[str, StaticSize]) -> dict[str, StaticSize]:
+    """The algebra's result, an unknown size of an axis the operand had replaced by the operand's symbol."""
+    return {n: s if s is not None else static.get(n) for n, s in result.items()}
 
 
 TX_FUNCTIONS = frozenset(
@@ -98,6 +146,7 @@ TX_FUNCTIONS = frozenset(
 """The ``tx`` functions typed here, by full name (the stubs' and the runtime module's)."""
 
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "all", "any", "argmax", "argmin")
+REDUCTION_METHODS = frozenset(_REDUCTIONS)
 METHODS = {
     f"typed_xmap._static.NamedArray_.{name}": name
     for name in (*_REDUCTIONS, "cumsum", "cumprod", "rename", "merge_axes", "split_axis", "broadcast_to")
@@ -105,8 +154,22 @@ METHODS = {
 """NamedArray methods that are these functions (or reductions), by full name -> the function's name."""
 
 
-def _int(value: object) -> Size:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _size_reader(ctx: FunctionContext) -> Callable[[str, int], StaticSize]:
+    def size(name: str, position: int) -> StaticSize:
+        return static_size(ctx.api, arg_expr(ctx, name, position))
+
+    return size
+
+
+def _sizes_reader(ctx: FunctionContext, read: Read) -> Sizes:
+    def sizes(name: str, position: int) -> dict[str, StaticSize]:
+        found = read_sizes(ctx.api, arg_expr(ctx, name, position))
+        if found is not None:
+            return found
+        value = read(name, position)  # a literal that is not a dict of names: _checked_sizes words the error
+        return cast("dict[str, StaticSize]", value if isinstance(value, dict) else {"": value})
+
+    return sizes
 
 
 class _Unknown(Exception):
@@ -159,13 +222,13 @@ def _result(plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, r
     if dtype is None:
         dtype = declared.dtype if declared is not None else plugin.types.any()
     try:
-        named, positional = rule()
+        static, positional = rule()
     except _Unknown:
         return plugin.types.array(dtype, None, None)
     except NamedShapeError as error:
         report(ctx.api, error, ctx.context)
         return plugin.types.array(dtype, None, None)
-    return plugin.types.array(dtype, named, positional)
+    return plugin.types.array(dtype, erased(static), positional, symbols_of(static))
 
 
 def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
@@ -183,8 +246,11 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     if named is None or has_group(named):
         return plugin.types.array(dtype if dtype is not None else plugin.types.any(), None, shape.positional)
     read = _reader(ctx)
+    sizes, size = _sizes_reader(ctx, read), _size_reader(ctx)
     positional = shape.positional
-    return _result(plugin, ctx, dtype, lambda: (_one_operand_rule(name, named, read, ONE_OPERAND[name]), positional))
+    return _result(
+        plugin, ctx, dtype, lambda: (_one_operand_rule(name, shape, read, sizes, size, ONE_OPERAND[name]), positional)
+    )
 
 
 def _operands(ctx: FunctionContext) -> list[Shape] | None:
@@ -208,14 +274,23 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = _reader(ctx)
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
 
-    def run() -> tuple[Named, Any]:
+    def run() -> tuple[dict[str, StaticSize], Any]:
         axis = read("axis", 1)
         label = operation.format(axis=axis)
         named = [s.named or {} for s in shapes]
         same_positional([s.positional for s in shapes], operation=label)
+        static = [with_symbols(s) for s in shapes]
+        items = getattr(arg_expr(ctx, "xs", 0), "items", [])
+        names = [operand_label(e, f"xs[{i}]") for i, e in enumerate(items)]
         if name == "stack":
-            return stack_shape(named, axis, len(shapes), operation=label), shapes[0].positional
-        return concatenate_shape(named, axis, operation=label), shapes[0].positional
+            met = meet_sizes(static, operation=label, operands=names)
+            return _kept(stack_shape(named, axis, len(shapes), operation=label), met), shapes[0].positional
+        result = concatenate_shape(named, axis, operation=label)
+        met = meet_sizes(static, operation=label, operands=names, skip={str(axis)})
+        total: StaticSize = 0
+        for one in static:
+            total = size_add(total, one.get(str(axis)))
+        return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
     return _result(plugin, ctx, shapes[0].dtype, run)
 
@@ -237,40 +312,49 @@ def _split(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
         return ctx.default_return_type
     same = all(p == parts[0] for p in parts)
     named = parts[0] if same else {**parts[0], str(axis): None}
-    item = plugin.types.array(shape.dtype, named, shape.positional)
+    static = _kept(named, with_symbols(shape))
+    if same and isinstance(sections, int) and named[str(axis)] is None:
+        static[str(axis)] = size_floordiv(shape.symbols.get(str(axis)), sections)
+    item = plugin.types.array(shape.dtype, erased(static), shape.positional, symbols_of(static))
     return ctx.api.named_generic_type("builtins.list", [item])
+
+
+def _arange(ctx: FunctionContext, read: Read) -> dict[str, StaticSize]:
+    """``tnp.arange(axis, n)``: one axis, as long as the range; a symbol for ``arange(axis, n)`` and
+    ``arange(axis, 0, n)`` (unit step), else unknown when a bound is not a literal."""
+    size = _size_reader(ctx)
+    start, stop, step = size("start", 1), size("stop", 2), 1 if arg_expr(ctx, "step", 3) is None else size("step", 3)
+    axis = read("axis", 0)
+    if stop is None and arg_expr(ctx, "stop", 2) is None:
+        start, stop = 0, start
+    if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int):
+        return dict(arange_shape(axis, start, stop, step, operation="tnp.arange"))
+    (name,) = arange_shape(axis, 0, None, 1, operation="tnp.arange")  # the axis name's check
+    return {name: stop if start == 0 and step == 1 else None}
 
 
 def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = _reader(ctx)
+    sizes = _sizes_reader(ctx, read)
 
-    def run() -> tuple[Named, Any]:
+    def run() -> tuple[dict[str, StaticSize], Any]:
         if name == "arange":
-            step = 1 if arg_expr(ctx, "step", 3) is None else read("step", 3)
-            return arange_shape(read("axis", 0), read("start", 1), read("stop", 2), step, operation="tnp.arange"), ()
+            return _arange(ctx, read), ()
         if name == "causal_mask":
             row, column = two_axes(read("row", 0), read("column", 1), operation="tnp.causal_mask")
-            try:
-                size = _int(read("size", 2))
-            except _Unknown:  # a size from a variable: the axes are known, their size is not
-                size = None
+            size = _size_reader(ctx)("size", 2)
             return {row: size, column: size}, ()
-        return dict(axis_sizes(read("shape", 0), operation=f"tnp.{name}")), ()
+        return _checked_sizes(sizes("shape", 0), f"tnp.{name}"), ()
 
     position = {"zeros": 1, "ones": 1, "full": 2}.get(name)  # arange: keyword-only; causal_mask: always bool
     return _result(plugin, ctx, None if name == "causal_mask" else _dtype_argument(plugin, ctx, position), run)
 
 
 def _random(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    read = _reader(ctx)
+    sizes = _sizes_reader(ctx, _reader(ctx))
     position = 2 if name == "bernoulli" else 1
     dtype = None if name == "bernoulli" else _dtype_argument(plugin, ctx, 2)
-    return _result(
-        plugin,
-        ctx,
-        dtype,
-        lambda: (dict(axis_sizes(read("shape", position), operation=f"tx.random.{name}")), ()),
-    )
+    return _result(plugin, ctx, dtype, lambda: (_checked_sizes(sizes("shape", position), f"tx.random.{name}"), ()))
 
 
 def structure_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:

@@ -1,0 +1,219 @@
+"""Symbolic sizes: a size known by where it comes from (``cfg.mlp``, ``x.named_shape['seq']``, ``n``), not by value.
+
+The mypy plugin meets them: real models take every size from a config. A symbol keeps its identity through
+simple arithmetic, in one canonical form, ``scale * atoms // divisor + offset`` (``2 * n`` and ``n * 2`` are
+one symbol). Two sizes *differ* only when that is certain for every size above 1: two ints that differ, or two
+symbols over the same atoms whose arithmetic differs (``cfg.mlp`` vs ``cfg.mlp // 2``). A symbol and an int,
+or symbols over different atoms, may be equal at run time: they never differ (gradual, never a false error).
+
+Pure Python; the plugin calls it, the runtime only ever has ints.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from ._errors import ErrorKind, NamedShapeError
+
+__all__ = [
+    "StaticSize",
+    "SymbolicSize",
+    "format_size",
+    "meet_sizes",
+    "parse_size",
+    "parse_symbolic_spec",
+    "size_add",
+    "size_floordiv",
+    "size_mul",
+    "sizes_differ",
+    "symbol",
+    "symbolic_spec",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolicSize:
+    """``scale * atoms[0] * atoms[1] ... // divisor + offset``, atoms sorted, ``scale``/``divisor`` coprime."""
+
+    atoms: tuple[str, ...]
+    scale: int = 1
+    divisor: int = 1
+    offset: int = 0
+
+    def __str__(self) -> str:
+        return format_size(self)
+
+
+StaticSize = int | SymbolicSize | None
+"""A size as the plugin knows it: an int, a symbol, or unknown (``None``)."""
+
+
+def symbol(atom: str) -> SymbolicSize:
+    """The size named ``atom`` (its source text: ``cfg.mlp``, ``n``, ``x.named_shape['seq']``)."""
+    return SymbolicSize((atom,))
+
+
+def _canonical(atoms: tuple[str, ...], scale: int, divisor: int, offset: int) -> StaticSize:
+    if scale == 0:
+        return offset
+    if scale < 0 or divisor <= 0:
+        return None  # a negative or unbounded form: not a size the checker follows
+    common = math.gcd(scale, divisor)
+    return SymbolicSize(tuple(sorted(atoms)), scale // common, divisor // common, offset)
+
+
+def size_add(a: StaticSize, b: StaticSize) -> StaticSize:
+    """``a + b``: an int or symbol when both are known and the sum stays in canonical form, else unknown."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, int):
+        a, b = b, a
+    assert isinstance(a, SymbolicSize)
+    if isinstance(b, int):
+        return _canonical(a.atoms, a.scale, a.divisor, a.offset + b)
+    if a.atoms == b.atoms and a.divisor == b.divisor == 1:
+        return _canonical(a.atoms, a.scale + b.scale, 1, a.offset + b.offset)
+    return None
+
+
+def size_mul(a: StaticSize, b: StaticSize) -> StaticSize:
+    """``a * b`` (a merged axis' size, ``2 * n``)."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(a, int):
+        a, b = b, a
+    assert isinstance(a, SymbolicSize)
+    if isinstance(b, int):
+        if a.divisor != 1:
+            return _canonical(a.atoms, a.scale * b, a.divisor, a.offset * b) if a.offset == 0 else None
+        return _canonical(a.atoms, a.scale * b, 1, a.offset * b)
+    if a.divisor == b.divisor == 1 and a.offset == b.offset == 0:
+        return _canonical(a.atoms + b.atoms, a.scale * b.scale, 1, 0)
+    return None
+
+
+def size_floordiv(a: StaticSize, b: StaticSize) -> StaticSize:
+    """``a // b``: for an int ``b`` in canonical form (``cfg.mlp // 2``); by a symbol, an atom of its own
+    (``(cfg.embed // cfg.heads)``, equal only to itself); unknown otherwise."""
+    if isinstance(b, SymbolicSize) and a is not None:
+        text = f"({format_size(a)} // {format_size(b)})"
+        return symbol(text) if " * " not in text else None  # an atom never holds " * " (parse_size splits there)
+    if a is None or not isinstance(b, int) or b <= 0:
+        return None
+    if isinstance(a, int):
+        return a // b
+    if a.offset != 0:
+        return None
+    return _canonical(a.atoms, a.scale, a.divisor * b, 0)
+
+
+def sizes_differ(a: StaticSize, b: StaticSize) -> bool:
+    """Whether two sizes certainly differ (for every size above 1); unknown, or int vs symbol, never do."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a != b
+    if isinstance(a, SymbolicSize) and isinstance(b, SymbolicSize):
+        return a.atoms == b.atoms and a != b
+    return False
+
+
+def format_size(size: StaticSize) -> str:
+    """The user's notation: ``8``, ``cfg.mlp // 2``, ``2 * n``, ``cfg.expert + 1``; ``?`` when unknown."""
+    if size is None:
+        return "?"
+    if isinstance(size, int):
+        return str(size)
+    text = " * ".join(size.atoms)
+    if size.scale != 1:
+        text = f"{size.scale} * {text}"
+    if size.divisor != 1:
+        text = f"{text} // {size.divisor}"
+    if size.offset:
+        text = f"{text} {'+' if size.offset > 0 else '-'} {abs(size.offset)}"
+    return text
+
+
+_OFFSET = re.compile(r"^(.*) ([+-]) (\d+)$")
+_DIVISOR = re.compile(r"^(.*) // (\d+)$")
+_SCALE = re.compile(r"^(\d+) \* (.*)$")
+
+
+def parse_size(text: str) -> StaticSize:
+    """``format_size``'s inverse: ``"cfg.mlp // 2"`` -> the symbol; ``"8"`` -> 8; ``"?"`` -> unknown."""
+    if text == "?":
+        return None
+    if text.isdigit():
+        return int(text)
+    offset, divisor, scale = 0, 1, 1
+    if found := _OFFSET.match(text):
+        text, offset = found.group(1), int(found.group(3)) * (1 if found.group(2) == "+" else -1)
+    if found := _DIVISOR.match(text):
+        text, divisor = found.group(1), int(found.group(2))
+    if found := _SCALE.match(text):
+        scale, text = int(found.group(1)), found.group(2)
+    return _canonical(tuple(text.split(" * ")), scale, divisor, offset)
+
+
+def symbolic_spec(named: Mapping[str, StaticSize]) -> str:
+    """A named shape in annotation notation with symbols: ``batch=8 mlp=cfg.mlp // 2 embed``."""
+    return " ".join(name if size is None else f"{name}={format_size(size)}" for name, size in named.items())
+
+
+_OPERATORS = frozenset({"*", "//", "+", "-"})
+
+
+def parse_symbolic_spec(text: str) -> dict[str, StaticSize]:
+    """``symbolic_spec``'s inverse: ``"batch=8 mlp=cfg.mlp // 2 embed"`` -> ``{"batch": 8, "mlp": ..., ...}``."""
+    axes: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for token in text.split():
+        if current is not None and (token in _OPERATORS or (current and current[-1] in _OPERATORS)):
+            current.append(token)
+            continue
+        name, _, size = token.partition("=")
+        current = axes[name] = [size] if size else []
+        if not size:
+            current = None
+    return {name: parse_size(" ".join(parts)) if parts else None for name, parts in axes.items()}
+
+
+def meet_sizes(
+    shapes: Sequence[Mapping[str, StaticSize]],
+    *,
+    operation: str,
+    operands: Sequence[str] | None = None,
+    skip: Collection[str] = (),
+    shown: Sequence[Mapping[str, StaticSize]] | None = None,
+) -> dict[str, StaticSize]:
+    """Where values meet by name (broadcast, einsum, a call's arguments), one name has one size: the union
+    of the axes, each with its most precise size (an int, else a symbol); sizes that certainly differ
+    (``sizes_differ``) raise. Axes in ``skip`` (a concatenated axis) are not compared; ``shown`` are the
+    shapes the message quotes, when they are not ``shapes``."""
+    labels = operands or [f"operand {i}" for i in range(len(shapes))]
+    quoted = shown or shapes
+    result: dict[str, StaticSize] = {}
+    owner: dict[str, int] = {}
+    for index, shape in enumerate(shapes):
+        for name, size in shape.items():
+            known = result.get(name)
+            if name in skip:
+                result.setdefault(name, None)
+            elif sizes_differ(known, size):
+                other = owner[name]
+                raise NamedShapeError(
+                    f"axis {name!r} has size {format_size(known)} in {labels[other]} "
+                    f"({symbolic_spec(quoted[other])!r}) but size {format_size(size)} in {labels[index]} "
+                    f"({symbolic_spec(quoted[index])!r}) in {operation}; values meet by name, so one axis name "
+                    f"must have one size, and these differ whatever the config. Fix: build both from the same "
+                    f"size, or rename one of the axes",
+                    kind=ErrorKind.AXIS_SIZE,
+                )
+            elif name not in result or (size is not None and not isinstance(known, int)):
+                result[name], owner[name] = size, index
+    return result
