@@ -2,7 +2,8 @@
 
 One session on a small project (a ``mypy.ini`` of its own, read by the server): initialize; a model with a
 planted bug gets the plugin's diagnostic on the bug's line with its code; hover and inlay hints show NamedArray
-types; a fixed file clears its diagnostic on save; after the mypy daemon is killed, the next save is checked
+types in the annotation notation (``NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]``, a size from a config as
+written); a fixed file clears its diagnostic on save; after the mypy daemon is killed, the next save is checked
 by a new one.
 """
 
@@ -20,6 +21,8 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
+from typed_xmap._tools._lsp._format import format_type, is_type
+
 MODEL = """\
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, f32
@@ -33,6 +36,14 @@ def mlp(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed hidden"]) -
 
 def untyped(n):  # the project's config asks for annotations (disallow_untyped_defs)
     return n
+
+
+class Config:
+    mlp: int = 64
+
+
+def widen(cfg: Config) -> None:
+    wide = tnp.zeros({"batch": 8, "mlp": cfg.mlp // 2}, dtype="float32")
 """
 BUG_LINE = 7  # 0-based: the line with "# bug"
 FOUND = [(BUG_LINE, "named-axis-missing"), (10, "no-untyped-def")]
@@ -82,17 +93,23 @@ async def _session(project: Path) -> None:
         on_local = await _hover(client, uri, 5, 6)
         on_param = await _hover(client, uri, 4, 8)
         on_call = await _hover(client, uri, 6, 30)
-        for shown in (on_local, on_param, on_call):
-            assert "NamedArray" in shown and "floating[_32Bit]" in shown, shown
-        assert "hidden" in on_local and "embed" in on_param and "hidden" in on_call
+        assert 'NamedArray[f32, "hidden batch"]' in on_local and 'NamedArray[f32, "hidden batch"]' in on_call
+        assert 'NamedArray[f32, "batch embed"]' in on_param
+        on_config = await _hover(client, uri, 19, 6)  # a size from a config attribute, as the user wrote it
+        assert 'NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]' in on_config, on_config
+        for shown in (on_local, on_param, on_call, on_config):
+            assert "NamedArray_" not in shown and "floating[" not in shown and "Shape_" not in shown, shown
 
         hints = await client.text_document_inlay_hint_async(
-            lsp.InlayHintParams(lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(9, 0)))
+            lsp.InlayHintParams(lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(21, 0)))
         )
         assert hints is not None
         placed = {(h.position.line, h.position.character): str(h.label) for h in hints}
-        assert set(placed) == {(5, 10), (6, 13)}, placed  # after `hidden` and `activated`
-        assert all(label.startswith(": NamedArray") and "hidden" in label for label in placed.values()), placed
+        assert placed == {  # after `hidden`, `activated` and `wide`
+            (5, 10): ': NamedArray[f32, "hidden batch"]',
+            (6, 13): ': NamedArray[f32, "hidden batch"]',
+            (19, 8): ': NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]',
+        }, placed
 
         # fixed on disk and saved: the diagnostic is cleared
         model.write_text(MODEL.replace('"nope"', '"hidden"'))
@@ -139,6 +156,40 @@ def test_lsp_session_over_stdio(tmp_path: Path) -> None:
     (project / "mypy.ini").write_text("[mypy]\ndisallow_untyped_defs = True\n")
     (project / "model.py").write_text(MODEL)
     asyncio.run(_session(project))
+
+
+INSPECTED = [  # dmypy inspect's answers on programs like MODEL, as the server receives them
+    (
+        "\"NamedArray_[floating[_32Bit], Shape_[Literal['hidden batch']], tuple[Any, ...]]\"",
+        'NamedArray[f32, "hidden batch"]',
+    ),
+    (
+        "\"NamedArray_[floating[_32Bit], Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]\"",
+        'NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]',
+    ),
+    (
+        "\"tuple[NamedArray_[floating[_32Bit], Shape_[Literal['hidden batch']], tuple[Any, ...]], "
+        "NamedArray_[floating[_32Bit], Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]]\"",
+        'tuple[NamedArray[f32, "hidden batch"], NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]]',
+    ),
+    (
+        "\"NamedArray_[Any, Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]\"",
+        'NamedArray[Any, "batch=8 mlp=cfg.mlp // 2"]',
+    ),
+    ('"dict[str, int]"', "dict[str, int]"),
+    ('"None"', "None"),
+]
+
+
+@pytest.mark.parametrize(("inspected", "shown"), INSPECTED)
+def test_hover_text_in_the_annotation_notation(inspected: str, shown: str) -> None:
+    """Every NamedArray in an inspected type reads as annotated; other types pass through unquoted."""
+    assert is_type(inspected)
+    assert format_type(inspected) == shown
+
+
+def test_a_sentence_is_not_a_type() -> None:
+    assert not is_type("Can't find any expressions at position 15:10")
 
 
 def test_the_server_imports_no_jax() -> None:

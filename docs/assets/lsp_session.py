@@ -29,12 +29,17 @@ from typed_xmap import NamedArray, f32
 Tokens = NamedArray[f32, "batch seq embed"]
 
 
-def block(x: Tokens, w1: NamedArray[f32, "embed mlp"], w2: NamedArray[f32, "mlp embed"]) -> Tokens:
-    hidden = tnp.relu(tnp.einsum("{embed},{embed,mlp}->{mlp}", x, w1))
+class Config:
+    mlp: int = 1024
+
+
+def block(x: Tokens, w1: NamedArray[f32, "embed mlp"], w2: NamedArray[f32, "mlp embed"], cfg: Config) -> Tokens:
+    bias = tnp.zeros({"mlp": cfg.mlp}, dtype="float32")
+    hidden = tnp.relu(tnp.einsum("{embed},{embed,mlp}->{mlp}", x, w1) + bias)
     out = tnp.einsum("{mlp},{mlp,embed}->{embed}", hidden, w2)
     return x + out / tnp.sqrt(tnp.mean(out * out, "embd"))
 """
-HOVER_AT = (8, 4)  # 0-based: `out`
+HOVER_AT = (12, 4)  # 0-based: `hidden`, whose mlp axis has the config's size
 
 
 async def session(project: Path) -> tuple[list[lsp.Diagnostic], str, list[lsp.InlayHint]]:
@@ -80,7 +85,7 @@ def render(diagnostics: list[lsp.Diagnostic], hover: str, hints: list[lsp.InlayH
                 body += html.escape(text[b:])
         rows.append(f'<div class="row"><span class="num">{number + 1}</span>{body or "&nbsp;"}</div>')
         if number == HOVER_AT[0] and hover:
-            rows.append(f'<div class="popup hover"><b>hover on <code>out</code></b><br>{html.escape(hover)}</div>')
+            rows.append(f'<div class="popup hover"><b>hover on <code>hidden</code></b><br>{html.escape(hover)}</div>')
         for d in diagnostics:
             if d.range.start.line == number:
                 rows.append(f'<div class="popup diag"><b>[{d.code}]</b> {html.escape(d.message)}</div>')
@@ -118,7 +123,7 @@ def main() -> None:
                 *flags,
                 f"--user-data-dir={profile}",
                 f"--screenshot={shot}",
-                "--window-size=1500,420",
+                "--window-size=1500,500",
                 "--hide-scrollbars",
                 page.as_uri(),
             ],
