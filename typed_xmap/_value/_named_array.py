@@ -15,13 +15,14 @@ import functools
 import json
 import operator
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import jax
 import jax.export
 import jax.numpy as jnp
 import numpy as np
+from jax._src.array import ArrayImpl  # the type of a concrete jax array: the unflatten's fast path
 from jax.core import Tracer
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
@@ -60,13 +61,14 @@ class NamedArray:
     class by ``typed_xmap._ops._methods``; ``NamedArray[...]`` by ``typed_xmap._checking._annotations``.
     """
 
-    __slots__ = ("axes", "data", "mapped")
+    __slots__ = ("_flat", "axes", "data", "mapped")
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
     __array_ufunc__ = None  # np.float32(2) * x: numpy defers to our reflected operators
 
     data: jax.Array
     axes: tuple[str, ...]
     mapped: tuple[tuple[str, int], ...]
+    _flat: tuple[Any, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]]  # the pytree flatten's result
 
     def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None:
         axes = tuple(axes)
@@ -93,6 +95,7 @@ class NamedArray:
             )
         self.data, self.axes = data, axes
         self.mapped = mapped
+        self._flat = _flat_of(data, axes, mapped)
 
     # -- shape ------------------------------------------------------------------------------------
     @property
@@ -234,40 +237,80 @@ def _summary(values: np.ndarray) -> str:
 Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
-def _canonical(x: NamedArray) -> tuple[Any, Aux]:
-    """The leaf and the treedef's aux data: the data with its named dims sorted by name (transposed only
-    when they are not), the sorted axes and the mapped axes, sorted. A named shape is a set, so the pytree
-    structure must not depend on the order an operation produced (``lax.scan``/``cond``/``while_loop``
-    carries and branches match); under ``jit`` the transpose sits at the boundary only.
+def _flat_of(data: Any, axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...]) -> tuple[Any, Aux]:
+    """What the pytree flatten of this value returns, made with the value: ``((leaf,), aux)``.
+
+    A named shape is a set, so the structure must not depend on the order an operation produced
+    (``lax.scan``/``cond``/``while_loop`` carries and branches match): the aux holds the axes sorted by name
+    (and the mapped axes, sorted), and the leaf is the data with its named dims in that order. Data laid out in
+    another order gets a leaf that transposes when the flatten reads it (``_Sorted``), so under ``jit`` the
+    transpose sits at the boundary only and making the value costs none. A placeholder (data with no dims)
+    keeps its axes as they came.
 
     Every ``jit`` call flattens its arguments and unflattens its results, a few hundred NamedArrays for a
-    model and its optimizer state, so this and ``_unflatten`` do no more than they must."""
-    data, axes, mapped = x.data, x.axes, x.mapped
-    order = canonical_order(axes) if len(axes) > 1 else None
-    if order is not None and isinstance(getattr(data, "ndim", None), int):
-        data, axes = in_order(x, order[0]).data, order[0]
-    return data, (axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
-
-
-def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
-    if not x.mapped:  # the common case, as params are: axes already sorted, one shared aux tuple per axes
-        aux = _SORTED_AUX.get(x.axes)
+    model and its optimizer state; storing this result lets the flatten be a C attribute read
+    (``_FLATTEN``), with no Python frame per NamedArray."""
+    if not mapped:
+        aux = _SORTED_AUX.get(axes)
         if aux is not None:
-            return (x.data,), aux
-    data, aux = _canonical(x)
-    axes = aux[0]
-    if not aux[1] and canonical_order(axes) is None and len(_SORTED_AUX) < _CACHE_SIZE:  # not a placeholder's
-        aux = _SORTED_AUX.setdefault(axes, aux)
-    return (data,), aux
+            return (data,), aux
+        unsorted = _UNSORTED.get(axes)
+        if unsorted is not None and isinstance(data, _ARRAY_TYPES):
+            return _Sorted(data, unsorted[0]), unsorted[1]
+    order = canonical_order(axes) if len(axes) > 1 else None
+    if order is not None and not isinstance(getattr(data, "ndim", None), int):
+        order = None  # a placeholder: no named dims to sort
+    sorted_axes = axes if order is None else order[0]
+    aux = (sorted_axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
+    shared = not mapped and len(_SORTED_AUX) < _CACHE_SIZE
+    if shared and (order is not None or canonical_order(axes) is None):  # not a placeholder's unsorted axes
+        aux = _SORTED_AUX.setdefault(sorted_axes, _SharedAux(aux))
+    if order is None:
+        return (data,), aux
+    if shared:
+        _UNSORTED[axes] = (order[1], aux)
+    return _Sorted(data, order[1]), aux
 
 
-# sorted axes -> (axes, ()): the aux of every unmapped NamedArray with these axes. One object per named
-# shape also makes jit's comparison of a call's pytree structure with its cache's an identity check.
+class _SharedAux(tuple):  # type: ignore[type-arg]  # an Aux
+    """The one aux of every unmapped NamedArray with these sorted axes (``_SORTED_AUX``): jit's comparison of a
+    call's pytree structure with its cache's is then an identity check, and its type tells the unflatten that
+    the axes are sorted and nothing is mapped."""
+
+    __slots__ = ()
+
+
+# sorted axes -> (axes, ()), a _SharedAux
 _SORTED_AUX: dict[tuple[str, ...], Aux] = {}
+# unsorted axes -> (the permutation that sorts them, the sorted axes' shared aux)
+_UNSORTED: dict[tuple[str, ...], tuple[tuple[int, ...], Aux]] = {}
+_ARRAY_TYPES = (Tracer, ArrayImpl, np.ndarray)
+
+
+class _Sorted:
+    """The flatten's leaf of data whose named dims are not in sorted order: the data transposed to sorted order
+    when the flatten reads it, not when the value is made (most values inside a trace are never flattened)."""
+
+    __slots__ = ("data", "perm")
+
+    def __init__(self, data: Any, perm: tuple[int, ...]) -> None:
+        self.data, self.perm = data, perm
+
+    def __iter__(self) -> Iterator[Any]:
+        data, perm = self.data, self.perm
+        rank = data.ndim - len(perm)
+        yield jax.lax.transpose(data, (*range(rank), *(rank + p for p in perm)))
+
+    def __len__(self) -> int:
+        return 1
+
+
+_FLATTEN = operator.attrgetter("_flat")
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
-    data, aux = _canonical(x)
+    children, aux = x._flat
+    (data,) = children
     return ((_DATA_KEY, data),), aux
 
 
@@ -276,6 +319,17 @@ _DATA_KEY = GetAttrKey("data")
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
     (data,) = children
+    if type(aux) is _SharedAux and type(data) is ArrayImpl and len(data.aval.shape) >= len(aux[0]):
+        x = _new(NamedArray)  # the common case (a jit call's results): a concrete array, sorted axes, no mapped
+        x.data = data
+        x.axes = aux[0]
+        x.mapped = ()
+        x._flat = (children if type(children) is tuple else (data,), aux)
+        return x
+    return _unflatten_checked(data, aux)
+
+
+def _unflatten_checked(data: Any, aux: Aux) -> Any:
     axes, mapped = aux
     if axes and len(getattr(data, "shape", axes)) < len(axes):
         if getattr(data, "ndim", None) == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
@@ -285,12 +339,10 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
         from ._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
-    x = _new(NamedArray)  # wrap's body, inline: a jit call unflattens every NamedArray of its results
-    x.data, x.axes, x.mapped = data, axes, mapped
-    return x
+    return wrap(data, axes, mapped)
 
 
-register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
+register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_FLATTEN)
 
 
 def _serialize_aux(aux: Aux) -> bytes:
@@ -335,6 +387,8 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
     """
     x = _new(NamedArray)
     x.data, x.axes, x.mapped = data, tuple(axes), mapped
+    aux = None if mapped else _SORTED_AUX.get(x.axes)
+    x._flat = ((data,), aux) if aux is not None else _flat_of(data, x.axes, mapped)
     return x
 
 
