@@ -319,8 +319,12 @@ _DATA_KEY = GetAttrKey("data")
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
     (data,) = children
-    if type(aux) is _SharedAux and type(data) is ArrayImpl and len(data.aval.shape) >= len(aux[0]):
-        x = _new(NamedArray)  # the common case (a jit call's results): a concrete array, sorted axes, no mapped
+    if type(aux) is _SharedAux and (
+        len(data.aval.shape) >= len(aux[0])
+        if type(data) is ArrayImpl
+        else isinstance(data, Tracer) and len(data.shape) >= len(aux[0])
+    ):  # the common case (a jit call's results, a tree.map in a trace): sorted axes, nothing mapped, all dims
+        x = _new(NamedArray)
         x.data = data
         x.axes = aux[0]
         x.mapped = ()
@@ -492,7 +496,7 @@ def fused(key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., An
     if fn is None:
         if len(_FUSED) > _CACHE_SIZE:
             _FUSED.clear()
-        fn = _FUSED[key] = jax.jit(build())
+        fn = _FUSED[key] = jax.jit(build(), inline=True)
     return fn
 
 
@@ -549,8 +553,9 @@ def apply_elementwise(
 ) -> Any:
     """Apply a NumPy-broadcasting function to values that broadcast by name.
 
-    Eager calls (no trace running) with a stable ``fn`` (``fuse``: the same object each call) run layout
-    and ``fn`` as one cached ``jax.jit`` per (``fn``, layouts); under a trace the ops are emitted directly.
+    With a stable ``fn`` (``fuse``: the same object each call), the layout and ``fn`` run as one cached
+    ``jax.jit`` per (``fn``, layouts): eagerly one dispatch; under a trace one cached trace, inlined (the
+    reshape that broadcasts an operand is traced once, as inside ``jnp``'s own jitted ufuncs).
     """
     key = _layout_key(values)
     if key is None:
@@ -563,14 +568,10 @@ def apply_elementwise(
     if not any(steps):  # laid out already: the operation itself
         return wrap(fn(*data), axes)
     if fuse:
-        for d in data:  # a plain loop: this path is what an eager operation costs beyond jnp's
-            if isinstance(d, Tracer):
-                break
-        else:
-            jitted = _FUSED.get((fn, key))
-            if jitted is None:
-                jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
-            return wrap(jitted(*data), axes)
+        jitted = _FUSED.get((fn, key))
+        if jitted is None:
+            jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
+        return wrap(jitted(*data), axes)
     return wrap(fn(*_lay_out(steps, data)), axes)
 
 
