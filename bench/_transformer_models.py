@@ -93,12 +93,13 @@ def _jnp_norm(x: Any, g: Any, b: Any) -> Any:
 
 
 def _jnp_layer(x: Any, p: dict[str, Any], mask: Any, scale: float) -> Any:
+    """One pre-norm layer; ``mask`` ``None``: bidirectional attention (the ViT's)."""
     h = _jnp_norm(x, p["ln1_g"], p["ln1_b"])
     q = jnp.einsum("bse,ehd->bshd", h, p["wq"])
     k = jnp.einsum("bse,ehd->bshd", h, p["wk"])
     v = jnp.einsum("bse,ehd->bshd", h, p["wv"])
     scores = jnp.einsum("bshd,bthd->bhst", q, k) * scale
-    weights = jax.nn.softmax(jnp.where(mask, scores, MASKED), axis=-1)
+    weights = jax.nn.softmax(scores if mask is None else jnp.where(mask, scores, MASKED), axis=-1)
     mixed = jnp.einsum("bhst,bthd->bshd", weights, v)
     x = x + jnp.einsum("bshd,hde->bse", mixed, p["wo"])
     h = _jnp_norm(x, p["ln2_g"], p["ln2_b"])
@@ -135,12 +136,13 @@ def _named_norm(x: Any, g: Any, b: Any) -> Any:
 
 
 def _named_layer(x: Any, p: dict[str, Any], mask: Any, scale: float) -> Any:
+    """One pre-norm layer; ``mask`` ``None``: bidirectional attention (the ViT's)."""
     h = _named_norm(x, p["ln1_g"], p["ln1_b"])
     q = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wq"])
     k = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wk"]).rename({"seq": "kv"})
     v = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wv"]).rename({"seq": "kv"})
     scores = tnp.einsum("{seq,head_dim},{kv,head_dim}->{seq,kv}", q, k) * scale
-    weights = tnp.softmax(tnp.where(mask, scores, MASKED), "kv")
+    weights = tnp.softmax(scores if mask is None else tnp.where(mask, scores, MASKED), "kv")
     mixed = tnp.einsum("{seq,kv},{kv,head_dim}->{seq,head_dim}", weights, v)
     x = x + tnp.einsum("{heads,head_dim},{heads,head_dim,embed}->{embed}", mixed, p["wo"])
     h = _named_norm(x, p["ln2_g"], p["ln2_b"])

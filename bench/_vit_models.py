@@ -5,8 +5,8 @@ token put before the patches, learned positions; per layer (a Python loop over p
 pre-layer-norm, bidirectional multi-head attention, pre-layer-norm, MLP with gelu; a final layer norm; the
 pooled features are the class token's output plus the mean over the patches' outputs; a linear head;
 cross-entropy against the labels, averaged over the batch. ``init_params`` draws one set of NumPy arrays that
-both versions convert, so they give the same loss. The layer params reuse the transformer's
-(``_transformer_models.LAYER_AXES``).
+both versions convert, so they give the same loss. The layers are the transformer's
+(``_transformer_models``), without a mask.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _transformer_models import EPS, LAYER_AXES
+from _transformer_models import LAYER_AXES, _jnp_layer, _jnp_norm, _named_layer, _named_norm
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -83,26 +83,6 @@ def batch(cfg: Config, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 # -- plain jnp ------------------------------------------------------------------------------------------
 
 
-def _jnp_norm(x: Any, g: Any, b: Any) -> Any:
-    mu = jnp.mean(x, axis=-1, keepdims=True)
-    xc = x - mu
-    var = jnp.mean(xc * xc, axis=-1, keepdims=True)
-    return xc / jnp.sqrt(var + EPS) * g + b
-
-
-def _jnp_layer(x: Any, p: dict[str, Any], scale: float) -> Any:
-    h = _jnp_norm(x, p["ln1_g"], p["ln1_b"])
-    q = jnp.einsum("bse,ehd->bshd", h, p["wq"])
-    k = jnp.einsum("bse,ehd->bshd", h, p["wk"])
-    v = jnp.einsum("bse,ehd->bshd", h, p["wv"])
-    weights = jax.nn.softmax(jnp.einsum("bshd,bthd->bhst", q, k) * scale, axis=-1)
-    mixed = jnp.einsum("bhst,bthd->bshd", weights, v)
-    x = x + jnp.einsum("bshd,hde->bse", mixed, p["wo"])
-    h = _jnp_norm(x, p["ln2_g"], p["ln2_b"])
-    m = jax.nn.gelu(jnp.einsum("bse,em->bsm", h, p["w1"]) + p["b1"])
-    return x + jnp.einsum("bsm,me->bse", m, p["w2"]) + p["b2"]
-
-
 def jnp_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
     b, height, width, channels = images.shape
     patch = params["patch_w"].shape[0]
@@ -113,7 +93,7 @@ def jnp_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
     x = jnp.concatenate([cls, x], axis=1) + params["pos"]
     scale = params["layers"][0]["wq"].shape[-1] ** -0.5
     for p in params["layers"]:
-        x = _jnp_layer(x, p, scale)
+        x = _jnp_layer(x, p, None, scale)
     h = _jnp_norm(x, params["lnf_g"], params["lnf_b"])
     pooled = h[:, 0] + jnp.mean(h[:, 1:], axis=1)
     logits = jnp.einsum("be,ec->bc", pooled, params["head_w"]) + params["head_b"]
@@ -129,26 +109,6 @@ def jnp_params(params: dict[str, Any]) -> dict[str, Any]:
 # -- typed_xmap -----------------------------------------------------------------------------------------
 
 
-def _named_norm(x: Any, g: Any, b: Any) -> Any:
-    mu = tnp.mean(x, "embed")
-    xc = x - mu
-    var = tnp.mean(xc * xc, "embed")
-    return xc / tnp.sqrt(var + EPS) * g + b
-
-
-def _named_layer(x: Any, p: dict[str, Any], scale: float) -> Any:
-    h = _named_norm(x, p["ln1_g"], p["ln1_b"])
-    q = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wq"])
-    k = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wk"]).rename({"seq": "kv"})
-    v = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wv"]).rename({"seq": "kv"})
-    weights = tnp.softmax(tnp.einsum("{seq,head_dim},{kv,head_dim}->{seq,kv}", q, k) * scale, "kv")
-    mixed = tnp.einsum("{seq,kv},{kv,head_dim}->{seq,head_dim}", weights, v)
-    x = x + tnp.einsum("{heads,head_dim},{heads,head_dim,embed}->{embed}", mixed, p["wo"])
-    h = _named_norm(x, p["ln2_g"], p["ln2_b"])
-    m = tnp.gelu(tnp.einsum("{embed},{embed,mlp}->{mlp}", h, p["w1"]) + p["b1"])
-    return x + tnp.einsum("{mlp},{mlp,embed}->{embed}", m, p["w2"]) + p["b2"]
-
-
 def named_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
     """``images``: {batch, height, width, channels}; ``labels``: {batch} int32; returns a plain scalar."""
     patch, size = params["patch_w"].named_shape["ph"], images.named_shape
@@ -160,7 +120,7 @@ def named_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
     x = tnp.concatenate([cls, x], "seq") + params["pos"]
     scale = params["layers"][0]["wq"].named_shape["head_dim"] ** -0.5
     for p in params["layers"]:
-        x = _named_layer(x, p, scale)
+        x = _named_layer(x, p, None, scale)
     h = _named_norm(x, params["lnf_g"], params["lnf_b"])
     pooled = h[{"seq": 0}] + tnp.mean(h[{"seq": slice(1, None)}], "seq")
     logits = tnp.einsum("{embed},{embed,classes}->{classes}", pooled, params["head_w"]) + params["head_b"]

@@ -107,7 +107,7 @@ def merge_axes(x: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
     named = merge_axes_shape(x.named_shape, axes, into, operation=operation)
     x = gather_mapped(x, axes, operation=operation)
     at = min(x.axes.index(a) for a in axes)  # the merged axis takes the place of the first of them
-    before = [a for a in x.axes[:at] if a not in axes]
+    before = x.axes[:at]
     after = [a for a in x.axes[at:] if a not in axes]
     return reshape_named(x, before, axes, after, (into,), (int(named[into] or 0),))
 
