@@ -2,8 +2,9 @@
 
 The model is ``bench/_transformer_models.py`` (the same program three ways; 12 layers, vocab 256, batch 8,
 seq 64, embed 128, 4 heads of 32, mlp 512). For each version the table prints: step time (median of
-interleaved rounds), trace time (``jit(...).trace``), lower + compile time, and the number of instructions in
-the compiled HLO (``compiled.as_text()``), each with its ratio to plain jnp and to Haliax. The three losses
+interleaved rounds), trace time (``jit(...).trace``, CPU time of the tracing thread), lower + compile time,
+and the number of instructions in the compiled HLO (``compiled.as_text()``), each with its ratio to plain
+jnp and to Haliax. The three losses
 from the same initial params are checked to agree first. Haliax is optional (``pip install -e ".[bench]"``);
 without it its rows are skipped with a line saying so. Goals (issues 10, 11): step <= 1.0x Haliax and jnp,
 compile <= 1.0x Haliax and jnp (DESIGN.md). ``--dump DIR`` writes each version's optimized HLO and an opcode
@@ -68,7 +69,9 @@ def opcodes(hlo: str) -> collections.Counter:
 
 def build(cases, rounds=3, trace_rounds=9):
     """name -> (trace s, lower+compile s, compiled step, its args): medians over fresh jits, versions interleaved
-    (tracing is cheap and noisy, so it gets more rounds than compiling)."""
+    (tracing is cheap and noisy, so it gets more rounds than compiling). Tracing is Python on one thread: its
+    time is this thread's CPU time, which other processes on a shared machine do not inflate; compiling uses
+    XLA's threads, so its time is wall-clock."""
     prepared = {}
     for name, (loss_fn, params, tokens, targets) in cases.items():
         opt, step = make_step(loss_fn)
@@ -78,18 +81,18 @@ def build(cases, rounds=3, trace_rounds=9):
     for r in range(trace_rounds - rounds):  # extra trace-only rounds
         for name in list(prepared)[:: 1 if r % 2 else -1]:
             step, args = prepared[name]
-            start = time.perf_counter()
+            start = time.thread_time()
             jax.jit(lambda *a, step=step: step(*a)).trace(*args)
-            times[name][0].append(time.perf_counter() - start)
+            times[name][0].append(time.thread_time() - start)
     for r in range(rounds):
         for name in list(prepared)[:: 1 if r % 2 else -1]:
             step, args = prepared[name]
             jitted = jax.jit(lambda *a, step=step: step(*a))  # a fresh function: no cache answers
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             traced = jitted.trace(*args)
-            mid = time.perf_counter()
+            mid, cpu = time.perf_counter(), time.thread_time() - cpu
             compiled[name] = traced.lower().compile()
-            times[name][0].append(mid - start)
+            times[name][0].append(cpu)
             times[name][1].append(time.perf_counter() - mid)
     return {
         name: (statistics.median(t), statistics.median(c), compiled[name], prepared[name][1])
