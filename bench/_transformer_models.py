@@ -58,8 +58,13 @@ TOP_AXES = {"emb": ("vocab", "embed"), "pos": ("seq", "embed"), "lnf_g": ("embed
 
 def init_params(cfg: Config, seed: int = 0) -> dict[str, Any]:
     """NumPy float32 params: ``{"emb", "pos", "lnf_g", "lnf_b", "layers": [per-layer dicts]}``."""
+    return draw_params(dataclasses.asdict(cfg), TOP_AXES, cfg.layers, seed)
+
+
+def draw_params(size: dict[str, int], top_axes: dict[str, tuple[str, ...]], layers: int, seed: int) -> dict[str, Any]:
+    """``top_axes``' params and ``layers`` dicts of ``LAYER_AXES``' (sizes by axis name in ``size``): norm
+    gains ones, biases zeros, weights normal over the square root of their first dim (both heads' dims: wo)."""
     rng = np.random.default_rng(seed)
-    size = dataclasses.asdict(cfg)
 
     def draw(name: str, axes: tuple[str, ...]) -> np.ndarray:
         shape = tuple(size[a] for a in axes)
@@ -70,8 +75,8 @@ def init_params(cfg: Config, seed: int = 0) -> dict[str, Any]:
         fan_in = shape[0] if name not in ("wo",) else shape[0] * shape[1]
         return (rng.normal(size=shape) / np.sqrt(fan_in)).astype(np.float32)
 
-    params: dict[str, Any] = {k: draw(k, a) for k, a in TOP_AXES.items()}
-    params["layers"] = [{k: draw(k, a) for k, a in LAYER_AXES.items()} for _ in range(cfg.layers)]
+    params: dict[str, Any] = {k: draw(k, a) for k, a in top_axes.items()}
+    params["layers"] = [{k: draw(k, a) for k, a in LAYER_AXES.items()} for _ in range(layers)]
     return params
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _transformer_models import LAYER_AXES, _jnp_layer, _jnp_norm, _named_layer, _named_norm
+from _transformer_models import LAYER_AXES, _jnp_layer, _jnp_norm, _named_layer, _named_norm, draw_params
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -56,21 +56,8 @@ TOP_AXES = {
 
 
 def init_params(cfg: Config, seed: int = 0) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
     size = dataclasses.asdict(cfg) | {"ph": cfg.patch, "pw": cfg.patch, "seq": cfg.seq}
-
-    def draw(name: str, axes: tuple[str, ...]) -> np.ndarray:
-        shape = tuple(size[a] for a in axes)
-        if name.endswith("_g"):
-            return np.ones(shape, np.float32)
-        if name.endswith("_b") or name in ("b1", "b2"):
-            return np.zeros(shape, np.float32)
-        fan_in = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
-        return (rng.normal(size=shape) / np.sqrt(fan_in)).astype(np.float32)
-
-    params: dict[str, Any] = {k: draw(k, a) for k, a in TOP_AXES.items()}
-    params["layers"] = [{k: draw(k, a) for k, a in LAYER_AXES.items()} for _ in range(cfg.layers)]
-    return params
+    return draw_params(size, TOP_AXES, cfg.layers, seed)
 
 
 def batch(cfg: Config, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
