@@ -1,4 +1,5 @@
-"""Batched dot products of 10,000,000 pairs of 3-vectors on an 8-device mesh.
+"""Batched dot products of 10,000,000 pairs of 3-vectors on a mesh of every device
+(8 emulated CPU devices on a CPU; one GPU is a one-device mesh).
 
 ``xmap`` with the named axis on the mesh axis, against the best of hand-written ``jit(vmap(dot))``,
 ``pmap(vmap(dot))`` (which needs the batch reshaped to one row per device) and ``shard_map``; all
@@ -25,12 +26,13 @@ from _timing import interleaved, print_table
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
+from typed_xmap._ops._devices import fitting_shape
 
 N = 10_000_000
 
 
 def main() -> int:
-    devices = jax.device_count()
+    (devices,) = fitting_shape((N,), jax.device_count())  # every device whose count divides N
     mesh = jax.make_mesh((devices,), ("x",))
     a = jax.random.normal(jax.random.key(0), (N, 3))
     b = jax.random.normal(jax.random.key(1), (N, 3))

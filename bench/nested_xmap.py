@@ -1,4 +1,5 @@
-"""Nested xmaps against hand-written nested ``vmap``s, depth 1-3, on an 8-device (2, 2, 2) mesh.
+"""Nested xmaps against hand-written nested ``vmap``s, depth 1-3, on an 8-device (2, 2, 2) mesh
+(fitted to fewer devices where there are fewer: ``_timing.bench_mesh``).
 
 Depth d maps the first d dims of a ``(2, ..., 2, N)`` array, one xmap per axis (outermost on mesh axis
 ``x``, then ``y``, then ``z``); the hand-written program is ``jit`` of the same nest of
@@ -18,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import jax
 import numpy as np
-from _timing import interleaved, print_table
+from _timing import bench_mesh, interleaved, print_table
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
@@ -54,7 +55,7 @@ def op_counts(lowered) -> dict[str, int]:
 
 
 def main() -> int:
-    mesh = jax.make_mesh((2, 2, 2), MESH_AXES)
+    mesh = bench_mesh((2, 2, 2), MESH_AXES)
     status = 0
     for depth, shape in SHAPES.items():
         sharding = NamedSharding(mesh, P(*MESH_AXES[:depth]))

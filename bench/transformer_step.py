@@ -108,9 +108,10 @@ MODEL_CODE = {
 """The functions that are each version's model (the loss from tokens, its layers and helpers)."""
 
 
-def model_lines(names: tuple[str, ...]) -> int:
-    """Lines of code of these functions in _transformer_models.py: no blank lines, comments or docstrings."""
-    source = Path(models.__file__).read_text()
+def model_lines(names: tuple[str, ...], path: Path | None = None) -> int:
+    """Lines of code of these functions in ``path`` (_transformer_models.py): no blank lines, comments or
+    docstrings."""
+    source = (path or Path(models.__file__)).read_text()
     rows = source.splitlines()
     total = 0
     for node in ast.parse(source).body:

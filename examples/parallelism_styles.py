@@ -8,7 +8,9 @@ x: "in", W: "in out", b: "out". ``in`` goes on mesh axis ``x`` and ``out`` on me
 - manual: ``tx.xmap`` with ``axis_resources``, the contraction over ``in`` a named ``psum``
   (or, typed, a brace ``einsum``, which compiles to one ``dot_general``).
 
-Run it: ``python examples/parallelism_styles.py`` (it asks XLA for 8 CPU devices).
+Run it: ``python examples/parallelism_styles.py``. It asks XLA for 8 CPU devices and runs on a 4x2 mesh of
+them when the default backend (one GPU, say) has fewer; with fewer CPU devices too
+(``XLA_FLAGS=--xla_force_host_platform_device_count=2``) the mesh shrinks to fit (2x1, 1x1): ``tx.fitting_mesh``.
 """
 
 from __future__ import annotations
@@ -88,7 +90,9 @@ def main() -> None:
     x, W, b = inputs()
     reference = tx.positional(layer(x, W, b), ["out"])
     positional = (tx.positional(x, ["in"]), tx.positional(W, ["in", "out"]), tx.positional(b, ["out"]))
-    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+    mesh = tx.fitting_mesh((4, 2), ("x", "y"), emulate=True)
+    print(f"on {mesh.devices.flat[0].platform}, mesh {dict(mesh.shape)} (default backend: {jax.default_backend()})")
+    with jax.set_mesh(mesh), jax.default_device(mesh.devices.flat[0]):
         results = {
             "automatic": tx.positional(automatic(x, W, b), ["out"]),
             "semi-automatic": tx.positional(semi_automatic(x, W, b), ["out"]),
@@ -96,8 +100,11 @@ def main() -> None:
             "manual, typed (xmap + einsum)": manual_typed(*positional),
         }
     for name, result in results.items():
-        status = "equal" if np.allclose(result, reference, atol=1e-6) else "DIFFERENT"
+        equal = np.allclose(result, reference, atol=1e-6)
+        status = "equal" if equal else "DIFFERENT"
         print(f"{name:<32} {status} to the unsharded result; sharding {result.sharding.spec}")
+        if not equal:
+            raise SystemExit(f"{name}: the sharded result differs from the unsharded one")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,13 @@
 Token embeddings (a gather by name), learned positions, pre-layer-norm blocks (causal multi-head attention,
 a gelu MLP) scanned over a stacked ``layers`` axis, a final layer norm, an output tied to the embeddings and
 a cross-entropy loss. No positional array, no positional index and no ``PartitionSpec``: placement is one
-mapping from axis names to mesh axes, and the same program trains on one device, on a 2x4 mesh with Explicit
-axes (JAX's default) and on one with Auto axes.
+mapping from axis names to mesh axes, and the same program trains on one device, on a (data, model) mesh with
+Explicit axes (JAX's default) and on one with Auto axes. The meshes are 2x4 where there are 8 devices and
+fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two GPUs, 1x1 on one), on JAX's
+default backend; the program prints which.
 
-    python examples/transformer.py                  # the three placements, 8 emulated CPU devices
+    python examples/transformer.py                  # the three placements (8 emulated CPU devices on a CPU)
+    python examples/transformer.py 8                # the same, 8 steps instead of 30
     typed-xmap check --strict examples/transformer.py
 """
 
@@ -19,6 +22,7 @@ if "jax" not in __import__("sys").modules:
 
 import contextlib
 import math
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -210,22 +214,27 @@ def checkpoint_round_trip(params: Params, directory: str) -> Params:
 
 
 def meshes() -> dict[str, jax.sharding.Mesh | None]:
+    """One device, then a (data, model) mesh of up to 2x4 with Explicit axes and one with Auto axes."""
     return {
         "one device": None,
-        "2x4 Explicit": jax.make_mesh((2, 4), ("data", "model")),
-        "2x4 Auto": jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto)),
+        "Explicit mesh": tx.fitting_mesh((2, 4), ("data", "model")),
+        "Auto mesh": tx.fitting_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto)),
     }
 
 
 def main(steps: int = 30) -> None:
     c = Config()
-    results = {name: train(c, steps, mesh) for name, mesh in meshes().items()}
+    placements = meshes()
+    for name, mesh in placements.items():
+        where = f"mesh {dict(mesh.shape)}" if mesh is not None else "no mesh"
+        print(f"{name:>13}: {jax.default_backend()}, {where} ({jax.device_count()} devices at hand)")
+    results = {name: train(c, steps, mesh) for name, mesh in placements.items()}
     for name, (params, losses) in results.items():
         print(f"{name:>13}: loss {losses[0]:.4f} -> {losses[-1]:.4f}   embed placed {tx.resources_of(params['embed'])}")
     first = results["one device"][1]
     for name, (_, losses) in results.items():
         np.testing.assert_allclose(losses, first, rtol=2e-4, err_msg=name)
-    params = results["2x4 Explicit"][0]
+    params = results["Explicit mesh"][0]
     tokens, targets = next(batches(c, seed=1))
     norms = per_example_gradient_norms(params, tokens, targets)
     print(f"per-example gradient norms: {norms}")
@@ -233,7 +242,9 @@ def main(steps: int = 30) -> None:
         restored = checkpoint_round_trip(params, directory)
     same = jax.tree.all(jax.tree.map(lambda a, b: bool((a == b).all()), params, restored))  # same names too
     print(f"orbax round trip: same values and named shapes: {same}")
+    if not same:
+        raise SystemExit("orbax round trip: the restored params differ")
 
 
 if __name__ == "__main__":
-    main()
+    main(*(int(arg) for arg in sys.argv[1:2]))  # python examples/transformer.py [STEPS]

@@ -1,4 +1,6 @@
-"""The docs: every ```python block runs (page by page, in order), and mkdocs builds strictly."""
+"""The docs: every ```python block runs (page by page, in order), and mkdocs builds strictly.
+
+A ```python block followed directly by a ```text title="Output" block prints exactly that output."""
 
 import os
 import re
@@ -10,36 +12,56 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^```python\n(.*?)^```\n?(?:\s*^```text title=\"Output\"\n(.*?)^```)?", re.S | re.M)
 
 
 RUNNER = """
-import os, sys, traceback
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import contextlib, io, os, sys, traceback
+os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={DEVICES}"
 namespace = {"__name__": "__main__"}
-for index, block in enumerate(BLOCKS):
+for index, (block, expected) in enumerate(BLOCKS):
+    printed = io.StringIO()
     try:
-        exec(compile(block, f"{PAGE}[block {index}]", "exec"), namespace)
+        with contextlib.redirect_stdout(printed if expected else sys.stdout):
+            exec(compile(block, f"{PAGE}[block {index}]", "exec"), namespace)
     except Exception:
         print(f"--- {PAGE} block {index} failed:\\n{block}", file=sys.stderr)
         traceback.print_exc()
         sys.exit(1)
+    if expected and printed.getvalue().rstrip() != expected.rstrip():
+        shown = f"--- {PAGE} block {index} printed:\\n{printed.getvalue()}--- the page shows:\\n{expected}"
+        print(shown, file=sys.stderr)
+        sys.exit(1)
 """
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_code_blocks_run(page, tmp_path):
-    """Each page runs as a reader would run it: its blocks in order, in a fresh Python with 8 CPU devices."""
+def _run_page(page: Path, tmp_path: Path, devices: int) -> None:
     blocks = BLOCK.findall(page.read_text())
     if not blocks:
         pytest.skip("no python blocks")
     script = tmp_path / "page.py"
-    script.write_text(f"BLOCKS = {blocks!r}\nPAGE = {str(page.relative_to(ROOT))!r}\n" + RUNNER)
+    script.write_text(f"BLOCKS = {blocks!r}\nPAGE = {str(page.relative_to(ROOT))!r}\nDEVICES = {devices}\n" + RUNNER)
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     result = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False
     )
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_code_blocks_run(page, tmp_path):
+    """Each page runs as a reader would run it: its blocks in order, in a fresh Python with 8 CPU devices."""
+    _run_page(page, tmp_path, 8)
+
+
+MESH_PAGES = [p for p in PAGES if "tx.fitting_mesh(" in p.read_text()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", MESH_PAGES, ids=[str(p.relative_to(ROOT)) for p in MESH_PAGES])
+def test_pages_with_a_mesh_run_on_one_device(page, tmp_path):
+    """A reader with one device (a laptop, one GPU) runs the pages too: their meshes fit (``tx.fitting_mesh``)."""
+    _run_page(page, tmp_path, 1)
 
 
 @pytest.mark.slow
@@ -63,3 +85,31 @@ def test_the_api_reference_names_only_public_paths():
     assert "typed_xmap.xmap" in identifiers and "typed_xmap.numpy.sum" in identifiers
     private = [name for name in identifiers if any(part.startswith("_") for part in name.split("."))]
     assert not private, f"docs/api.md documents private paths: {private}"
+
+
+def test_the_api_reference_covers_every_public_name():
+    """Every name of ``typed_xmap``, ``typed_xmap.numpy`` and ``typed_xmap.random`` has an entry rendered from its
+    docstring (``::: path``), is the same object as one that has, or (a constant such as a dtype marker) a row in
+    one of the page's tables."""
+    import importlib
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+    import typed_xmap.random as txr
+
+    page = (ROOT / "docs" / "api.md").read_text()
+
+    def resolve(path):
+        module, _, name = path.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    entries = re.findall(r"^::: (\S+)", page, re.M)
+    documented = {id(resolve(path)) for path in entries}
+    in_tables = set(re.findall(r"^\| `([^`]+)` \|", page, re.M))
+    public = {
+        **{f"typed_xmap.{n}": getattr(tx, n) for n in tx.__all__ if n != "random"},
+        **{f"typed_xmap.numpy.{n}": getattr(tnp, n) for n in tnp.__all__},
+        **{f"typed_xmap.random.{n}": getattr(txr, n) for n in ("normal", "uniform", "bernoulli")},
+    }
+    missing = [p for p, v in public.items() if id(v) not in documented and p.rpartition(".")[2] not in in_tables]
+    assert not missing, f"public names without an entry in docs/api.md: {missing}"

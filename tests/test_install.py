@@ -1,6 +1,6 @@
-"""What a user's type checkers see after installing typed_xmap as the README says (`pip install -e .`) or from
-a wheel: plain mypy with `plugins = typed_xmap.plugin` finds the package and its stubs and catches a bug, and
-pyright resolves every import with no false errors.
+"""What a user's type checkers see after installing typed_xmap as the README says (`pip install -e .`), from
+a wheel or from an sdist: plain mypy with `plugins = typed_xmap.plugin` finds the package and its stubs and
+catches a bug, and pyright resolves every import (typed_xmap.numpy through the stubs) with no false errors.
 
 Each case installs a copy of this tree into a new virtual environment (`--no-deps`: the dependencies come from
 the running environment through a path line, whose own .pth files are not run, so its typed_xmap is not seen).
@@ -38,6 +38,8 @@ w = tx.named(jnp.ones((4, 3)), ["in_features", "out_features"])
 y = affine(x, w)
 h = tx.named(jnp.ones((8, 5)), ["batch", "hidden"])
 bad = affine(h, w)
+# pyright reads typed_xmap.numpy through the stubs (a NamedArray_ with operators), not the runtime package
+zs: NamedArray[f32, "batch"] = tnp.zeros({"batch": 8}) * 2.0
 """
 
 
@@ -46,7 +48,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600, check=False, env=env)
 
 
-@pytest.fixture(scope="module", params=["editable", "wheel"])
+@pytest.fixture(scope="module", params=["editable", "wheel", "sdist"])
 def installed_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new venv's python with a copy of this tree installed the way the README (or a wheel) installs it."""
     work = tmp_path_factory.mktemp(request.param)
@@ -59,8 +61,12 @@ def installed_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
         _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], work).stdout.strip()
     )
     (site_packages / "_outer_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    editable = ["-e"] if request.param == "editable" else []
-    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", *editable, str(source)], work)
+    target = ["-e", str(source)] if request.param == "editable" else [str(source)]
+    if request.param == "sdist":  # what PyPI would serve besides the wheel: built, then installed from the tarball
+        built = _run([sys.executable, "-m", "build", "--sdist", "--outdir", str(work / "dist"), str(source)], work)
+        assert built.returncode == 0, built.stdout + built.stderr
+        target = [str(next((work / "dist").glob("*.tar.gz")))]
+    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", *target], work)
     assert result.returncode == 0, result.stdout + result.stderr
     return python
 
@@ -91,3 +97,78 @@ def test_pyright_resolves_typed_xmap_with_no_false_errors(installed_python: Path
     assert "could not be resolved" not in result.stdout, result.stdout
     assert "is not defined" not in result.stdout, result.stdout
     assert result.stdout.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 informations", result.stdout
+
+
+@pytest.mark.slow
+def test_plain_mypy_reads_the_stubs(installed_python: Path, tmp_path: Path) -> None:
+    """mypy without the plugin (no config) types tnp through the stubs: NamedArrays of the operands' dtype."""
+    (tmp_path / "plain.py").write_text(
+        "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n\n"
+        'def f(x: NamedArray[f32, "batch embed"]) -> None:\n'
+        '    reveal_type(tnp.zeros({"batch": 2}) + 1.0)\n'
+        '    reveal_type(tnp.einsum("{embed},{embed}->", x, x))\n'
+    )
+    result = _run([str(installed_python), "-m", "mypy", "--strict", "plain.py"], tmp_path)
+    revealed = [line.split("Revealed type is ", 1)[1] for line in result.stdout.splitlines() if "Revealed" in line]
+    assert revealed == [
+        '"typed_xmap._static.NamedArray_[Any, Any, Any]"',
+        '"typed_xmap._static.NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]"',
+    ], result.stdout
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(the sdist, the wheel, a new venv's python with the wheel installed), built from a copy of this tree."""
+    work = tmp_path_factory.mktemp("dist")
+    source = work / "typed_xmap_src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    result = _run([str(python), "-m", "pip", "install", "-q", "setuptools>=77"], work)  # the build-system pin
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = work / "out"
+    build = "import sys; from setuptools import build_meta as b; d = sys.argv[1]; b.build_sdist(d); b.build_wheel(d)"
+    result = _run([str(python), "-c", build, str(out)], source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sdist, wheel = next(out.glob("*.tar.gz")), next(out.glob("*.whl"))
+    site_packages = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], work)
+    (Path(site_packages.stdout.strip()) / "_outer_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    result = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], work)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return sdist, wheel, python
+
+
+@pytest.mark.slow
+def test_the_sdist_and_the_wheel_carry_the_license_and_metadata(built: tuple[Path, Path, Path]) -> None:
+    import tarfile
+    import zipfile
+
+    sdist, wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        license_text = archive.read(next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))).decode()
+    assert license_text == (ROOT / "LICENSE").read_text()
+    assert "License-Expression: Apache-2.0" in metadata and "Classifier: Typing :: Typed" in metadata
+    assert "Requires-Dist: jax<0.14,>=0.10" in metadata and "Project-URL" not in metadata
+    with tarfile.open(sdist) as archive:
+        inside = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "bench/_timing.py", "bench/xmap_dispatch.py", "examples/transformer.py"} <= inside
+
+
+@pytest.mark.slow
+def test_bench_from_the_wheel_says_where_to_run_it_and_runs_in_the_sdist(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    import tarfile
+
+    sdist, _, python = built
+    elsewhere = _run([str(python), "-m", "typed_xmap._tools._cli", "bench"], tmp_path)
+    assert elsewhere.returncode == 1, elsewhere.stdout + elsewhere.stderr
+    assert "Fix: run `typed-xmap bench` from the root of a clone or of the unpacked sdist" in elsewhere.stderr
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path, filter="data")
+    root = next(p for p in tmp_path.iterdir() if p.name.startswith("typed_xmap-"))
+    found = _run([str(python), "-m", "typed_xmap._tools._cli", "bench", "no_such_bench"], root)
+    assert "unknown benchmarks ['no_such_bench']; known: [" in found.stdout and "'xmap_dispatch'" in found.stdout

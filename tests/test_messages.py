@@ -101,6 +101,18 @@ def many_axes():
     return positional_einsum(spec, [names], result)
 
 
+def image():
+    return tx.named(jnp.ones((2, 6, 5, 3)), ["batch", "height", "width", "channels"])
+
+
+def kernel(channels=3, out="out"):
+    return tx.named(jnp.ones((3, 3, channels, 4)), ["kh", "kw", "channels", out])
+
+
+def strided_pool(v):
+    return tnp.max_pool(v, {"height": 2, "width": 1}).sum()
+
+
 def identity(v):
     return v
 
@@ -164,6 +176,27 @@ def multi_process_without_a_mesh():
     from typed_xmap._xmap._global import globalize
 
     return globalize(None, None, {}, ())
+
+
+def scan_placement():
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        xs = tx.shard(tx.named(jnp.ones((3, 8, 8)), ["layers", "batch", "feat"]), {"batch": "x"})
+        return tx.scan(lambda c, p: (c + p, None), tnp.zeros({"batch": 8, "feat": 8}), xs, axis="layers")
+
+
+def meshes_of_two_kinds():
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        left = tx.shard(x(), {"batch": "x"})
+    auto = jax.sharding.AxisType.Auto
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"), axis_types=(auto, auto))):
+        right = tx.shard(x(), {"batch": "x"})
+    return left + right
+
+
+def resources_of_under_jit_on_auto_axes():
+    auto = jax.sharding.AxisType.Auto
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"), axis_types=(auto, auto))):
+        return jax.jit(lambda v: tx.resources_of(v) and v)(tx.shard(x(), {"batch": "x"}))
 
 
 def normalise(message):
@@ -315,6 +348,51 @@ CASES = {
         E,
         K.INVALID_ARGUMENT,
     ),
+    # the third fuzz round (issue 19): tests/test_fuzz_findings.py
+    "vmap: axis listed twice": (lambda: tx.vmap(tnp.exp, axis=("batch", "batch")), E, K.INVALID_ARGUMENT),
+    "scan: length disagrees": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, layers(), axis="layers", length=7),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "scan: length not an int": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, layers(), axis="layers", length=2.5),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: no leaves, no length": (
+        lambda: tx.scan(lambda c, p: (c, None), 0.0, {}, axis="layers"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: body returns one value": (
+        lambda: tx.scan(lambda c, p: c, 0.0, layers(), axis="layers"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "scan: carry changes dtype": (lambda: scan_carry(lambda c, p: c.astype(jnp.int32)), E, K.DTYPE),
+    "scan: carry changes placement": (scan_placement, E, K.INVALID_ARGUMENT),
+    "indexing: positional int out of bounds": (
+        lambda: tx.named(jnp.ones((8, 2)), ["batch", ...])[5],
+        E,
+        K.AXIS_SIZE,
+    ),
+    "constructors: size": (lambda: tnp.causal_mask("q", "k", -1), E, K.INVALID_ARGUMENT),
+    "constructors: float tokens": (
+        lambda: tnp.one_hot(tx.named(jnp.array([0.0, 1.0]), ["seq"]), "vocab", 4),
+        E,
+        K.DTYPE,
+    ),
+    "structure: broadcast to a negative size": (
+        lambda: tx.broadcast_to(x(), {"batch": 8, "feat": 4, "k": -1}),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "structure: arange step 0": (lambda: tnp.arange("i", 0, 5, 0), E, K.INVALID_ARGUMENT),
+    "spec: size beyond any array dim": (lambda: parse_named_axes("a=" + "9" * 30), S, K.SYNTAX),
+    "operators: operands on meshes of two kinds": (meshes_of_two_kinds, E, K.INVALID_ARGUMENT),
+    "resources_of: Auto axes under jit": (resources_of_under_jit_on_auto_axes, E, K.INVALID_ARGUMENT),
+    "random: not a key": (lambda: tx.random.normal(3, {"a": 2}), E, K.INVALID_ARGUMENT),
     # _convert.py
     "named: already named": (
         lambda: tx.named(tx.named(jnp.ones((8, 4)), ["batch", ...]), ["batch"]),
@@ -408,6 +486,18 @@ CASES = {
     "named array: vmap over a named axis": (lambda: jax.vmap(lambda v: v + 1)(x()), E, K.POSITIONAL),
     "named array: two dims one name": (lambda: NamedArray(jnp.ones((3, 3)), ["a", "a"]), E, K.SYNTAX),
     "named array: truth value": (truth_value, E, K.AXIS_MISSING),
+    "named array: float of named axes": (lambda: float(x()), E, K.AXIS_MISSING),
+    "named array: jax.grad of a NamedArray": (
+        lambda: jax.grad(lambda w: tnp.sum(x() * w, ("batch", "feat")))(1.0),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "named array: jax.grad with named axes left": (
+        lambda: jax.grad(lambda w: tnp.sum(x() * w, "batch"))(1.0),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "named array: JAX takes it for an array": (lambda: jax.typeof(x()), E, K.INVALID_ARGUMENT),
     # _xmap/_api.py
     "xmap: no out_axes": (lambda: xmap(identity, in_axes=["a", ...]), E, K.INVALID_ARGUMENT),
     "xmap: empty out_axes": (lambda: xmap(identity, in_axes=["a", ...], out_axes=()), E, K.INVALID_ARGUMENT),
@@ -505,6 +595,80 @@ CASES = {
     ),
     # _structure.py
     "structure: not a NamedArray": (lambda: tnp.cumsum(jnp.ones(3), axis="seq"), E, K.INVALID_ARGUMENT),
+    # _algebra/_windows.py, _algebra/_selection.py, _ops/_tnp/_windows.py (windows and selection by name)
+    "windows: spatial not a dict": (lambda: tnp.conv(image(), kernel(), ["height"], "channels"), E, K.INVALID_ARGUMENT),
+    "windows: contract not names": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh"}, 3),
+        E,
+        K.INVALID_ARGUMENT,  # type: ignore[arg-type]
+    ),
+    "windows: contracted size clash": (
+        lambda: tnp.conv(image(), kernel(channels=4), {"height": "kh", "width": "kw"}, "channels"),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: groups do not divide the outputs": (
+        lambda: tnp.conv(
+            image(), kernel(channels=1), {"height": "kh", "width": "kw"}, "channels", feature_group_count=3
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: output axis clashes": (
+        lambda: tnp.conv(image(), kernel(out="batch"), {"height": "kh", "width": "kw"}, "channels"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "windows: stride of another axis": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kw"}, "channels", strides={"depth": 2}),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "windows: stride not positive": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kw"}, "channels", strides=0),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "windows: bad padding": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kw"}, "channels", padding="FULL"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "windows: window longer than the axis": (
+        lambda: tnp.max_pool(image(), {"height": 2, "width": 9}, padding={"width": (1, 0)}),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: window not a dict": (lambda: tnp.avg_pool(image(), 2), E, K.INVALID_ARGUMENT),  # type: ignore[arg-type]
+    "windows: positional kernel dims": (
+        lambda: tnp.conv(
+            image(), tx.named(jnp.ones((2, 3, 3, 3)), {1: "kh", 2: "kw", 3: "channels"}), {"height": "kh"}, "channels"
+        ),
+        E,
+        K.POSITIONAL,
+    ),
+    "windows: a level changes length": (
+        lambda: xm(["batch", "height", "width", "channels", ...], ["batch", "height", "width", ...], strided_pool)(
+            np.ones((2, 6, 5, 3), np.float32)
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "selection: k not positive": (
+        lambda: tnp.top_k(image(), 0, axis="channels", new_axis="choice"),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
+    "selection: k too large": (lambda: tnp.top_k(image(), 4, axis="channels", new_axis="choice"), E, K.AXIS_SIZE),
+    "selection: sort along a missing axis": (lambda: tnp.sort(image(), "depth"), E, K.AXIS_MISSING),
+    "selection: sample along a missing axis": (
+        lambda: tx.random.categorical(jax.random.key(0), image(), "vocab"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "selection: new axis exists": (lambda: tnp.zeros_like(image(), new_axes={"batch": 2}), E, K.AXIS_MISSING),
+    # _ops/_devices.py
+    "fitting_mesh: shape and names differ": (lambda: tx.fitting_mesh((4, 2), ("x",)), E, K.INVALID_ARGUMENT),
 }
 
 
@@ -794,6 +958,73 @@ MESSAGES = {
         "tx.scan(..., axis='layers'): the body returns a carry of structure PyTreeDef((*, *)), but init has "
         "structure PyTreeDef(*). Fix: return the carry with the structure of init"
     ),
+    "vmap: axis listed twice": (
+        "tx.vmap(..., axis=('batch', 'batch')): axis 'batch' is listed twice; an axis is mapped once, and mapping "
+        "it again would map a dim it no longer has. Fix: list each axis once, e.g. axis=('batch',)"
+    ),
+    "scan: length disagrees": (
+        "tx.scan(..., axis='layers'): length=7, but the scanned axis 'layers' has size 3 in xs. Fix: drop length= "
+        "(the size of 'layers' sets it), or pass length=3"
+    ),
+    "scan: length not an int": (
+        "tx.scan(..., axis='layers'): length=2.5; a scan's length is a non-negative int. Fix: drop length= (the "
+        "size of 'layers' in xs sets it), or pass an int"
+    ),
+    "scan: no leaves, no length": (
+        "tx.scan(..., axis='layers'): xs has no leaves, so nothing says how many steps to run. Fix: pass length=, "
+        "or give xs a NamedArray with axis 'layers'"
+    ),
+    "scan: body returns one value": (
+        "tx.scan(..., axis='layers'): the body returns an array, not a pair (carry, ys). Fix: return "
+        "(new_carry, ys), or (new_carry, None) when there is nothing to stack"
+    ),
+    "scan: carry changes dtype": (
+        "tx.scan(..., axis='layers'): the carry goes in as float32 but comes out as int32; a carry keeps its dtype "
+        "from step to step. Fix: cast it back in the body (.astype(jnp.float32)), or start init as int32"
+    ),
+    "scan: carry changes placement": (
+        "tx.scan(..., axis='layers'): axis 'batch' of the carry goes in unsplit but comes out split over 'x'; on "
+        "an Explicit mesh a carry keeps its placement from step to step. Fix: place init as the body places its "
+        "result (tx.shard(init, {'batch': 'x'})), or tx.constrain the new carry back to init's placement"
+    ),
+    "indexing: positional int out of bounds": (
+        "x[5]: index 5 is out of bounds for positional dim 0 of size 2. Fix: use an index in [-2, 2), as numpy does"
+    ),
+    "constructors: size": (
+        "tnp.causal_mask: size=-1; a size is a non-negative int (not a bool or a float). Fix: pass the axis's "
+        "length as an int, e.g. size=8"
+    ),
+    "constructors: float tokens": (
+        "tnp.one_hot: tokens have dtype float32, but one-hot vectors are made from integer ids (a float32 id "
+        "would match no position and give zeros). Fix: tokens.astype(jnp.int32)"
+    ),
+    "structure: broadcast to a negative size": (
+        "tx.broadcast_to: the size of axis 'k' is -1; sizes are non-negative ints. Fix: give its length, e.g. {'k': 8}"
+    ),
+    "structure: arange step 0": (
+        "tnp.arange: step is 0; a range needs a nonzero step. Fix: pass step=1 (or any nonzero step)"
+    ),
+    "spec: size beyond any array dim": (
+        "invalid spec 'a=999999999999999999999999999999': the size of axis 'a' has 30 digits, more than any "
+        "array dim can hold (at most 9223372036854775807)\n"
+        "    a=999999999999999999999999999999\n"
+        "      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "fix: write the real size, or just a"
+    ),
+    "operators: operands on meshes of two kinds": (
+        "`x + y`: the operands live on different meshes: the left operand on mesh(x=4 Explicit, y=2 Explicit), "
+        "the right operand on mesh(x=4 Auto, y=2 Auto). Fix: place them on one mesh (tx.shard each under one "
+        "jax.set_mesh), or move one over with jax.device_put"
+    ),
+    "resources_of: Auto axes under jit": (
+        "tx.resources_of: inside jit, a value on Auto mesh axes (x, y) is placed by the compiler, so its "
+        "placement is not part of its type while tracing. Fix: call tx.resources_of outside jit, or use a mesh "
+        "with Explicit axes (jax.make_mesh's default), whose placement a traced value carries"
+    ),
+    "random: not a key": (
+        "tx.random.normal: key is int 3, not a PRNG key. Fix: pass jax.random.key(0) (jax.random.split it for "
+        "more keys)"
+    ),
     "named: already named": ("axes = ['batch']: the value already has named axis 'batch'. Fix: pick a new name"),
     "positional: not a NamedArray": (
         "tx.positional takes a NamedArray, got ArrayImpl. Fix: tx.named(array, axes) first; a "
@@ -970,6 +1201,25 @@ MESSAGES = {
     "named array: truth value": (
         "the truth value of NamedArray(float32[batch=8, feat=4]) is ambiguous: it has named axes. Fix: "
         "reduce them first, e.g. tnp.all(x, ('batch', 'feat'))"
+    ),
+    "named array: float of named axes": (
+        "float() of NamedArray(float32[batch=8, feat=4]) is ambiguous: it has named axes. Fix: reduce them first, "
+        "e.g. tnp.sum(x, ('batch', 'feat'))"
+    ),
+    "named array: jax.grad of a NamedArray": (
+        "jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this one "
+        "returned NamedArray(float32[]). Fix: return tx.positional(loss, []) (a NamedArray with no named axes as "
+        "a positional scalar)"
+    ),
+    "named array: jax.grad with named axes left": (
+        "jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this one "
+        "returned NamedArray(float32[feat=4]), which still has named axes ('feat',). Fix: reduce them "
+        "(tnp.sum(loss, ('feat',))), then return tx.positional(loss, [])"
+    ),
+    "named array: JAX takes it for an array": (
+        "JAX took NamedArray(float32[batch=8, feat=4]) for a positional array (a jax.lax function, or a JAX "
+        "function that reads its argument's shape and dtype) and would drop its named axes. Fix: pass "
+        "tx.positional(x, ['batch', 'feat', ...]) for a positional array, or use a typed_xmap.numpy function"
     ),
     "xmap: no out_axes": (
         "xmap needs out_axes: which named axes each output carries, and where. Fix: xmap(f, in_axes=..., "
@@ -1181,6 +1431,74 @@ MESSAGES = {
         "tnp.cumsum: x is not a NamedArray (got ArrayImpl), so it has no named axes to work on (inside xmap a "
         "named axis is an enclosing level, not a dim of the per-element value). Fix: tx.named(array, axes) "
         "first, or use jax.numpy on positional dims"
+    ),
+    "windows: spatial not a dict": (
+        "tnp.conv: spatial maps each spatial axis of x to the kernel axis carrying its window, got ['height']. "
+        "Fix: write spatial={'height': 'kh', 'width': 'kw'}"
+    ),
+    "windows: contract not names": (
+        "tnp.conv: contract is an axis name or a tuple of names, got 3. Fix: write contract='channels' or "
+        "contract=('channels',)"
+    ),
+    "windows: contracted size clash": (
+        "tnp.conv: contracted axis 'channels' has size 3 in x but 4 in kernel. Fix: give 'channels' one size in "
+        "both, or contract another axis"
+    ),
+    "windows: groups do not divide the outputs": (
+        "tnp.conv: feature_group_count=3 does not divide the kernel's output axes ('out',) (together 4). Fix: make"
+        " the output features a multiple of 3"
+    ),
+    "windows: output axis clashes": (
+        "tnp.conv: kernel axis 'batch' becomes an output axis, but x has an axis 'batch' too. Fix: rename one of "
+        "them (tx.rename), or list it in contract="
+    ),
+    "windows: stride of another axis": (
+        "tnp.conv: strides names axis 'depth', which is not a spatial axis; the spatial axes are ('height', "
+        "'width'). Fix: key strides by a spatial axis, or give one value for all"
+    ),
+    "windows: stride not positive": ("tnp.conv: strides is 0; it must be a positive int. Fix: pass e.g. 1 or 2"),
+    "windows: bad padding": (
+        "tnp.conv: padding is 'FULL'; padding is 'VALID', 'SAME', an int or a (low, high) pair of non-negative "
+        "ints. Fix: write padding='SAME' or padding={'height': (1, 1)}"
+    ),
+    "windows: window longer than the axis": (
+        "tnp.max_pool: axis 'width' has size 5 (6 padded), shorter than its window of 9. Fix: pad it "
+        "(padding='SAME'), or use a smaller window or dilation"
+    ),
+    "windows: window not a dict": (
+        "tnp.avg_pool: window maps axis names to window sizes, got 2. Fix: write window={'height': 2, 'width': 2}"
+    ),
+    "windows: positional kernel dims": (
+        "tnp.conv: kernel has 1 positional dims; a kernel's dims are all named (windows, contracted and output "
+        "axes). Fix: tx.named(kernel, ...) names every dim"
+    ),
+    "windows: a level changes length": (
+        "tnp.max_pool: axis 'height' is an enclosing xmap level of size 6, but the window makes it 3; a level keeps "
+        "its size. Fix: use padding='SAME' and stride 1 here, or pass NamedArrays (tx.named) to change the length"
+    ),
+    "selection: k not positive": (
+        "tnp.top_k(x, 0, axis='channels', new_axis='choice'): k is 0; it must be a positive int. Fix: pass how "
+        "many to keep, e.g. k=2"
+    ),
+    "selection: k too large": (
+        "tnp.top_k(x, 4, axis='channels', new_axis='choice'): k=4 is larger than axis 'channels' (size 3). Fix: "
+        "keep at most 3"
+    ),
+    "selection: sort along a missing axis": (
+        "tnp.sort names axis 'depth', but x has named axes 'batch=2 channels=3 height=6 width=5'. Fix: name an "
+        "axis the value has, or check the axis name's spelling"
+    ),
+    "selection: sample along a missing axis": (
+        "tx.random.categorical names axis 'vocab', but logits has named axes 'batch=2 channels=3 height=6 "
+        "width=5'. Fix: name an axis the value has, or check the axis name's spelling"
+    ),
+    "selection: new axis exists": (
+        "tnp.zeros_like: x already has an axis 'batch'; a new axis needs a name of its own. Fix: pick another "
+        "name, or tx.rename(x, {'batch': ...}) first"
+    ),
+    "fitting_mesh: shape and names differ": (
+        "tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape (4, 2) for names ('x',). "
+        "Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names"
     ),
 }
 

@@ -30,17 +30,14 @@ def test_unknown_attribute_is_an_attribute_error():
         tx.nope
 
 
+def _command(args: list[str], cwd: Path = ROOT, without: str = "XLA_FLAGS") -> subprocess.CompletedProcess[str]:
+    """Run ``args`` in ``cwd`` with this environment less the variable ``without``."""
+    env = {k: v for k, v in os.environ.items() if k != without}
+    return subprocess.run(args, capture_output=True, text=True, cwd=cwd, timeout=300, check=False, env=env)
+
+
 def test_demo_runs():
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    result = subprocess.run(
-        [sys.executable, "-m", "typed_xmap._tools._cli", "demo"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    result = _command([sys.executable, "-m", "typed_xmap._tools._cli", "demo"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "8 cpu devices" in result.stdout
     assert "NamedShapeError" in result.stdout and "AxisResourceConflict" in result.stdout
@@ -56,3 +53,109 @@ def test_every_package_folder_is_shipped():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     on_disk = {".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "typed_xmap").rglob("__init__.py")}
     assert on_disk - listed == set(), f"add these to [tool.setuptools] packages in pyproject.toml: {on_disk - listed}"
+
+
+def _pyproject() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_the_license_is_apache_2_shipped_as_a_file():
+    project = _pyproject()["project"]
+    text = (ROOT / "LICENSE").read_text()
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"] and "END OF TERMS AND CONDITIONS" in text
+
+
+def test_classifiers_say_typed_and_the_python_versions_supported():
+    project = _pyproject()["project"]
+    classifiers = set(project["classifiers"])
+    assert "Typing :: Typed" in classifiers
+    assert project["requires-python"] == ">=3.11"
+    versions = {c.rsplit(" ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")}
+    assert versions == {"3.11", "3.12", "3.13"}
+    # the license is the SPDX expression: setuptools >= 77 refuses a License classifier beside it (PEP 639)
+    assert not [c for c in classifiers if c.startswith("License ::")]
+
+
+def test_the_jax_pin_admits_jax_0_10_to_0_13():
+    from packaging.requirements import Requirement
+
+    pins = {r.name: r.specifier for r in map(Requirement, _pyproject()["project"]["dependencies"])}
+    for name in ("jax", "jaxlib"):
+        admitted = [v for v in ("0.9.2", "0.10.2", "0.11.2", "0.12.0.1", "0.13.0", "0.14.0") if v in pins[name]]
+        assert admitted == ["0.10.2", "0.11.2", "0.12.0.1", "0.13.0"], name
+
+
+def test_no_address_where_the_project_does_not_live():
+    """The project has no public repository or home page yet: the docs and metadata name none."""
+    import re
+
+    assert "urls" not in _pyproject()["project"]
+    pages = [ROOT / "README.md", ROOT / "mkdocs.yml", ROOT / "pyproject.toml", *(ROOT / "docs").rglob("*.md")]
+    found = [(p.name, m) for p in pages for m in re.findall(r"(?:github|gitlab)\.com/[\w./-]+", p.read_text())]
+    assert found == []
+    assert "repo_url" not in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_the_mypy_config_shown_is_the_one_check_runs():
+    """README and the typing guide show ``[tool.mypy]`` exactly as ``typed-xmap check`` configures mypy."""
+    import re
+
+    from typed_xmap._tools._check import config_toml
+
+    shown = []
+    for page in (
+        ROOT / "README.md",
+        ROOT / "docs" / "typing" / "index.md",
+        ROOT / "docs" / "typing" / "real-model-code.md",
+    ):
+        for block in re.findall(r"^```toml\n(.*?)^```", page.read_text(), re.S | re.M):
+            if "[tool.mypy]" in block:
+                lines = [line.split("#", 1)[0].rstrip() for line in block.splitlines()]
+                shown.append((page.name, "\n".join(line for line in lines if line) + "\n"))
+    assert [name for name, _ in shown] == ["README.md", "index.md", "real-model-code.md"]
+    assert all(block == config_toml() for _, block in shown), shown
+
+
+REBINDING = """\
+import typed_xmap.numpy as tnp
+from typed_xmap import NamedArray, f32
+
+
+def layer(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed mlp"]) -> NamedArray[f32, "batch mlp"]:
+    h = tnp.relu(x)
+    h = tnp.einsum("{embed},{embed,mlp}->{mlp}", h, w)
+    return h
+"""
+
+
+@pytest.mark.slow
+def test_plain_mypy_with_the_shown_config_agrees_with_typed_xmap_check(tmp_path):
+    """The same file, the same verdict, where the config matters: a name rebound to a new shape passes plain
+    mypy with the config shown and ``typed-xmap check``, and fails mypy with the plugin alone."""
+    from typed_xmap._tools._check import config_ini
+
+    (tmp_path / "layer.py").write_text(REBINDING)
+    (tmp_path / "shown.ini").write_text(config_ini())
+    (tmp_path / "plugin_only.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
+    runs = {
+        "mypy, the config shown": [sys.executable, "-m", "mypy", "--config-file", "shown.ini"],
+        "typed-xmap check": [sys.executable, "-m", "typed_xmap._tools._cli", "check"],
+        "mypy, the plugin alone": [sys.executable, "-m", "mypy", "--config-file", "plugin_only.ini"],
+    }
+    status = {
+        name: _command([*command, "--cache-dir", str(tmp_path / str(i)), "layer.py"], tmp_path, "MYPYPATH").returncode
+        for i, (name, command) in enumerate(runs.items())
+    }
+    assert status == {"mypy, the config shown": 0, "typed-xmap check": 0, "mypy, the plugin alone": 1}
+
+
+def test_bench_without_its_folder_says_where_to_run_it(monkeypatch, capsys):
+    from typed_xmap._tools import _bench
+
+    monkeypatch.setattr(_bench, "bench_folder", lambda: None)
+    assert _bench.run_benchmarks([]) == 1
+    err = capsys.readouterr().err
+    assert "an installed wheel does not carry" in err and "Fix: run `typed-xmap bench` from the root of a clone" in err

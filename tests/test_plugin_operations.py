@@ -50,13 +50,13 @@ def test_runtime_tnp_functions_are_the_table():
 
 
 def test_stub_functions_are_the_table():
-    assert set(_stub_functions(STUBS / "numpy.pyi")) == set(TNP_OPERATIONS)
+    assert set(_stub_functions(STUBS / "numpy" / "__init__.pyi")) == set(TNP_OPERATIONS)
 
 
 def test_stub_result_dtypes_follow_the_table():
     """An operation whose result is bool (or int32 indices) says so in a stub overload for NamedArrays."""
     expected = {ResultDType.BOOL: "np.bool_", ResultDType.INDEX: "np.int32"}
-    for name, defs in _stub_functions(STUBS / "numpy.pyi").items():
+    for name, defs in _stub_functions(STUBS / "numpy" / "__init__.pyi").items():
         returns = {ast.unparse(d.returns) for d in defs if d.returns is not None}
         dtype = TNP_OPERATIONS[name].dtype
         if dtype is ResultDType.SAME:
@@ -69,7 +69,7 @@ def test_plugin_hooks_are_the_table():
     import typed_xmap.numpy as tnp
 
     plugin = _plugin()
-    candidates = set(TNP_OPERATIONS) | set(tnp.__all__) | set(_stub_functions(STUBS / "numpy.pyi"))
+    candidates = set(TNP_OPERATIONS) | set(tnp.__all__) | set(_stub_functions(STUBS / "numpy" / "__init__.pyi"))
     candidates |= {"frobnicate", "take_along_axis", "nanmedian"}
     hooked = {n for n in candidates if plugin.get_function_hook(f"typed_xmap.numpy.{n}") is not None}
     assert hooked == set(TNP_OPERATIONS)

@@ -37,7 +37,7 @@ def _stub_names(path: Path) -> set[str]:
 def test_numpy_stub_lists_every_runtime_function():
     import typed_xmap.numpy as tnp
 
-    stubbed = _stub_names(STUBS / "numpy.pyi")
+    stubbed = _stub_names(STUBS / "numpy" / "__init__.pyi")
     missing = sorted(set(tnp.__all__) - stubbed)
     assert not missing, f"typed_xmap.numpy names without a stub: {missing}"
 
@@ -138,3 +138,22 @@ def test_check_allows_rebinding_and_keeps_the_bugs(tmp_path, capsys):
     expected = {i for i, text in enumerate(lines, 1) if "# bug" in text}
     assert {int(row.split(":")[1]) for row in errors} == expected, errors
     assert all(row.endswith("[return-value]") for row in errors), errors
+
+
+def test_isinstance_of_named_array_passes_with_the_plugin(tmp_path, capsys):
+    """``is_leaf=lambda v: isinstance(v, tx.NamedArray)`` (a tree map over params) checks clean with the plugin;
+    ``isinstance`` of another special form is still mypy's error."""
+    from typed_xmap._tools._check import run_check
+
+    program = tmp_path / "tree.py"
+    program.write_text(
+        "import jax\nimport jax.numpy as jnp\nimport typed_xmap as tx\nfrom typing import Annotated\n"
+        "from typed_xmap import NamedArray\n\n"
+        "params = {'w': tx.named(jnp.ones((2,)), ['a'])}\n"
+        "doubled = jax.tree.map(lambda v: v * 2, params, is_leaf=lambda v: isinstance(v, tx.NamedArray))\n"
+        "either = isinstance(params['w'], (NamedArray, jax.Array))\n"
+        "wrong = isinstance(params['w'], Annotated)\n"
+    )
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 1
+    errors = [row for row in capsys.readouterr().out.splitlines() if ": error:" in row]
+    assert len(errors) == 1 and errors[0].startswith(f'{program}:10: error: Argument 2 to "isinstance"'), errors

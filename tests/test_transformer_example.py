@@ -44,7 +44,7 @@ def test_equal_losses_on_every_placement_and_the_loss_falls(trained):
 
 
 def test_parameters_are_placed_by_name(trained):
-    params = trained["2x4 Explicit"][0]
+    params = trained["Explicit mesh"][0]
     assert tx.resources_of(params["embed"]) == {"vocab": "model"}
     assert tx.resources_of(params["layers"]["query"]) == {"heads": "model"}
     assert tx.resources_of(params["layers"]["mlp_in"]) == {"mlp": "model"}
@@ -52,7 +52,7 @@ def test_parameters_are_placed_by_name(trained):
 
 
 def test_orbax_round_trip_keeps_values_names_and_placement(example, trained):
-    params = trained["2x4 Explicit"][0]
+    params = trained["Explicit mesh"][0]
     with tempfile.TemporaryDirectory() as directory:
         restored = example.checkpoint_round_trip(params, directory)
     assert jax.tree.structure(restored) == jax.tree.structure(params)

@@ -7,6 +7,7 @@ never imports jax.
 from __future__ import annotations
 
 import importlib
+import types
 from typing import TYPE_CHECKING, Any
 
 from ._algebra import (
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from ._checking._import_hook import ImportHook as ImportHook, install_import_hook as install_import_hook
     from ._checking._typed import typed as typed
     from ._ops._convert import named as named, positional as positional
+    from ._ops._devices import fitting_mesh as fitting_mesh
+    from ._ops._moe import moe_combine as moe_combine, moe_dispatch as moe_dispatch, moe_route as moe_route
     from ._ops._scan import scan as scan
     from ._ops._sharding import constrain as constrain, resources_of as resources_of, shard as shard
     from ._ops._structure import (
@@ -81,12 +84,16 @@ __all__ = [
     "f16",
     "f32",
     "f64",
+    "fitting_mesh",
     "i8",
     "i16",
     "i32",
     "i64",
     "install_import_hook",
     "merge_axes",
+    "moe_combine",
+    "moe_dispatch",
+    "moe_route",
     "named",
     "positional",
     "random",
@@ -114,6 +121,7 @@ _LAZY = {
     "constrain": "._ops._sharding",
     "resources_of": "._ops._sharding",
     "visualize": "._ops._visualize",
+    "fitting_mesh": "._ops._devices",
     "XmapFunction": "._xmap",
     "xmap": "._xmap",
     "serial_loop": "._xmap",
@@ -125,6 +133,9 @@ _LAZY = {
     "merge_axes": "._ops._structure",
     "split_axis": "._ops._structure",
     "broadcast_to": "._ops._structure",
+    "moe_route": "._ops._moe",
+    "moe_dispatch": "._ops._moe",
+    "moe_combine": "._ops._moe",
 }
 
 _BINDERS = ("._ops._methods", "._checking._annotations")
@@ -148,6 +159,10 @@ def __getattr__(name: str) -> Any:
     for binder in _BINDERS:
         importlib.import_module(binder, __name__)
     value = getattr(importlib.import_module(module, __name__), _RENAMED.get(name, name))
+    if isinstance(value, types.FunctionType):  # a public entry point: errors below it leave our frames out
+        from ._value._tracebacks import entry_point
+
+        value = entry_point(value)
     globals()[name] = value
     return value
 

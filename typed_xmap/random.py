@@ -1,23 +1,28 @@
 """``typed_xmap.random``: random NamedArrays by named shape, ``tx.random.normal(key, {'in': 4, 'out': 3})``.
 
 The values are drawn over the axes sorted by name, so a shape's values never depend on the order its
-dict lists the axes in. ``sharding=`` (``{'in': 'model'}``) places the result by axis name.
+dict lists the axes in (nor, for ``categorical``, on the order
+the logits' data holds them). ``sharding=`` (``{'in': 'model'}``) places the result by axis name.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from ._algebra import axis_sizes
+from ._algebra import ErrorKind, NamedShapeError, axis_sizes, sampled_shape
 from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
+from ._ops._structure import as_named
 from ._ops._tnp._constructors import place
-from ._value._named_array import NamedArray, wrap
+from ._ops._tnp._selection import along
+from ._value._named_array import NamedArray, in_order, wrap
+from ._value._tracebacks import entry_point
 
-__all__ = ["bernoulli", "normal", "uniform"]
+__all__ = ["bernoulli", "categorical", "normal", "permutation", "randint", "uniform"]
 
 
 def _shape(shape: Mapping[str, int], operation: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -26,14 +31,39 @@ def _shape(shape: Mapping[str, int], operation: str) -> tuple[tuple[str, ...], t
     return axes, tuple(sizes[a] for a in axes)
 
 
+def _check_key(key: Any, operation: str) -> None:
+    """One PRNG key, new-style (``jax.random.key``) or raw (``jax.random.PRNGKey``): JAX's own errors for
+    anything else name no argument."""
+    dtype, shape = getattr(key, "dtype", None), getattr(key, "shape", None)
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        if shape == ():
+            return
+    elif dtype == jnp.uint32 and shape == _raw_key_shape(str(getattr(jax.config, "jax_default_prng_impl", ""))):
+        return
+    what = f"{dtype}{list(shape)}" if dtype is not None and shape is not None else f"{type(key).__name__} {key!r:.40}"
+    raise NamedShapeError(
+        f"{operation}: key is {what}, not a PRNG key. Fix: pass jax.random.key(0) (jax.random.split it for more keys)",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+@functools.cache
+def _raw_key_shape(impl: str) -> tuple[int, ...]:
+    """The shape of a raw key of the default implementation (``(2,)`` for threefry)."""
+    return tuple(jax.eval_shape(lambda: jax.random.key_data(jax.random.key(0))).shape)
+
+
+@entry_point
 def normal(
     key: Any, shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray:
     """Standard normal values of named shape ``shape``."""
+    _check_key(key, "tx.random.normal")
     axes, dims = _shape(shape, "tx.random.normal")
     return place(wrap(jax.random.normal(key, dims, dtype), axes), sharding)
 
 
+@entry_point
 def uniform(
     key: Any,
     shape: Mapping[str, int],
@@ -44,11 +74,54 @@ def uniform(
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
     """Uniform values in ``[minval, maxval)`` of named shape ``shape``."""
+    _check_key(key, "tx.random.uniform")
     axes, dims = _shape(shape, "tx.random.uniform")
     return place(wrap(jax.random.uniform(key, dims, dtype, minval, maxval), axes), sharding)
 
 
+@entry_point
 def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[str, Any] | None = None) -> NamedArray:
     """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
+    _check_key(key, "tx.random.bernoulli")
     axes, dims = _shape(shape, "tx.random.bernoulli")
     return place(wrap(jax.random.bernoulli(key, p, dims), axes), sharding)
+
+
+@entry_point
+def randint(
+    key: Any,
+    shape: Mapping[str, int],
+    minval: Any,
+    maxval: Any,
+    dtype: Any = jnp.int32,
+    *,
+    sharding: Mapping[str, Any] | None = None,
+) -> NamedArray:
+    """Integers in ``[minval, maxval)`` of named shape ``shape``."""
+    _check_key(key, "tx.random.randint")
+    axes, dims = _shape(shape, "tx.random.randint")
+    return place(wrap(jax.random.randint(key, dims, minval, maxval, dtype), axes), sharding)
+
+
+@entry_point
+def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
+    """One int32 index along ``axis`` per element of the other axes, drawn with probabilities
+    ``softmax(logits, axis)`` (the logits' other axes are the result's)."""
+    operation = "tx.random.categorical"
+    _check_key(key, operation)
+    named = as_named(logits, operation=operation, argument="logits")
+    sampled_shape(named.named_shape, axis, operation=operation)
+    value, _ = along(named, axis, operation=operation)
+    ordered = in_order(value, tuple(sorted(value.axes)))
+    dim = ordered.ndim + ordered.axes.index(axis)
+    drawn = jax.random.categorical(key, ordered.data, axis=dim).astype(jnp.int32)
+    return wrap(drawn, tuple(a for a in ordered.axes if a != axis), ordered.mapped)
+
+
+@entry_point
+def permutation(key: Any, x: NamedArray, axis: str) -> NamedArray:
+    """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes)."""
+    operation = "tx.random.permutation"
+    _check_key(key, operation)
+    value, dim = along(as_named(x, operation=operation), axis, operation=operation)
+    return wrap(jax.random.permutation(key, value.data, axis=dim), value.axes, value.mapped)

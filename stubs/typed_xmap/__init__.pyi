@@ -57,12 +57,16 @@ __all__ = [
     "f16",
     "f32",
     "f64",
+    "fitting_mesh",
     "i8",
     "i16",
     "i32",
     "i64",
     "install_import_hook",
     "merge_axes",
+    "moe_combine",
+    "moe_dispatch",
+    "moe_route",
     "named",
     "positional",
     "random",
@@ -103,6 +107,9 @@ def shard(x: _A, axis_resources: Mapping[str, Any], memory_kind: str | None = No
 def constrain(x: _A, axis_resources: Mapping[str, Any], *, axes: Any = None) -> _A: ...
 def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ...]]: ...
 def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...
+def fitting_mesh(
+    shape: Sequence[int], names: Sequence[str], *, axis_types: tuple[Any, ...] | None = None, emulate: bool = False
+) -> Any: ...
 def vmap(
     f: Callable[..., Any],
     axis: str | Sequence[str],
@@ -138,3 +145,27 @@ def merge_axes(
 ) -> NamedArray_[_D, Any, _PS]: ...
 def split_axis(x: NamedArray_[_D, Any, _PS], axis: str, parts: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...
 def broadcast_to(x: NamedArray_[_D, Any, _PS], shape: Mapping[str, int]) -> NamedArray_[_D, Any, _PS]: ...
+def moe_route(
+    logits: NamedArray_[Any, Any, Any],
+    k: int,
+    capacity: int,
+    *,
+    expert: str = "expert",
+    tokens: str | Sequence[str] = "seq",
+    slot: str = "slot",
+) -> tuple[NamedArray_[Any, Any, Any], NamedArray_[Any, Any, Any], NamedArray_[Any, Any, Any]]: ...
+def moe_dispatch(
+    x: NamedArray_[Any, Any, Any],
+    dispatch: NamedArray_[Any, Any, Any],
+    *,
+    tokens: str | Sequence[str] = "seq",
+    resources: Mapping[str, Any] | None = None,
+) -> NamedArray_[Any, Any, Any]: ...
+def moe_combine(
+    y: NamedArray_[Any, Any, Any],
+    combine: NamedArray_[Any, Any, Any],
+    *,
+    expert: str = "expert",
+    slot: str = "slot",
+    resources: Mapping[str, Any] | None = None,
+) -> NamedArray_[Any, Any, Any]: ...

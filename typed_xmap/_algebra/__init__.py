@@ -55,11 +55,13 @@ from ._einsum import (
     positional_einsum as positional_einsum,
 )
 from ._errors import (
+    MAX_MESSAGE as MAX_MESSAGE,
     AxisResourceConflict as AxisResourceConflict,
     ErrorKind as ErrorKind,
     NamedShapeError as NamedShapeError,
     NamedShapeSyntaxError as NamedShapeSyntaxError,
     UnboundAxisError as UnboundAxisError,
+    capped as capped,
 )
 from ._indexing import (
     DYNAMIC as DYNAMIC,
@@ -70,6 +72,7 @@ from ._indexing import (
     gather_resources as gather_resources,
     index_named_shape as index_named_shape,
     index_operation as index_operation,
+    positional_bounds as positional_bounds,
     positional_key_error as positional_key_error,
     update_named_shape as update_named_shape,
 )
@@ -104,12 +107,19 @@ from ._resources import (
     check_conflicts as check_conflicts,
     check_divisible as check_divisible,
     conflict_error as conflict_error,
+    different_meshes as different_meshes,
     loop_conflict_error as loop_conflict_error,
     normalize_axis_resources as normalize_axis_resources,
     resource_conflicts as resource_conflicts,
     resource_count as resource_count,
     resource_name as resource_name,
     unknown_resource_keys as unknown_resource_keys,
+)
+from ._selection import (
+    like_shape as like_shape,
+    sampled_shape as sampled_shape,
+    sorted_shape as sorted_shape,
+    top_k_shape as top_k_shape,
 )
 from ._shapes import (
     Binding as Binding,
@@ -142,6 +152,7 @@ from ._structure import (
     arange_shape as arange_shape,
     axis_sizes as axis_sizes,
     broadcast_to_shape as broadcast_to_shape,
+    check_size as check_size,
     concatenate_shape as concatenate_shape,
     merge_axes_shape as merge_axes_shape,
     new_axis as new_axis,
@@ -152,10 +163,23 @@ from ._structure import (
     split_axis_shape as split_axis_shape,
     split_shape as split_shape,
     stack_shape as stack_shape,
+    token_ids as token_ids,
     two_axes as two_axes,
 )
 from ._transforms import (
     check_carry as check_carry,
+    check_carry_dtype as check_carry_dtype,
+    check_carry_placement as check_carry_placement,
+    mapped_axes as mapped_axes,
     mapped_axis_size as mapped_axis_size,
+    scan_length as scan_length,
+    scan_pair_error as scan_pair_error,
     scanned_axis_size as scanned_axis_size,
+)
+from ._windows import (
+    ConvPlan as ConvPlan,
+    Padding as Padding,
+    PoolPlan as PoolPlan,
+    conv_plan as conv_plan,
+    pool_plan as pool_plan,
 )

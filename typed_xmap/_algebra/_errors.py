@@ -9,11 +9,13 @@ from __future__ import annotations
 import enum
 
 __all__ = [
+    "MAX_MESSAGE",
     "AxisResourceConflict",
     "ErrorKind",
     "NamedShapeError",
     "NamedShapeSyntaxError",
     "UnboundAxisError",
+    "capped",
 ]
 
 
@@ -30,6 +32,19 @@ class ErrorKind(enum.Enum):
     INVALID_ARGUMENT = "an argument has the wrong type or value"
 
 
+MAX_MESSAGE = 2000
+"""The longest message an error keeps: one naming every axis of a 14,000-axis annotation would run to
+300,000 characters, so the middle goes and the head (what is wrong) and the tail (the ``Fix:``) stay."""
+
+
+def capped(message: str) -> str:
+    """``message``, its middle elided when it is longer than ``MAX_MESSAGE``."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    head, tail = MAX_MESSAGE * 2 // 3, MAX_MESSAGE // 4
+    return f"{message[:head]} ... [{len(message) - head - tail} characters left out] ... {message[-tail:]}"
+
+
 class NamedShapeError(TypeError, ValueError):
     """A value's named shape does not fit: a missing axis, a size clash, a wrong return shape.
 
@@ -41,7 +56,7 @@ class NamedShapeError(TypeError, ValueError):
     kind: ErrorKind
 
     def __init__(self, message: str, *, kind: ErrorKind) -> None:
-        super().__init__(message)
+        super().__init__(capped(message))
         self.kind = kind
 
     def __reduce__(self) -> tuple[object, ...]:

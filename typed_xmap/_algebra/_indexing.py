@@ -18,7 +18,7 @@ Pure Python: the runtime (``typed_xmap._ops._indexing``) and the mypy plugin cal
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ __all__ = [
     "gather_resources",
     "index_named_shape",
     "index_operation",
+    "positional_bounds",
     "positional_key_error",
     "update_named_shape",
 ]
@@ -111,6 +112,22 @@ def positional_key_error(key: object, rank: int, named: NamedShape, *, operand: 
         f"{operand}[{{{example}: i}}]",
         kind=ErrorKind.AXIS_MISSING,
     )
+
+
+def positional_bounds(key: object, items: Sequence[object], dims: Sequence[int], *, operand: str = "x") -> None:
+    """``x[5]`` on positional dims: each int item (``None`` adds a dim, so takes none) is in bounds, as numpy
+    says; jax would clamp it silently. ``items`` have ``...`` expanded."""
+    dim = 0
+    for item in items:
+        if item is None:
+            continue
+        if isinstance(item, int) and not -dims[dim] <= item < dims[dim]:
+            raise NamedShapeError(
+                f"{operand}[{key!r}]: index {item} is out of bounds for positional dim {dim} of size {dims[dim]}. "
+                f"Fix: use an index in [{-dims[dim]}, {dims[dim]}), as numpy does",
+                kind=ErrorKind.AXIS_SIZE,
+            )
+        dim += 1
 
 
 def _check_axis(named: NamedShape, axis: object, operation: str, operand: str) -> str:

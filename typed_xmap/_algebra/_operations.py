@@ -3,7 +3,7 @@ with how it changes named shapes.
 
 The runtime builds ``tnp``'s elementwise functions, its ``__all__`` and ``NamedArray``'s operators from
 these tables; the mypy plugin registers its hooks from them (a ``tnp`` name not here gets no hook, so
-mypy types it as the stub says); tests hold the stubs (``stubs/typed_xmap/numpy.pyi``, ``_static.py``)
+mypy types it as the stub says); tests hold the stubs (``stubs/typed_xmap/numpy/__init__.pyi``, ``_static.py``)
 to them. Adding an operation means adding a row here, then its implementation and its stub.
 
 Pure Python.
@@ -38,6 +38,8 @@ class OpKind(enum.Enum):
     INDEXING = "reads or writes elements by axis name (take, dynamic_slice, dynamic_update_slice): _indexing's rules"
     STRUCTURE = "rearranges named axes (stack, concatenate, split, roll, pad, cumsum): _algebra/_structure.py"
     CONSTRUCTOR = "builds a value from a named shape or names (zeros, arange, one_hot, causal_mask)"
+    WINDOW = "slides a window along named axes (conv, max_pool, avg_pool): _algebra/_windows.py"
+    SELECTION = "orders or selects along one named axis (sort, argsort, top_k): _algebra/_selection.py"
 
 
 class ResultDType(enum.Enum):
@@ -111,7 +113,13 @@ TNP_OPERATIONS: dict[str, Operation] = {
         *_rows(_JNP, OpKind.INDEXING, None, "take"),
         *_rows("jax.lax", OpKind.INDEXING, None, "dynamic_slice dynamic_update_slice"),
         *_rows(_JNP, OpKind.STRUCTURE, None, "stack concatenate split roll pad cumsum cumprod"),
-        *_rows(_JNP, OpKind.CONSTRUCTOR, None, "zeros ones full zeros_like ones_like arange"),
+        *_rows(_JNP, OpKind.CONSTRUCTOR, None, "zeros ones full zeros_like ones_like full_like arange"),
+        Operation("conv", OpKind.WINDOW, "jax.lax.conv_general_dilated"),
+        Operation("max_pool", OpKind.WINDOW, "jax.lax.reduce_window"),
+        Operation("avg_pool", OpKind.WINDOW, "jax.lax.reduce_window"),
+        *_rows(_JNP, OpKind.SELECTION, None, "sort"),
+        Operation("argsort", OpKind.SELECTION, f"{_JNP}.argsort", dtype=ResultDType.INDEX),
+        Operation("top_k", OpKind.SELECTION, "jax.lax.top_k"),
         Operation("one_hot", OpKind.CONSTRUCTOR, "jax.nn.one_hot"),
         Operation("causal_mask", OpKind.CONSTRUCTOR, f"{_JNP}.tril", dtype=_BOOL),
         Operation("where", OpKind.SELECT, f"{_JNP}.where", 3),

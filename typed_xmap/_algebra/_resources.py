@@ -22,6 +22,7 @@ __all__ = [
     "check_conflicts",
     "check_divisible",
     "conflict_error",
+    "different_meshes",
     "loop_conflict_error",
     "normalize_axis_resources",
     "resource_conflicts",
@@ -204,3 +205,16 @@ def unknown_resource_keys(keys: Iterable[str], names: Iterable[str]) -> list[str
     """
     present = set(names)
     return [key for key in keys if key not in present]
+
+
+def different_meshes(operation: str, meshes: Sequence[tuple[str, str]]) -> NamedShapeError | None:
+    """The error for values on different meshes meeting in one operation (an Explicit and an Auto mesh of the
+    same devices, say); ``meshes`` are (which value, its mesh in words). ``None`` when they are one mesh."""
+    if len({mesh for _, mesh in meshes}) < 2:
+        return None
+    where = ", ".join(f"{label} on {mesh}" for label, mesh in meshes)
+    return NamedShapeError(
+        f"{operation}: the operands live on different meshes: {where}. Fix: place them on one mesh (tx.shard each "
+        f"under one jax.set_mesh), or move one over with jax.device_put",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TypeGuard, final
 
 from ._errors import ErrorKind, NamedShapeError
-from ._spec import ANY_DIM, MANY_DIMS, ShapeSpec, format_named_shape
+from ._spec import ANY_DIM, MANY_DIMS, MAX_SIZE, ShapeSpec, format_named_shape
 
 __all__ = [
     "Binding",
@@ -38,8 +38,8 @@ Binding = int | Mapping[str, Size]
 
 
 def is_size(value: object) -> TypeGuard[int]:
-    """Whether ``value`` can be an axis's size: a non-negative int (a bool is not one)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """Whether ``value`` can be an axis's size: a non-negative int (a bool is not one) an array dim can hold."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SIZE
 
 
 def describe_named_shape(shape: NamedShape) -> str:

@@ -38,6 +38,8 @@ GROUP_PREFIX = "*"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SIZE = re.compile(r"[0-9]+\Z")
+MAX_SIZE = 2**63 - 1
+"""The largest size an array dim can have (XLA's dims are int64); a larger one is a slip, not a shape."""
 _TOKEN = re.compile(r"\S+")
 
 
@@ -95,10 +97,22 @@ class ShapeSpec:
 
 
 def syntax_error(spec: str, start: int, end: int, problem: str, fix: str) -> NamedShapeSyntaxError:
-    """An error that quotes ``spec`` and underlines ``spec[start:end]``."""
+    """An error that quotes ``spec`` and underlines ``spec[start:end]`` (around them only, in a long spec)."""
+    spec, start, end = _excerpt(spec, start, end)
     width = max(end - start, 1)
     caret = " " * start + "^" * width
     return NamedShapeSyntaxError(f"invalid spec {spec!r}: {problem}\n    {spec}\n    {caret}\nfix: {fix}")
+
+
+def _excerpt(spec: str, start: int, end: int, context: int = 40) -> tuple[str, int, int]:
+    """``spec`` cut to ``context`` characters around ``spec[start:end]`` (itself cut to ``context``) when long."""
+    if len(spec) <= 3 * context:
+        return spec, start, end
+    end = min(end, start + context)
+    first, last = max(0, start - context), min(len(spec), end + context)
+    shift = 3 if first else 0
+    text = ("..." if first else "") + spec[first:last] + ("..." if last < len(spec) else "")
+    return text, start - first + shift, end - first + shift
 
 
 def _tokens(spec: str) -> list[re.Match[str]]:
@@ -147,7 +161,8 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
                     f"the size of axis {name!r} must be a non-negative integer, got {size_text!r}",
                     f"write {name}=SIZE with an integer SIZE, or just {name}",
                 )
-            size = int(size_text)
+            start = match.start() + len(name) + 1
+            size = _size(spec, start, match.end(), f"the size of axis {name!r}", f"just {name}", size_text)
         if name in seen:
             raise syntax_error(
                 spec,
@@ -161,13 +176,28 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
     return tuple(axes)
 
 
+def _size(spec: str, start: int, end: int, what: str, bare: str, text: str) -> int:
+    """``text`` (digits) as a size; more than any array dim has raises before ``int()`` refuses the digits."""
+    digits = text.lstrip("0")
+    if len(digits) > len(str(MAX_SIZE)) or (digits and int(digits) > MAX_SIZE):
+        raise syntax_error(
+            spec,
+            start,
+            end,
+            f"{what} has {len(digits)} digits, more than any array dim can hold (at most {MAX_SIZE})",
+            f"write the real size, or {bare}",
+        )
+    return int(text)
+
+
 def parse_positional(spec: str) -> tuple[PositionalDim, ...]:
     """Parse positional dims ``"n 3 _ ..."`` in order."""
     dims: list[PositionalDim] = []
     for match in _tokens(spec):
         token = match.group()
         if _SIZE.match(token):
-            dims.append(int(token))
+            what = f"positional dim {len(dims)}"
+            dims.append(_size(spec, match.start(), match.end(), what, "a name such as n", token))
         elif token in (ANY_DIM, MANY_DIMS) or _NAME.match(token):
             if token == MANY_DIMS and MANY_DIMS in dims:
                 raise syntax_error(

@@ -21,6 +21,7 @@ __all__ = [
     "arange_shape",
     "axis_sizes",
     "broadcast_to_shape",
+    "check_size",
     "concatenate_shape",
     "merge_axes_shape",
     "new_axis",
@@ -31,6 +32,7 @@ __all__ = [
     "split_axis_shape",
     "split_shape",
     "stack_shape",
+    "token_ids",
     "two_axes",
 ]
 
@@ -93,13 +95,38 @@ def axis_sizes(sizes: object, *, operation: str) -> dict[str, int]:
     for axis, size in sizes.items():
         name = _name(axis, operation=operation, argument="a key")
         if not is_size(size):
-            raise NamedShapeError(
-                f"{operation}: the size of axis {name!r} is {size!r}; sizes are non-negative ints. Fix: give "
-                f"its length, e.g. {{{name!r}: 8}}",
-                kind=ErrorKind.INVALID_ARGUMENT,
-            )
+            raise _size_error(name, size, operation)
         result[name] = size
     return result
+
+
+def _size_error(name: str, size: object, operation: str) -> NamedShapeError:
+    return NamedShapeError(
+        f"{operation}: the size of axis {name!r} is {size!r}; sizes are non-negative ints. Fix: give its length, "
+        f"e.g. {{{name!r}: 8}}",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+def check_size(size: object, *, operation: str, argument: str = "size") -> int:
+    """A constructor's size argument (``one_hot``'s, ``causal_mask``'s): a non-negative int, not a bool."""
+    if not is_size(size):
+        raise NamedShapeError(
+            f"{operation}: {argument}={size!r}; a size is a non-negative int (not a bool or a float). Fix: pass "
+            f"the axis's length as an int, e.g. {argument}=8",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return size
+
+
+def token_ids(dtype: str, *, operation: str, operand: str = "tokens") -> None:
+    """``one_hot``'s tokens are integer ids: a float id matches no position and gives all zeros, silently."""
+    if not dtype.startswith(("int", "uint")):
+        raise NamedShapeError(
+            f"{operation}: {operand} have dtype {dtype}, but one-hot vectors are made from integer ids (a "
+            f"{dtype} id would match no position and give zeros). Fix: {operand}.astype(jnp.int32)",
+            kind=ErrorKind.DTYPE,
+        )
 
 
 def rename_shape(named: Shape, renames: object, *, operation: str = "tx.rename") -> dict[str, Size]:
@@ -261,6 +288,9 @@ def split_axis_shape(named: Shape, axis: object, parts: object, *, operation: st
 
 def broadcast_to_shape(named: Shape, target: Shape, *, operation: str) -> dict[str, Size]:
     """``named`` broadcast to ``target``: each of its axes is in ``target`` with the same size."""
+    for axis, wanted in target.items():
+        if wanted is not None and not is_size(wanted):
+            raise _size_error(axis, wanted, operation)
     for axis, size in named.items():
         if axis not in target:
             raise NamedShapeError(
@@ -319,8 +349,13 @@ def arange_shape(axis: object, start: object, stop: object, step: object, *, ope
     """``arange(axis, start, stop, step)``: one axis, as long as ``range`` (unknown unless the bounds are ints)."""
     name = _name(axis, operation=operation, argument="the axis")
     bounds = (0, start) if stop is None else (start, stop)
+    if isinstance(step, (int, float)) and not isinstance(step, bool) and step == 0:
+        raise NamedShapeError(
+            f"{operation}: step is {step!r}; a range needs a nonzero step. Fix: pass step=1 (or any nonzero step)",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
     ints = [b for b in (*bounds, step) if isinstance(b, int) and not isinstance(b, bool)]
-    if len(ints) != 3 or ints[2] == 0:
+    if len(ints) != 3:
         return {name: None}
     return {name: len(range(ints[0], ints[1], ints[2]))}
 

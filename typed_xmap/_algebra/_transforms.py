@@ -10,8 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ._errors import ErrorKind, NamedShapeError
+from ._shapes import is_size
 
-__all__ = ["check_carry", "mapped_axis_size", "scanned_axis_size"]
+__all__ = [
+    "check_carry",
+    "check_carry_dtype",
+    "check_carry_placement",
+    "mapped_axes",
+    "mapped_axis_size",
+    "scan_length",
+    "scan_pair_error",
+    "scanned_axis_size",
+]
 
 Leaf = tuple[str, Mapping[str, int] | None]
 
@@ -23,6 +33,27 @@ def _check_name(axis: object, operation: str) -> None:
             f'e.g. axis="batch"',
             kind=ErrorKind.INVALID_ARGUMENT,
         )
+
+
+def mapped_axes(axis: object) -> tuple[str, ...]:
+    """``tx.vmap``'s ``axis=``: one name or a sequence of them, each once (the first is mapped outermost)."""
+    names: tuple[object, ...] = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if not names:
+        raise NamedShapeError(
+            'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    for name in names:
+        _check_name(name, f"tx.vmap(..., axis={axis!r})")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise NamedShapeError(
+            f"tx.vmap(..., axis={axis!r}): axis {twice!r} is listed twice; an axis is mapped once, and mapping "
+            f"it again would map a dim it no longer has. Fix: list each axis once, e.g. "
+            f"axis={tuple(dict.fromkeys(names))!r}",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return names  # type: ignore[return-value]  # each one checked by _check_name
 
 
 def _one_size(axis: str, leaves: Sequence[Leaf], operation: str) -> dict[str, int]:
@@ -73,6 +104,74 @@ def scanned_axis_size(axis: str, leaves: Sequence[Leaf], *, operation: str) -> i
             )
     sizes = _one_size(axis, leaves, operation)
     return next(iter(sizes.values()), None)
+
+
+def scan_length(axis: str, size: int | None, length: object, *, operation: str) -> int:
+    """How many steps a scan runs: the size of ``axis`` in ``xs``; ``length`` may only repeat it, or give it
+    when ``xs`` has no leaves."""
+    if length is not None and not is_size(length):
+        raise NamedShapeError(
+            f"{operation}: length={length!r}; a scan's length is a non-negative int. Fix: drop length= (the size "
+            f"of {axis!r} in xs sets it), or pass an int",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    if size is None:
+        if length is None:
+            raise NamedShapeError(
+                f"{operation}: xs has no leaves, so nothing says how many steps to run. Fix: pass length=, or "
+                f"give xs a NamedArray with axis {axis!r}",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+        return length
+    if length is not None and length != size:
+        raise NamedShapeError(
+            f"{operation}: length={length}, but the scanned axis {axis!r} has size {size} in xs. Fix: drop "
+            f"length= (the size of {axis!r} sets it), or pass length={size}",
+            kind=ErrorKind.AXIS_SIZE,
+        )
+    return size
+
+
+def scan_pair_error(returned: str, *, operation: str) -> NamedShapeError:
+    """A scan body returns ``(carry, ys)``; ``returned`` says what it returned instead."""
+    return NamedShapeError(
+        f"{operation}: the body returns {returned}, not a pair (carry, ys). Fix: return (new_carry, ys), or "
+        f"(new_carry, None) when there is nothing to stack",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+def check_carry_dtype(path: str, before: str, after: str, operation: str) -> None:
+    """A carry leaf keeps its dtype from one step to the next (``lax.scan``'s rule, said by path)."""
+    if before != after:
+        raise NamedShapeError(
+            f"{operation}: the carry{path} goes in as {before} but comes out as {after}; a carry keeps its dtype "
+            f"from step to step. Fix: cast it back in the body (.astype(jnp.{before})), or start init as {after}",
+            kind=ErrorKind.DTYPE,
+        )
+
+
+def check_carry_placement(
+    path: str, before: Mapping[str, tuple[str, ...]], after: Mapping[str, tuple[str, ...]], operation: str
+) -> None:
+    """On an Explicit mesh a carry leaf keeps its placement (each axis's mesh axes) from step to step."""
+    for name in sorted(set(before) | set(after)):
+        was, now = before.get(name, ()), after.get(name, ())
+        if was != now:
+            target = {name: now[0] if len(now) == 1 else now} if now else {}
+            raise NamedShapeError(
+                f"{operation}: axis {name!r} of the carry{path} goes in {_placed(was)} but comes out "
+                f"{_placed(now)}; on an Explicit mesh a carry keeps its placement from step to step. Fix: place "
+                f"init as the body places its result (tx.shard(init, {target})), or tx.constrain the new carry "
+                f"back to init's placement",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+
+
+def _placed(resources: tuple[str, ...]) -> str:
+    if not resources:
+        return "unsplit"
+    return f"split over {resources[0]!r}" if len(resources) == 1 else f"split over {resources!r}"
 
 
 def check_carry(path: str, before: Mapping[str, int] | None, after: Mapping[str, int] | None, operation: str) -> None:

@@ -39,6 +39,10 @@ class _CallState(threading.local):
     failure: tuple[Any, Any, Mismatch] | None = None
     """The last failed match: (hint, value, why)."""
 
+    def __reduce__(self) -> str:
+        """Pickled by reference (a typed function pickled by value holds it): per-thread state does not travel."""
+        return "call_state"
+
 
 call_state = _CallState()
 
@@ -85,8 +89,11 @@ class _HintMeta(type):
 _MATCH_CACHE_SIZE = 4096
 
 
-def _reduce_hint(cls: _HintMeta) -> tuple[Any, tuple[Any, ...]]:
-    """Pickle an annotation class as the ``NamedArray[...]`` call that makes it (it has no importable name)."""
+def _reduce_hint(cls: _HintMeta) -> str | tuple[Any, tuple[Any, ...]]:
+    """Pickle an annotation class as the ``NamedArray[...]`` call that makes it (it has no importable name);
+    their base, ``NamedArrayHint``, by its name (cloudpickle reaches it when it pickles a class by value)."""
+    if "hint_args" not in cls.__dict__:
+        return cls.__qualname__
     return named_array_hint, (cls.hint_args,)
 
 

@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .._value._tracebacks import entry_point
+
 __all__ = ["ANYTHING", "CLASS", "NAMED", "LayoutKinds", "cached_wrapper", "signature_source"]
 
 NAMED, CLASS, ANYTHING = "named", "class", "anything"
@@ -77,7 +79,7 @@ def cached_wrapper(
         f"{return_check}"
         f"    return {p}result\n"
     )
-    layouts: dict[Any, tuple[Any, set[Any]]] = {}
+    layouts: dict[Any, tuple[Any, set[Any]]] = _Layouts()
 
     def full_check(values: tuple[Any, ...]) -> tuple[Any, Any]:
         """Check the call in full and run it: positional parameters passed positionally (as the cached path
@@ -115,19 +117,27 @@ def cached_wrapper(
         {
             f"{_PREFIX}fn": fn,
             f"{_PREFIX}layouts": layouts,
-            f"{_PREFIX}first_call": first_call,
-            f"{_PREFIX}full_check": full_check,
-            f"{_PREFIX}check_result": check_result,
-            f"{_PREFIX}check_returned": check_returned,
+            # the checks (never the cached path) filter our frames from a failed check's traceback
+            f"{_PREFIX}first_call": entry_point(first_call),
+            f"{_PREFIX}full_check": entry_point(full_check),
+            f"{_PREFIX}check_result": entry_point(check_result),
+            f"{_PREFIX}check_returned": entry_point(check_returned),
             f"{_PREFIX}return_class": hints.get("return"),
             f"{_PREFIX}type": type,
             f"{_PREFIX}isinstance": isinstance,
             f"{_PREFIX}AttributeError": AttributeError,
         }
     )
-    exec(source, namespace)
+    exec(compile(source, f"<@tx.typed {fn.__qualname__}>", "exec"), namespace)  # how a traceback names it
     wrapper: Callable[..., Any] = functools.wraps(fn)(namespace["wrapper"])
     return wrapper
+
+
+class _Layouts(dict):  # type: ignore[type-arg]
+    """The accepted layouts of one typed function; pickled empty (cloudpickle pickles a local one by value)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _Layouts, ()
 
 
 def signature_source(params: list[inspect.Parameter]) -> tuple[str, dict[str, Any]]:

@@ -89,14 +89,17 @@ def check_named_hints(fn: F) -> F:
 def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     qualname = getattr(fn, "__qualname__", repr(fn))
     # [hints, parameter checker, return check or None, the layout-cached wrapper or None, containers]
-    plan: list[Any] = []
+    plan: list[Any] = _Plan()
     # String annotations (PEP 563) may name things local to the defining scope: keep that scope.
-    local_names = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else None
+    local_names = _Scope(caller.f_locals) if caller.f_code.co_name != "<module>" else None
 
     signature = inspect.signature(fn)
+    resolved: dict[str, Any] = {}  # the hints, once resolved: they pickle with the function, its scope does not
 
     def prepare() -> list[Any]:
-        hints = typing.get_type_hints(fn, localns=local_names, include_extras=True)
+        if not resolved:
+            resolved.update(typing.get_type_hints(fn, localns=local_names, include_extras=True))
+        hints = dict(resolved)
         if named_only:
             hints = {name: hint for name, hint in hints.items() if mentions_named_array(hint)}
         kinds = {name: _hint_kind(hint) for name, hint in hints.items()}
@@ -121,7 +124,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
 
     def checked_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Binding]]:
         """beartype checks the parameters, then ``fn`` runs, then its return value is checked."""
-        hints, check_parameters = plan[0], plan[1]
+        hints, check_parameters = (plan or prepare())[:2]  # prepared again after unpickling
         outer = state.memo
         memo: dict[str, Binding] = {}
         state.memo = memo
@@ -139,7 +142,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         return result, memo
 
     def check_result(result: Any, bindings: dict[str, Binding]) -> None:
-        hints, check_return = plan[0], plan[2]
+        hints, check_return = (plan or prepare())[0:3:2]
         if check_return is None:
             if plan[4][1] is not None:
                 _check_returned_container(qualname, plan[4][1], result, bindings)
@@ -161,6 +164,22 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
         prepare()
     # the usual case: calls go straight to the layout-cached wrapper (it has fn's name and signature)
     return typing.cast(F, plan[3] if plan and plan[3] is not None else wrapper)
+
+
+class _PickledEmpty:
+    """A typed function's plan or defining scope pickles empty (cloudpickle pickles a local typed function by
+    value): beartype's checkers and the caller's locals do not travel; the plan is made again on first call."""
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return type(self), ()
+
+
+class _Plan(_PickledEmpty, list):  # type: ignore[type-arg]
+    pass
+
+
+class _Scope(_PickledEmpty, dict):  # type: ignore[type-arg]
+    pass
 
 
 def _hint_kind(hint: Any) -> str | None:

@@ -33,10 +33,12 @@ from .._algebra import (
     gather_resources,
     index_named_shape,
     index_operation,
+    positional_bounds,
     positional_key_error,
     update_named_shape,
 )
 from .._value._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
+from .._value._tracebacks import entry_point
 from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from ._tnp._mapped_axes import gather
 
@@ -157,6 +159,7 @@ def _positional(x: NamedArray, key: Any, operand: str) -> _Indexing:
         at = items.index(Ellipsis)
         items = (*items[:at], *[slice(None)] * (x.ndim - reach), *items[at + 1 :])
         reach = x.ndim
+    positional_bounds(key, items, x.shape, operand=operand)
     index = (*items, *[slice(None)] * (x.ndim - reach + len(x.axes)))
     plan = IndexPlan(dict(x.named_shape))
     return _Indexing(x, plan, x.data, x.axes, index, x.axes, x.mapped, {})
@@ -260,21 +263,27 @@ class AtRegion:
     def __init__(self, x: NamedArray, key: Any) -> None:
         self.x, self.key = x, key
 
+    @entry_point
     def get(self) -> NamedArray:
         return getitem(self.x, self.key)
 
+    @entry_point
     def set(self, v: Any) -> NamedArray:
         return self._update("set", v)
 
+    @entry_point
     def add(self, v: Any) -> NamedArray:
         return self._update("add", v)
 
+    @entry_point
     def multiply(self, v: Any) -> NamedArray:
         return self._update("multiply", v)
 
+    @entry_point
     def min(self, v: Any) -> NamedArray:
         return self._update("min", v)
 
+    @entry_point
     def max(self, v: Any) -> NamedArray:
         return self._update("max", v)
 

@@ -5,7 +5,7 @@ one function that does the work (``typed_xmap.numpy``'s or ``tx``'s), so a metho
 differ. ``NamedArray`` (``typed_xmap._value``) knows no operation; importing this module binds them, as
 JAX binds ``jax.Array``'s methods after its operations are defined. ``typed_xmap``'s first lazy name,
 ``typed_xmap.numpy`` and ``typed_xmap.random`` import it, so whichever public module comes first, the
-methods are there.
+methods are there. The display hooks (Jupyter, rich, treescope: ``_display.py``) are bound with them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._value._named_array import NamedArray
+from .._value._tracebacks import entry_point
+from ._display import DISPLAY_HOOKS
 from ._indexing import At, getitem
 from ._structure import broadcast_to, merge_axes, rename, split_axis
 from ._tnp import _reductions, _structure as _tnp_structure
@@ -82,8 +84,10 @@ def _bind() -> None:
     methods.update({name: _along(name, getattr(_tnp_structure, name)) for name in ALONG})
     for name, method in methods.items():
         method.__name__, method.__qualname__ = name, f"NamedArray.{name}"
-        setattr(NamedArray, name, method)
+        setattr(NamedArray, name, entry_point(method))
     NamedArray.at = property(_at)  # type: ignore[attr-defined]  # bound here, typed by _static
+    for name, hook in DISPLAY_HOOKS.items():
+        setattr(NamedArray, name, hook)
 
 
 _bind()

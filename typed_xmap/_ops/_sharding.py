@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
+from jax.core import Tracer
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .._algebra import (
@@ -107,8 +108,13 @@ def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
     mesh = getattr(sharding, "mesh", None)
     if sharding is None or mesh is None or mesh.empty or not explicit_axes(mesh):
         return None
-    spec = tuple(sharding.spec) + (None,) * (data.ndim - len(sharding.spec))
-    return tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec)
+    return _by_dim(sharding.spec, data.ndim)
+
+
+def _by_dim(spec: Any, ndim: int) -> tuple[tuple[str, ...], ...]:
+    """A ``PartitionSpec`` (or ``None``) as the mesh axes of each of ``ndim`` dims."""
+    entries = tuple(spec or ()) + (None,) * (ndim - len(spec or ()))
+    return tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in entries)
 
 
 def split_count(data: Any, assigned: tuple[str, ...]) -> int:
@@ -228,6 +234,8 @@ def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) ->
 
 def _constrain(x: Any, axis_resources: Mapping[str, Any], axes: Any, where: str) -> Any:
     target = _Target(x, axes, "tx.constrain")
+    if not isinstance(target.data, Tracer):  # outside jit: a placement, as tx.shard makes (any mesh kind)
+        return _shard(x, axis_resources, None, axes, where)
     abstract = jax.sharding.get_abstract_mesh()
     if abstract.empty:
         current_mesh(purpose="tx.constrain")  # raises the "no mesh" error
@@ -248,14 +256,29 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
             f"or read array.sharding",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
-    sharding = getattr(x.data, "sharding", None)
-    spec = getattr(sharding, "spec", None)
-    if spec is None:
-        return {}
-    entries = tuple(spec) + (None,) * (x.data.ndim - len(spec))
-    placement: dict[str, str | tuple[str, ...]] = {}
-    for name, entry in zip(x.axes, entries[x.ndim :], strict=True):
-        if entry is None or entry == ():
-            continue
-        placement[name] = entry if isinstance(entry, str) or len(entry) > 1 else entry[0]
-    return placement
+    assigned = _traced_dims(x) if isinstance(x.data, Tracer) else _placed_dims(x)
+    return {name: a[0] if len(a) == 1 else a for name, a in zip(x.axes, assigned[x.ndim :], strict=True) if a}
+
+
+def _placed_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:
+    """The mesh axes each dim of a concrete value is split over (none without a ``NamedSharding``)."""
+    return _by_dim(getattr(getattr(x.data, "sharding", None), "spec", None), x.data.ndim)
+
+
+def _traced_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:
+    """Inside ``jit``: the placement a traced value's type carries (Explicit mesh axes); Auto axes raise, as
+    the compiler places those values after tracing."""
+    assigned = dim_resources(x.data)
+    if assigned is not None:
+        return assigned
+    mesh = jax.sharding.get_abstract_mesh()
+    auto = [] if mesh.empty else [name for name in mesh.axis_names if name not in explicit_axes(mesh)]
+    if auto:
+        raise NamedShapeError(
+            f"tx.resources_of: inside jit, a value on Auto mesh axes ({', '.join(auto)}) is placed by the "
+            f"compiler, so its placement is not part of its type while tracing. Fix: call tx.resources_of "
+            f"outside jit, or use a mesh with Explicit axes (jax.make_mesh's default), whose placement a traced "
+            f"value carries",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return ((),) * x.data.ndim  # no mesh: nothing is split

@@ -20,8 +20,9 @@ import jax
 import jax.numpy as jnp
 from jax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-from .._algebra import ErrorKind, NamedShapeError, mapped_axis_size, unknown_resource_keys
+from .._algebra import ErrorKind, NamedShapeError, mapped_axes, mapped_axis_size, unknown_resource_keys
 from .._value._named_array import NamedArray, wrap
+from .._value._tracebacks import entry_point
 
 __all__ = ["vmap"]
 
@@ -41,12 +42,7 @@ def vmap(
     ``axis_resources`` maps an axis name to the mesh axis (or tuple of mesh axes) it is split over; it is
     ``jax.vmap``'s ``spmd_axis_name``, so intermediate and per-element results keep that sharding.
     """
-    names: tuple[str, ...] = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)  # type: ignore[assignment]
-    if not names:
-        raise NamedShapeError(
-            'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
-            kind=ErrorKind.INVALID_ARGUMENT,
-        )
+    names = mapped_axes(axis)
     resources = dict(axis_resources or {})
     unknown = unknown_resource_keys(resources, names)
     if unknown:
@@ -58,7 +54,7 @@ def vmap(
     mapped = f
     for name in reversed(names):
         mapped = _map_one(mapped, name, resources.get(name))
-    return functools.wraps(f)(mapped)
+    return entry_point(functools.wraps(f)(mapped))
 
 
 def _map_one(f: Callable[..., Any], name: str, spmd: str | tuple[str, ...] | None) -> Callable[..., Any]:

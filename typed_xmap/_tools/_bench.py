@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
+
+NO_BENCH_FOLDER = (
+    "typed-xmap bench: the benchmarks are the scripts of the bench/ folder of typed_xmap's sources, which an "
+    "installed wheel does not carry, and there is no bench/ under the current directory. Fix: run "
+    "`typed-xmap bench` from the root of a clone or of the unpacked sdist (typed_xmap-VERSION.tar.gz holds bench/)"
+)
 
 
 def bench_folder() -> Path | None:
@@ -17,8 +24,8 @@ def bench_folder() -> Path | None:
 def run_benchmarks(names: list[str]) -> int:
     folder = bench_folder()
     if folder is None:
-        print("typed-xmap bench: no bench/ folder found; run it from a clone of the repository")
-        return 2
+        print(NO_BENCH_FOLDER, file=sys.stderr)
+        return 1
     scripts = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
     if names:
         unknown = set(names) - {p.stem for p in scripts}

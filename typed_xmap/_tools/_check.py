@@ -15,10 +15,35 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["PLUGIN", "run_check"]
+if TYPE_CHECKING:
+    from mypy.options import Options
+
+__all__ = ["CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check", "with_plugin"]
 
 PLUGIN = "typed_xmap.plugin"
+
+CONFIG: dict[str, str | bool] = {"plugins": PLUGIN, "allow_redefinition": True}
+"""The one mypy config: what ``typed-xmap check`` adds to the user's own (where it does not choose), and what
+the README and docs/typing show for plain mypy (tests/test_packaging.py holds them to ``config_toml``)."""
+
+
+def config_toml() -> str:
+    """``CONFIG`` as ``pyproject.toml``'s ``[tool.mypy]`` table."""
+    lines = [f"{key} = {_toml(key, value)}" for key, value in CONFIG.items()]
+    return "\n".join(["[tool.mypy]", *lines]) + "\n"
+
+
+def config_ini() -> str:
+    """``CONFIG`` as ``mypy.ini``'s ``[mypy]`` section."""
+    return "\n".join(["[mypy]", *(f"{key} = {value}" for key, value in CONFIG.items())]) + "\n"
+
+
+def _toml(key: str, value: str | bool) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f'["{value}"]' if key == "plugins" else f'"{value}"'
 
 
 def _stubs_dir() -> Path | None:
@@ -42,13 +67,11 @@ def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = Fals
     return status
 
 
-def _run_check(paths: list[str], extra_args: list[str]) -> int:
-    from mypy import build
-    from mypy.errors import CompileError
-    from mypy.main import process_options
+def with_plugin(options: Options) -> Options:
+    """``options`` (mypy's, read from the user's config) with the plugin, the stubs and redefinition on.
 
-    started = time.time()
-    sources, options = process_options([*extra_args, *paths], stdout=sys.stdout, stderr=sys.stderr)
+    ``typed-xmap check`` and the language server's mypy daemon (typed_xmap/_tools/_lsp/) both check this way.
+    """
     if not any(p == PLUGIN or p.replace("\\", "/").endswith("typed_xmap/plugin") for p in options.plugins):
         options.plugins.append(PLUGIN)
     if not options.config_file:  # mypy loads plugins only when it read a config file: give it an empty one
@@ -59,10 +82,21 @@ def _run_check(paths: list[str], extra_args: list[str]) -> int:
         # model code rebinds a name to a new shape (h = relu(x); h = einsum(..., h, w)): mypy's
         # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an
         # accumulator are still reported; --allow-redefinition-old gives false errors in loops)
-        options.allow_redefinition = True
+        options.allow_redefinition = bool(CONFIG["allow_redefinition"])
     stubs = _stubs_dir()
     if stubs is not None and str(stubs) not in options.mypy_path:
         options.mypy_path.insert(0, str(stubs))
+    return options
+
+
+def _run_check(paths: list[str], extra_args: list[str]) -> int:
+    from mypy import build
+    from mypy.errors import CompileError
+    from mypy.main import process_options
+
+    started = time.time()
+    sources, options = process_options([*extra_args, *paths], stdout=sys.stdout, stderr=sys.stderr)
+    with_plugin(options)
     try:
         result = build.build(sources, options, stdout=sys.stdout, stderr=sys.stderr)
         messages = result.errors

@@ -1,4 +1,4 @@
-"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``."""
+"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``, ``lsp``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import sys
 
 
 def _emulate_devices(count: int = 8) -> None:
-    """Ask XLA for ``count`` CPU devices; must run before jax is imported."""
+    """Ask XLA for ``count`` CPU devices (unless the user chose a count); must run before jax is imported.
+
+    The default backend stays what it is (an accelerator when there is one); the emulated CPU devices are
+    for the sections about sharding over more devices than the machine has (``tx.fitting_mesh(emulate=True)``).
+    """
     if "jax" in sys.modules:
         return
     flags = os.environ.get("XLA_FLAGS", "")
@@ -26,18 +30,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="typed-xmap", description=(__doc__ or "").replace("``", ""))
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="show named arrays, runtime checks and xmap on 8 emulated devices")
+    commands.add_parser("demo", help="show named arrays, runtime checks and xmap on the devices at hand")
     check = commands.add_parser(
         "check", help="type-check PATHS with mypy and the typed_xmap plugin (extra arguments go to mypy)"
     )
     check.add_argument("paths", nargs="+")
     bench = commands.add_parser("bench", help="run the benchmarks in bench/ (ratios against hand-written JAX)")
     bench.add_argument("names", nargs="*", help="benchmark names (default: all)")
+    commands.add_parser("lsp", help="a language server on stdio: the plugin's diagnostics, named shapes on hover")
     args, rest = parser.parse_known_args(argv)
     if args.command == "check":
         from ._check import run_check
 
         return run_check(args.paths, rest, fast_exit=argv is None)  # the command itself: exit as mypy does
+    if args.command == "lsp":
+        from ._lsp import main as serve
+
+        return serve()
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     _emulate_devices()

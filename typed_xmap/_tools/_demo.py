@@ -1,4 +1,9 @@
-"""``typed-xmap demo``: a short tour of typed_xmap on 8 emulated CPU devices, in under a minute."""
+"""``typed-xmap demo``: a short tour of typed_xmap on the devices at hand, in under a minute.
+
+The compute sections run on JAX's default backend (an accelerator when there is one); the sharding
+section runs on a mesh fitted to the devices (``tx.fitting_mesh``): 4x2 when there are 8, on the emulated
+CPU devices when the accelerator has fewer, 1x1 on a one-device machine. It prints what ran where.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ def run_demo() -> int:
 
         import typed_xmap as tx
         import typed_xmap.numpy as tnp
+        from typed_xmap._ops._devices import describe_mesh
         from typed_xmap._value._named_array import shape_repr
 
         tour = _example("tour")  # the user code of steps 1 and 2
@@ -68,10 +74,13 @@ def run_demo() -> int:
     with console.status("compiling xmap(jnp.vdot)..."):
         product = matmul(left, right)
     say("tx.xmap(jnp.vdot, in_axes=({0: 'left'}, {1: 'right'}), out_axes=['left', 'right', ...])(a, b)")
-    say(f"  equals a @ b: {bool(np.allclose(product, left @ right))}, shape {product.shape}")
+    checks = {"xmap(jnp.vdot) equals a @ b": bool(np.allclose(product, left @ right))}
+    say(f"  equals a @ b: {checks['xmap(jnp.vdot) equals a @ b']}, shape {product.shape}")
 
-    mesh = jax.make_mesh((4, 2), ("x", "y"))
-    with jax.set_mesh(mesh):
+    mesh = tx.fitting_mesh((4, 2), ("x", "y"), emulate=True)
+    shape = "x".join(str(size) for size in mesh.shape.values())
+    say(f"the sharding below runs on {describe_mesh(mesh)}{_where_note(mesh, jax)}")
+    with jax.set_mesh(mesh), jax.default_device(mesh.devices.flat[0]):
         sharded = tx.xmap(
             jnp.vdot,
             in_axes=({0: "left"}, {1: "right"}),
@@ -80,9 +89,10 @@ def run_demo() -> int:
         )
         with console.status("compiling the sharded xmap..."):
             sharded_product = sharded(left, right)
+        checks["the sharded xmap equals a @ b"] = bool(np.allclose(sharded_product, left @ right))
         say(
-            "the same with axis_resources={'left': 'x', 'right': 'y'} on a 4x2 mesh: "
-            f"equal: {bool(np.allclose(sharded_product, left @ right))}; "
+            f"the same with axis_resources={{'left': 'x', 'right': 'y'}} on a {shape} mesh: "
+            f"equal: {checks['the sharded xmap equals a @ b']}; "
             f"result sharding {sharded_product.sharding.spec}"
         )
         tx.visualize(tx.named(sharded_product, ["left", "right"]), console=console)
@@ -114,8 +124,25 @@ def run_demo() -> int:
 
     console.rule("5. The mypy plugin finds the same kind of bug before anything runs")
     status = _static_check(console, say)
-    console.print("[green]demo finished[/green]" if status == 0 else "[red]demo: the static check misbehaved[/red]")
-    return status
+    failed = [name for name, ok in checks.items() if not ok] + (["the static check"] if status else [])
+    console.print(f"[red]demo: failed: {', '.join(failed)}[/red]" if failed else "[green]demo finished[/green]")
+    return 1 if failed else 0
+
+
+def _where_note(mesh: Any, jax: Any) -> str:
+    """Why the sharding section runs where it does, when that is not simply the default backend's 8 devices."""
+    platform = mesh.devices.flat[0].platform
+    if platform != jax.default_backend():
+        return (
+            f" (emulated: the default backend {jax.default_backend()} has {jax.device_count()} device(s), "
+            "fewer than the 4x2 mesh this section is written for)"
+        )
+    if mesh.devices.size < 8:
+        return (
+            f" (fitted to the {jax.device_count()} device(s) at hand; "
+            "XLA_FLAGS=--xla_force_host_platform_device_count=8 emulates a 4x2 mesh of CPU devices)"
+        )
+    return ""
 
 
 def _static_check(console: Console, say: Callable[[str], None]) -> int:
@@ -126,13 +153,13 @@ def _static_check(console: Console, say: Callable[[str], None]) -> int:
     from importlib.resources import files
     from pathlib import Path
 
-    from ._check import run_check
+    from ._check import config_ini, run_check
 
     source = files("typed_xmap.examples").joinpath("regression.py").read_text()
     planted = source.replace('tnp.sum(squared, "out_features")', 'tnp.sum(squared, "out_feature")')
     line = next(i for i, text in enumerate(planted.splitlines(), 1) if '"out_feature")' in text)
     folder = Path(tempfile.mkdtemp(prefix="typed-xmap-demo-"))
-    (folder / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
+    (folder / "mypy.ini").write_text(config_ini())
     program = folder / "regression.py"
 
     def check() -> tuple[int, str]:

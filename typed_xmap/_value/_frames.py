@@ -3,9 +3,8 @@
 Each named axis of an xmap is one ``jax.vmap(axis_name=...)`` level; while that level traces, its
 ``BatchTrace`` is recorded here. A value carries the axis iff it is batched at that trace: exactly
 the "named shape" of the original (``vmap`` batches the union of its operands, and collectives such
-as ``psum`` return unbatched values). This reads ``jax._src.interpreters.batching.BatchTracer``, the
-one private JAX type xmap relies on; if JAX changes it, ``carries`` answers "no" and ``vmap``'s own
-``out_axes`` check still catches a missing output axis (``_trace`` turns it into our error).
+as ``psum`` return unbatched values). Which trace is current and what a tracer is batched at are private
+JAX, read in ``_compat`` (which fails loudly when JAX changes them).
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import _compat
 
 __all__ = ["Frame", "active_frames", "carries", "current_trace", "outer_carried", "thread_frames", "varying_mapped"]
 
@@ -46,9 +47,7 @@ def active_frames() -> list[Frame]:
 
 
 def current_trace() -> Any:
-    from jax._src import core
-
-    return core.trace_ctx.trace
+    return _compat.current_trace()
 
 
 def varying_mapped(data: Any, mapped: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
@@ -69,15 +68,7 @@ def varying_mapped(data: Any, mapped: tuple[tuple[str, int], ...]) -> tuple[tupl
 
 def carries(value: Any, trace: Any) -> bool:
     """Whether ``value`` is batched at ``trace`` (a vmap level), looking through the levels inside it."""
-    try:
-        from jax._src.interpreters.batching import BatchTracer
-    except ImportError:  # pragma: no cover - a JAX without the type: answer "no"
-        return False
-    while isinstance(value, BatchTracer):
-        if value._trace is trace:
-            return type(value.batch_dim) is int
-        value = value.val
-    return False
+    return _compat.batched_at(value, trace)
 
 
 def outer_carried(outer: Sequence[Frame], value: Any) -> list[str]:

@@ -22,7 +22,6 @@ import jax
 import jax.export
 import jax.numpy as jnp
 import numpy as np
-from jax._src.array import ArrayImpl  # the type of a concrete jax array: the unflatten's fast path
 from jax.core import Tracer
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
@@ -32,19 +31,26 @@ from .._algebra import (
     NamedShapeError,
     OperatorKind,
     broadcast_positional,
+    different_meshes,
     format_axis_list,
     union_named_shapes,
 )
+from ._compat import array_impl, on_abstractify
+from ._tracebacks import entry_point
 
 __all__ = [
     "NamedArray",
     "align",
     "apply_elementwise",
     "fused",
+    "holds_array",
     "in_order",
     "index_mapped",
     "is_eager",
+    "readable",
     "shape_repr",
+    "summary",
+    "summary_line",
     "wrap",
 ]
 
@@ -137,14 +143,13 @@ class NamedArray:
         value shows its named shape only.
         """
         header = shape_repr(self)
-        data = self.data
-        if isinstance(data, Tracer) or self.mapped or not _readable(data):
+        if not readable(self):
             return header
-        values = np.asarray(data)
+        values = np.asarray(self.data)
         if values.size <= REPR_MAX_VALUES:
             prefix = header[:-1] + ", "
             return prefix + np.array2string(values, separator=", ", prefix=prefix, suffix=")") + ")"
-        return header[:-1] + ", " + _summary(values) + ")"
+        return header[:-1] + ", " + summary(values) + ")"
 
     __str__ = __repr__
 
@@ -175,16 +180,6 @@ class NamedArray:
             kind=ErrorKind.INVALID_ARGUMENT,
         )
 
-    def __bool__(self) -> bool:
-        names = self.axes + tuple(name for name, _ in self.mapped)
-        if names:
-            raise NamedShapeError(
-                f"the truth value of {shape_repr(self)} is ambiguous: it has named axes. "
-                f"Fix: reduce them first, e.g. tnp.all(x, {names!r})",
-                kind=ErrorKind.AXIS_MISSING,
-            )
-        return bool(self.data)
-
     def __iter__(self):  # type: ignore[no-untyped-def]
         raise TypeError(f"cannot iterate over {shape_repr(self)}. Fix: tx.positional(x, ...) first")
 
@@ -202,7 +197,12 @@ REPR_MAX_VALUES = 100
 
 
 def shape_repr(x: NamedArray) -> str:
-    """``NamedArray(float32[batch=2, embed=3])``: the dtype and named shape, never the values (for messages)."""
+    """``NamedArray(float32[batch=2, embed=3])``: the dtype and named shape, never the values (for messages).
+
+    A NamedArray holding a leaf that is no array shows the leaf: ``NamedArray((3, 4), axes=('in', 'out'))``."""
+    if not holds_array(x.data):
+        mapped = f", mapped={x.mapped!r}" if x.mapped else ""
+        return f"NamedArray({x.data!r}, axes={x.axes!r}{mapped})"
     dtype = getattr(x.data, "dtype", "?")
     named = ", ".join(f"{n}={s}" for n, s in x.named_shape.items())
     positional = ",".join(str(s) for s in x.shape)
@@ -211,12 +211,34 @@ def shape_repr(x: NamedArray) -> str:
     return f"NamedArray({dtype}[{inner}]{mapped})"
 
 
-def _readable(data: Any) -> bool:
-    """Whether ``data`` can be read here: a numpy array, or a jax array whose shards are all on this process."""
+def summary_line(x: NamedArray) -> str:
+    """The named shape and, for a value readable here, what it holds: ``min=.. max=.. mean=..`` (no values).
+
+    The one line notebooks, rich and treescope show (``typed_xmap._ops._display``)."""
+    header = shape_repr(x)
+    if not readable(x):
+        return header
+    return f"{header} {summary(np.asarray(x.data)).replace(', ', ' ')}"
+
+
+def holds_array(data: Any) -> bool:
+    """Whether ``data`` is an array (or a tracer, or a ``ShapeDtypeStruct``), not a leaf ``jax.tree.map`` made.
+
+    ``jax.tree.map(lambda a: a.shape, params)`` unflattens each NamedArray around a shape (a dtype, a bool,
+    a string, ``None``): the tree keeps its structure, as Haliax's and Penzai's do, and the node prints
+    and compares by its leaf and names (``shape_repr``, ``_leaf_comparison``)."""
+    return isinstance(getattr(data, "ndim", None), int) and hasattr(data, "dtype")
+
+
+def readable(x: NamedArray) -> bool:
+    """Whether ``x``'s values can be read here: an array, not traced, not mapped, all its shards on this process."""
+    data: Any = x.data  # an array, or a leaf jax.tree.map made
+    if isinstance(data, Tracer) or x.mapped or not holds_array(data):
+        return False
     return isinstance(data, np.ndarray | np.generic) or bool(getattr(data, "is_fully_addressable", False))
 
 
-def _summary(values: np.ndarray) -> str:
+def summary(values: np.ndarray) -> str:
     """``min=-1.2, max=3.4, mean=0.01, nan=2``: what a large array holds, in one line."""
     if values.dtype == np.bool_:
         return f"true={int(values.sum())}"
@@ -284,6 +306,7 @@ class _SharedAux(tuple):  # type: ignore[type-arg]  # an Aux
 _SORTED_AUX: dict[tuple[str, ...], Aux] = {}
 # unsorted axes -> (the permutation that sorts them, the sorted axes' shared aux)
 _UNSORTED: dict[tuple[str, ...], tuple[tuple[int, ...], Aux]] = {}
+ArrayImpl = array_impl()  # a concrete jax array's type
 _ARRAY_TYPES = (Tracer, ArrayImpl, np.ndarray)
 
 
@@ -309,12 +332,20 @@ _FLATTEN = operator.attrgetter("_flat")
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
+    """The leaf's key names its axes, ``.data[batch,embed]`` (sorted, as the leaf's dims are): checkpointers
+    that store leaves by key path (orbax) keep the names, and a restore into a target whose names differ
+    finds no such leaf instead of reading the dims in another order."""
     children, aux = x._flat
     (data,) = children
-    return ((_DATA_KEY, data),), aux
+    key = _DATA_KEYS.get(aux[0])
+    if key is None:
+        key = GetAttrKey(f"data[{','.join(aux[0])}]") if aux[0] else GetAttrKey("data")
+        if len(_DATA_KEYS) < _CACHE_SIZE:
+            _DATA_KEYS[aux[0]] = key
+    return ((key, data),), aux
 
 
-_DATA_KEY = GetAttrKey("data")
+_DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey naming them
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
@@ -335,11 +366,11 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
 
 def _unflatten_checked(data: Any, aux: Aux) -> Any:
     axes, mapped = aux
-    if axes and len(getattr(data, "shape", axes)) < len(axes):
-        if getattr(data, "ndim", None) == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
+    if axes and len(getattr(data, "shape", ())) < len(axes) and holds_array(data):
+        if data.ndim == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
             return data  # optax's norms): no axis is left to name, so it stays a plain scalar
         NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
-    if mapped:  # new leaves, e.g. from jax.lax.psum(x, 'i'): keep only the axes the data still varies along
+    if mapped and holds_array(data):  # new leaves (jax.lax.psum(x, 'i')): keep the axes the data still varies along
         from ._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
@@ -557,22 +588,53 @@ def apply_elementwise(
     ``jax.jit`` per (``fn``, layouts): eagerly one dispatch; under a trace one cached trace, inlined (the
     reshape that broadcasts an operand is traced once, as inside ``jnp``'s own jitted ufuncs).
     """
-    key = _layout_key(values)
-    if key is None:
-        if not any(isinstance(v, NamedArray) for v in values):
-            return fn(*values)
-        laid_out, axes, mapped = align(values, operation=operation, operands=operands)
-        return wrap(fn(*laid_out), axes, mapped)
-    steps, axes = _cached_plan(key, values, operation, operands)
-    data = [v.data if isinstance(v, NamedArray) else v for v in values]
-    if not any(steps):  # laid out already: the operation itself
-        return wrap(fn(*data), axes)
-    if fuse:
-        jitted = _FUSED.get((fn, key))
-        if jitted is None:
-            jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
-        return wrap(jitted(*data), axes)
-    return wrap(fn(*_lay_out(steps, data)), axes)
+    try:
+        key = _layout_key(values)
+        if key is None:
+            if not any(isinstance(v, NamedArray) for v in values):
+                return fn(*values)
+            laid_out, axes, mapped = align(values, operation=operation, operands=operands)
+            return wrap(fn(*laid_out), axes, mapped)
+        steps, axes = _cached_plan(key, values, operation, operands)
+        data = [v.data if isinstance(v, NamedArray) else v for v in values]
+        if not any(steps):  # laid out already: the operation itself
+            return wrap(fn(*data), axes)
+        if fuse:
+            jitted = _FUSED.get((fn, key))
+            if jitted is None:
+                jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
+            return wrap(jitted(*data), axes)
+        return wrap(fn(*_lay_out(steps, data)), axes)
+    except ValueError as error:  # values on different meshes: JAX's error names neither operand nor axis
+        apart = _meshes_apart(values, operation, operands)
+        if apart is None:
+            raise
+        raise apart from error
+
+
+def _meshes_apart(values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> NamedShapeError | None:
+    """The error for operands on different meshes (or on another mesh than ``jax.set_mesh``'s), or ``None``."""
+    labels = operands or [f"operand {i}" for i in range(len(values))]
+    meshes = []
+    for label, value in zip(labels, values, strict=False):
+        data = value.data if isinstance(value, NamedArray) else value
+        mesh = getattr(getattr(jax.typeof(data), "sharding", None), "mesh", None) if hasattr(data, "shape") else None
+        if mesh is not None and not mesh.empty:
+            meshes.append((label, _mesh_words(mesh)))
+    context = jax.sharding.get_abstract_mesh()
+    if meshes and not context.empty:
+        meshes.append(("jax.set_mesh", _mesh_words(context)))
+    return different_meshes(operation, meshes)
+
+
+def _mesh_words(mesh: Any) -> str:
+    """``mesh(x=4 Explicit, y=2 Explicit)``."""
+    kinds = getattr(mesh, "axis_types", None) or ("",) * len(mesh.axis_names)
+    parts = [
+        f"{n}={s} {getattr(k, 'name', '')}".rstrip()
+        for n, s, k in zip(mesh.axis_names, mesh.axis_sizes, kinds, strict=False)
+    ]
+    return "mesh(" + ", ".join(parts) + ")"
 
 
 _LABELS = ("the left operand", "the right operand")
@@ -601,16 +663,109 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[NamedArray], NamedArray]:
     return method
 
 
+def _leaf_comparison(array_method: Callable[[Any, Any], Any], equal: bool) -> Callable[[Any, Any], Any]:
+    """``==``/``!=`` by name for arrays; for a NamedArray holding a leaf (``holds_array``), by its leaf and names."""
+
+    def method(self: NamedArray, other: Any) -> Any:
+        other_leaf = type(other) is NamedArray and not holds_array(other.data)
+        if holds_array(self.data):
+            return array_method(self, other) if not other_leaf else not equal
+        if type(other) is NamedArray:
+            same = other_leaf and set(self.axes) == set(other.axes) and set(self.mapped) == set(other.mapped)
+            return bool(same and self.data == other.data) == equal
+        return self.data == other if equal else self.data != other
+
+    return method
+
+
 def _install_operators() -> None:
     """Every operator of the table of operations (``typed_xmap._algebra``), broadcasting by name."""
     for op in OPERATORS.values():
         fn = _python_operator(op.name)
         if op.kind is OperatorKind.UNARY:
-            setattr(NamedArray, f"__{op.name}__", _unary(fn))
+            setattr(NamedArray, f"__{op.name}__", entry_point(_unary(fn)))
             continue
-        setattr(NamedArray, f"__{op.name}__", _binary(fn, op.symbol, reflected=False))
+        method = _binary(fn, op.symbol, reflected=False)
+        if op.name in ("eq", "ne"):
+            method = _leaf_comparison(method, equal=op.name == "eq")
+        setattr(NamedArray, f"__{op.name}__", entry_point(method))
         if op.kind is OperatorKind.BINARY:
-            setattr(NamedArray, f"__r{op.name}__", _binary(fn, op.symbol, reflected=True))
+            setattr(NamedArray, f"__r{op.name}__", entry_point(_binary(fn, op.symbol, reflected=True)))
 
 
 _install_operators()
+
+
+def _scalar_data(x: NamedArray, conversion: str, reduction: str) -> Any:
+    """The data, for Python's conversions to a scalar: a value with named axes has no one scalar."""
+    names = x.axes + tuple(name for name, _ in x.mapped)
+    if names and holds_array(x.data):
+        raise NamedShapeError(
+            f"{conversion} of {shape_repr(x)} is ambiguous: it has named axes. "
+            f"Fix: reduce them first, e.g. tnp.{reduction}(x, {names!r})",
+            kind=ErrorKind.AXIS_MISSING,
+        )
+    return x.data
+
+
+def _conversion(to: Callable[[Any], Any], conversion: str, reduction: str) -> Callable[[NamedArray], Any]:
+    def method(self: NamedArray) -> Any:
+        return to(_scalar_data(self, conversion, reduction))
+
+    method.__name__ = f"__{to.__name__}__"
+    return method
+
+
+def _format(self: NamedArray, spec: str) -> str:
+    """``f"{loss:.3f}"`` formats the scalar (no named axes); ``f"{x}"`` is ``str(x)``, as for any object."""
+    if not spec:
+        return str(self)
+    return format(_scalar_data(self, f"format(x, {spec!r})", "sum"), spec)
+
+
+def _install_conversions() -> None:
+    """``bool``, ``float``, ``int``, ``complex`` and ``format`` of a value with no named axes (a reduced loss)."""
+    for to, conversion, reduction in (
+        (bool, "the truth value", "all"),
+        (float, "float()", "sum"),
+        (int, "int()", "sum"),
+        (complex, "complex()", "sum"),
+    ):
+        setattr(NamedArray, f"__{to.__name__}__", _conversion(to, conversion, reduction))
+    setattr(NamedArray, "__format__", _format)  # noqa: B010  # assigning a method mypy would reject
+
+
+_install_conversions()
+
+
+def _abstractify(x: NamedArray, caller: str) -> Any:
+    """What JAX gets when it takes ``x`` for a positional array: our error, saying what to give it instead.
+
+    ``jax.grad`` checks its output in ``_check_scalar``, which turns any error into its own ``TypeError``: that
+    check is answered with a scalar, so the error comes when grad builds the output's cotangent (``_one_vjp``)."""
+    names = x.axes + tuple(n for n, _ in x.mapped)
+    if caller == "_check_scalar":
+        return jax.typeof(jax.ShapeDtypeStruct((), x.dtype))
+    if caller == "_one_vjp" and not names:
+        raise NamedShapeError(
+            f"jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this "
+            f"one returned {shape_repr(x)}. Fix: return tx.positional(loss, []) (a NamedArray with no named axes "
+            f"as a positional scalar)",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    if caller == "_one_vjp":
+        raise NamedShapeError(
+            f"jax.grad (and value_and_grad) differentiates a function that returns a positional scalar, and this "
+            f"one returned {shape_repr(x)}, which still has named axes {names!r}. Fix: reduce them "
+            f"(tnp.sum(loss, {names!r})), then return tx.positional(loss, [])",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    raise NamedShapeError(
+        f"JAX took {shape_repr(x)} for a positional array (a jax.lax function, or a JAX function that reads its "
+        f"argument's shape and dtype) and would drop its named axes. Fix: pass "
+        f"tx.positional(x, {format_axis_list(names)}) for a positional array, or use a typed_xmap.numpy function",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+on_abstractify(NamedArray, _abstractify)

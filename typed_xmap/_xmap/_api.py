@@ -130,6 +130,11 @@ class XmapFunction:
     def __repr__(self) -> str:
         return f"<xmap of {self._config.name}>"
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle as the function and its validated arguments (cloudpickle for a lambda or a local function);
+        the program is rebuilt, from the cache, where it is loaded."""
+        return XmapFunction, (self._fun, self._config)
+
 
 @functools.cache
 def _process_count() -> int:

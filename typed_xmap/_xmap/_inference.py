@@ -17,6 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .._algebra import Resource, conflict_error, resource_conflicts
+from .._value._compat import is_user_filename, scan_layout, user_frames, while_layout
 
 __all__ = ["check_jaxpr", "user_line"]
 
@@ -96,7 +97,7 @@ class _Inference:
             return [frozenset().union(ins[0], *found) for found in zip(*per_branch, strict=False)]
         if name == "while":
             cond, body = _open(params["cond_jaxpr"]), _open(params["body_jaxpr"])
-            cn, bn = params["cond_nconsts"], params["body_nconsts"]
+            cn, bn = while_layout(params)
             cconsts, bconsts, carry = ins[:cn], ins[cn : cn + bn], list(ins[cn + bn :])
             for _ in range(len(carry) + 2):
                 new = self.run(body, bconsts + carry)
@@ -108,7 +109,7 @@ class _Inference:
             return carry
         if name == "scan":
             body = _open(params["jaxpr"])
-            nc, ncarry = params["num_consts"], params["num_carry"]
+            nc, ncarry = scan_layout(params)
             consts, carry, xs = ins[:nc], list(ins[nc : nc + ncarry]), ins[nc + ncarry :]
             outs: list[frozenset[str]] = []  # set by the first pass (there are at least two)
             for _ in range(len(carry) + 2):
@@ -141,24 +142,22 @@ def user_line(source_info: Any) -> str:
     when that traceback holds none (it is cut short, or the function is JAX's own, like ``jnp.vdot``), the
     line that called the xmapped function.
     """
-    from jax._src import source_info_util
+    from jax.extend.source_info_util import summarize
 
-    for frame in source_info_util.user_frames(source_info.traceback):
+    for frame in user_frames(source_info.traceback):
         if not _is_library_file(frame.file_name):
             column = f":{frame.start_column}" if frame.start_column else ""
             return f"{frame.file_name}:{frame.start_line}{column} ({frame.function_name})"
     caller = _calling_line()
-    return caller if caller is not None else source_info_util.summarize(source_info)
+    return caller if caller is not None else summarize(source_info)
 
 
 def _calling_line() -> str | None:
     """The innermost frame of the running Python stack outside JAX and typed_xmap: the xmapped call's line."""
-    from jax._src import source_info_util
-
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         path = frame.f_code.co_filename
-        if source_info_util.is_user_filename(path) and not _is_library_file(path):
+        if is_user_filename(path) and not _is_library_file(path):
             return f"{path}:{frame.f_lineno} ({frame.f_code.co_qualname})"
         frame = frame.f_back
     return None

@@ -19,6 +19,8 @@ from typing import Any
 import jax
 from jax.sharding import AxisType, Mesh
 
+from .._value._compat import legacy_mesh
+
 __all__ = [
     "abstract_mesh_scope",
     "concrete_mesh",
@@ -27,13 +29,6 @@ __all__ = [
     "same_mesh",
     "trace_mesh",
 ]
-
-
-def _legacy_mesh() -> Any:
-    from jax._src import mesh as mesh_lib  # `with mesh:` sets only this (deprecated) context
-
-    legacy = mesh_lib.thread_resources.env.physical_mesh
-    return None if legacy.empty else legacy
 
 
 def trace_mesh() -> Any:
@@ -45,7 +40,7 @@ def trace_mesh() -> Any:
     mesh = jax.sharding.get_abstract_mesh()
     if not mesh.empty:
         return mesh
-    legacy = _legacy_mesh()
+    legacy = legacy_mesh()  # `with mesh:` sets only this (deprecated) context
     if legacy is None:
         return None
     return Mesh(legacy.devices, legacy.axis_names, axis_types=(AxisType.Auto,) * len(legacy.axis_names))
@@ -56,7 +51,7 @@ def concrete_mesh() -> Any:
     mesh = jax.sharding.get_mesh()
     if not mesh.empty:
         return mesh
-    return _legacy_mesh()
+    return legacy_mesh()
 
 
 def explicit_axes(mesh: Any) -> tuple[str, ...]:

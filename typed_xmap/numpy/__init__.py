@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .._algebra import UnboundAxisError
 from .._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
 from .._ops._indexing import dynamic_slice, dynamic_update_slice, take
-from .._ops._tnp._constructors import arange, causal_mask, full, one_hot, ones, ones_like, zeros, zeros_like
+from .._ops._tnp._constructors import arange, causal_mask, full, full_like, one_hot, ones, ones_like, zeros, zeros_like
 from .._ops._tnp._contract import dot, einsum
 from .._ops._tnp._reductions import (
     all,
@@ -47,13 +47,16 @@ from .._ops._tnp._reductions import (
     sum,
     var,
 )
+from .._ops._tnp._selection import argsort, sort, top_k
 from .._ops._tnp._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
 from .._ops._tnp._ufuncs import UFUNCS as _UFUNCS, clip, where
+from .._ops._tnp._windows import avg_pool, conv, max_pool
+from .._value._tracebacks import entry_point
 
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
 globals().update(_UFUNCS)
 
-if TYPE_CHECKING:  # the generated elementwise functions (users' type checkers read stubs/typed_xmap/numpy.pyi)
+if TYPE_CHECKING:  # the generated elementwise functions (users' type checkers read stubs/typed_xmap/numpy/__init__.pyi)
 
     def __getattr__(name: str) -> Callable[..., Any]: ...
 
@@ -98,17 +101,27 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "stack",
     "zeros",
     "zeros_like",
+    "full_like",
+    # windows and selection along named axes (typed_xmap/_algebra/_windows.py, _selection.py)
+    "argsort",
+    "avg_pool",
+    "conv",
+    "max_pool",
+    "sort",
+    "top_k",
     *UFUNC_NAMES,
 ]
 """Every row of the table of operations (``typed_xmap._algebra``; tests/test_plugin_operations.py holds them equal)."""
 
 
 def _document_under_this_module() -> None:
-    """Document (and pickle) the public functions under their public module."""
+    """Document (and pickle) the public functions under their public module, as entry points (an error
+    raised below one leaves our frames out of the traceback)."""
     for name in __all__:
         function = globals()[name]
         if callable(function) and not isinstance(function, type):
             function.__module__ = __name__
+            globals()[name] = entry_point(function)
 
 
 _document_under_this_module()

@@ -31,11 +31,13 @@ from ._config import load_config
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
 from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
+from ._isinstance import ISINSTANCE, isinstance_signature
 from ._messages import install as install_messages
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
 from ._structure import METHODS as STRUCTURE_METHODS, TX_FUNCTIONS, method_hook, structure_hook, tx_hook
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
+from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
 if TYPE_CHECKING:
@@ -81,6 +83,8 @@ HOOK_OF_KIND: dict[OpKind, Callable[[TypedXmapPlugin, str, Any], Type]] = {
     OpKind.INDEXING: indexing_hook,
     OpKind.STRUCTURE: structure_hook,
     OpKind.CONSTRUCTOR: structure_hook,
+    OpKind.WINDOW: window_hook,
+    OpKind.SELECTION: selection_hook,
 }
 """The hook of each kind of ``tnp`` function in the table of operations (``typed_xmap._algebra``)."""
 NAMED = frozenset({"typed_xmap._convert.named", "typed_xmap._ops._convert.named", "typed_xmap.named"})
@@ -211,6 +215,8 @@ class TypedXmapPlugin(Plugin):
             return partial(xmap_hook, self)
         if fullname in TX_FUNCTIONS:
             return partial(tx_hook, self, fullname)
+        if fullname in RANDOM_DRAWS:
+            return partial(random_hook, self, fullname)
         if fullname in NAMED:
             return partial(named_hook, self)
         if fullname in SHARDING_NAMES:
@@ -228,7 +234,10 @@ class TypedXmapPlugin(Plugin):
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or fullname in TX_FUNCTIONS:
+        if fullname in ISINSTANCE:
+            return isinstance_signature
+        typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
+        if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
         if self.config.annotated_calls and self._group_callee(fullname) is not None:
             return _with_open_groups

@@ -24,6 +24,7 @@ from .._algebra import (
     axis_sizes,
     broadcast_to_shape,
     concatenate_shape,
+    like_shape,
     merge_axes_shape,
     new_axis,
     pad_shape,
@@ -63,6 +64,7 @@ ONE_OPERAND = {
     "one_hot": "tnp.one_hot",
     "zeros_like": "tnp.zeros_like",
     "ones_like": "tnp.ones_like",
+    "full_like": "tnp.full_like",
 }
 """Functions of one NamedArray (the first argument), and how messages name them."""
 
@@ -85,7 +87,7 @@ def _one_operand_rule(name: str, named: Mapping[str, Size], read: Read, operatio
     if name == "one_hot":
         axis = new_axis(named, read("axis", 1), operation=operation, operand="tokens")
         return {**named, axis: _int(read("size", 2))}
-    return dict(named)  # zeros_like, ones_like
+    return like_shape(named, read("new_axes", -1), operation=operation)  # zeros_like, ones_like, full_like
 
 
 TX_FUNCTIONS = frozenset(
@@ -171,8 +173,8 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     if shape is None:
         return ctx.default_return_type
     dtype: Type | None = shape.dtype
-    if name in ("one_hot", "zeros_like", "ones_like", "cumsum", "cumprod"):  # a dtype= given, else the operand's
-        given = _dtype_argument(plugin, ctx, 1 if name in ("zeros_like", "ones_like") else None)
+    if name in ("one_hot", "zeros_like", "ones_like", "full_like", "cumsum", "cumprod"):  # dtype=, else the operand's
+        given = _dtype_argument(plugin, ctx, {"zeros_like": 1, "ones_like": 1, "full_like": 2}.get(name))
         if given is not None:
             dtype = given
         elif name == "one_hot" or (name in ("cumsum", "cumprod") and _is_bool(shape.dtype)):

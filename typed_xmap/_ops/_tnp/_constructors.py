@@ -1,4 +1,4 @@
-"""Constructors by name: ``zeros ones full zeros_like ones_like arange one_hot causal_mask``.
+"""Constructors by name: ``zeros ones full zeros_like ones_like full_like arange one_hot causal_mask``.
 
 A shape is a dict ``{'batch': 2, 'embed': 3}`` (checked by ``_algebra``'s ``axis_sizes``). ``sharding=``
 (``{'batch': 'data'}``, as ``tx.shard`` takes) places the result by axis name on the current mesh; without
@@ -13,11 +13,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ..._algebra import arange_shape, axis_sizes, new_axis, two_axes
+from ..._algebra import arange_shape, axis_sizes, check_size, like_shape, new_axis, token_ids, two_axes
 from ..._value._named_array import NamedArray, wrap
 from .._structure import as_named
 
-__all__ = ["arange", "causal_mask", "full", "one_hot", "ones", "ones_like", "place", "zeros", "zeros_like"]
+__all__ = ["arange", "causal_mask", "full", "full_like", "one_hot", "ones", "ones_like", "place", "zeros", "zeros_like"]
 
 Sharding = Mapping[str, Any] | None
 
@@ -52,16 +52,36 @@ def ones(shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Shardi
     return _full(shape, 1, dtype, sharding, "tnp.ones")
 
 
-def zeros_like(x: NamedArray, dtype: Any = None) -> NamedArray:
-    """Zeros of ``x``'s named shape (and positional dims, sharding and dtype unless ``dtype`` is given)."""
-    x = as_named(x, operation="tnp.zeros_like")
-    return wrap(jnp.zeros_like(x.data, dtype=dtype), x.axes, x.mapped)
+def _like(x: Any, fill_value: Any, dtype: Any, new_axes: Mapping[str, int] | None, operation: str) -> NamedArray:
+    """``x``'s named shape, positional dims and placement (plus ``new_axes``, in front of its named dims)."""
+    x = as_named(x, operation=operation)
+    sizes = like_shape(x.named_shape, new_axes, operation=operation)
+    data = jnp.full_like(x.data, fill_value, dtype=dtype)
+    if new_axes is None:
+        return wrap(data, x.axes, x.mapped)
+    added = tuple(a for a in sizes if a not in x.named_shape)
+    rank = x.ndim
+    shape = (*x.shape, *(sizes[a] for a in added), *data.shape[rank:])
+    dims = (*range(rank), *range(rank + len(added), len(shape)))
+    return wrap(jax.lax.broadcast_in_dim(data, shape, dims), (*added, *x.axes), x.mapped)
 
 
-def ones_like(x: NamedArray, dtype: Any = None) -> NamedArray:
-    """Ones of ``x``'s named shape."""
-    x = as_named(x, operation="tnp.ones_like")
-    return wrap(jnp.ones_like(x.data, dtype=dtype), x.axes, x.mapped)
+def zeros_like(x: NamedArray, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None) -> NamedArray:
+    """Zeros of ``x``'s named shape (and positional dims, sharding and dtype unless ``dtype`` is given);
+    ``new_axes={'layers': 4}`` adds axes: a carry shaped like ``x`` with more axes in one call."""
+    return _like(x, 0, dtype, new_axes, "tnp.zeros_like")
+
+
+def ones_like(x: NamedArray, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None) -> NamedArray:
+    """Ones of ``x``'s named shape (``new_axes`` as ``zeros_like``'s)."""
+    return _like(x, 1, dtype, new_axes, "tnp.ones_like")
+
+
+def full_like(
+    x: NamedArray, fill_value: Any, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None
+) -> NamedArray:
+    """``fill_value`` in ``x``'s named shape (``new_axes`` as ``zeros_like``'s)."""
+    return _like(x, fill_value, dtype, new_axes, "tnp.full_like")
 
 
 def arange(
@@ -78,6 +98,8 @@ def one_hot(tokens: Any, axis: str, size: int, *, dtype: Any = jnp.float32) -> N
         tokens = wrap(jnp.asarray(tokens), ())
     operation = "tnp.one_hot"
     name = new_axis(tokens.named_shape, axis, operation=operation, operand="tokens")
+    check_size(size, operation=operation)
+    token_ids(str(tokens.dtype), operation=operation)
     return wrap(jax.nn.one_hot(tokens.data, size, dtype=dtype), (*tokens.axes, name), tokens.mapped)
 
 
@@ -87,5 +109,6 @@ def causal_mask(row: str, column: str, size: int, *, sharding: Sharding = None) 
     ``tnp.causal_mask('q_seq', 'k_seq', n)``: query ``i`` sees keys ``0..i``; the row axis comes first.
     """
     first, second = two_axes(row, column, operation="tnp.causal_mask")
+    check_size(size, operation="tnp.causal_mask")
     index = jnp.arange(size)
     return place(wrap(index[None, :] <= index[:, None], (first, second)), sharding)

@@ -87,7 +87,7 @@ def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_
     """Two operands off an Explicit mesh: ``_pair`` under one cached jit; else ``jnp.einsum``, pair by pair
     along opt_einsum's path, each step with its own Explicit-mesh sharding."""
     arrays = [jnp.asarray(a) for a in arrays]
-    explicit = _explicit_mesh(arrays)
+    explicit = explicit_mesh(arrays)
     if not explicit and len(arrays) == 2:
         try:
             pair = _pair_jit(subscripts, precision, preferred_element_type)
@@ -163,7 +163,7 @@ def _pair_plan(subscripts: str) -> Any:
     return dimensions, (None if perm == tuple(range(len(perm))) else perm)
 
 
-def _explicit_mesh(arrays: Sequence[Any]) -> bool:
+def explicit_mesh(arrays: Sequence[Any]) -> bool:
     """Whether an operand lives on a mesh with Explicit axes (its type says so, under ``jax.set_mesh`` or not),
     or the current mesh has them."""
     meshes = [getattr(getattr(jax.typeof(a), "sharding", None), "mesh", None) for a in arrays]

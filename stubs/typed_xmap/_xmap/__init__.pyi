@@ -2,7 +2,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Generic, ParamSpec
 
-from . import SerialLoop
+from .. import SerialLoop
 
 _P = ParamSpec("_P")
 

@@ -13,8 +13,8 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from . import UnboundAxisError as UnboundAxisError
-from ._static import NamedArray_
+from .. import UnboundAxisError as UnboundAxisError
+from .._static import NamedArray_
 
 # Every public name below is exported (no __all__: the runtime module has the list).
 
@@ -348,8 +348,15 @@ def ones(
 def full(
     shape: Mapping[str, int], fill_value: Any, dtype: Any = None, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray_[Any, Any, Any]: ...
-def zeros_like(x: NamedArray_[Any, _NS, _PS], dtype: Any = None) -> NamedArray_[Any, _NS, _PS]: ...
-def ones_like(x: NamedArray_[Any, _NS, _PS], dtype: Any = None) -> NamedArray_[Any, _NS, _PS]: ...
+def zeros_like(
+    x: NamedArray_[Any, _NS, _PS], dtype: Any = None, *, new_axes: Mapping[str, int] | None = None
+) -> NamedArray_[Any, _NS, _PS]: ...
+def ones_like(
+    x: NamedArray_[Any, _NS, _PS], dtype: Any = None, *, new_axes: Mapping[str, int] | None = None
+) -> NamedArray_[Any, _NS, _PS]: ...
+def full_like(
+    x: NamedArray_[Any, _NS, _PS], fill_value: Any, dtype: Any = None, *, new_axes: Mapping[str, int] | None = None
+) -> NamedArray_[Any, _NS, _PS]: ...
 def arange(
     axis: str,
     start: int,
@@ -363,3 +370,37 @@ def one_hot(tokens: Any, axis: str, size: int, *, dtype: Any = ...) -> NamedArra
 def causal_mask(
     row: str, column: str, size: int, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray_[np.bool_, Any, Any]: ...
+
+# Windows along named axes: a convolution (spatial axes -> the kernel axes carrying the windows) and pools.
+def conv(
+    x: _T,
+    kernel: Any,
+    spatial: Mapping[str, str],
+    contract: str | Sequence[str] = (),
+    *,
+    strides: int | Mapping[str, int] | None = None,
+    padding: Any = "VALID",
+    dilation: int | Mapping[str, int] | None = None,
+    feature_group_count: int = 1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> _T: ...
+def max_pool(
+    x: _T, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
+) -> _T: ...
+def avg_pool(
+    x: _T, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
+) -> _T: ...
+
+# Ordering and selection along a named axis (stable sorts; top_k's indices are int32).
+def sort(x: _T, axis: str) -> _T: ...
+@overload
+def argsort(x: NamedArray_[Any, _NS, _PS], axis: str) -> NamedArray_[np.int32, _NS, _PS]: ...
+@overload
+def argsort(x: _T, axis: str) -> _T: ...
+@overload
+def top_k(
+    x: NamedArray_[_D, Any, _PS], k: int, axis: str, new_axis: str
+) -> tuple[NamedArray_[_D, Any, _PS], NamedArray_[Any, Any, _PS]]: ...
+@overload
+def top_k(x: _T, k: int, axis: str, new_axis: str) -> tuple[_T, _T]: ...

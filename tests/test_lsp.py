@@ -1,0 +1,151 @@
+"""``typed-xmap lsp`` end to end over stdio, driven by a real LSP client (pytest-lsp's, built on pygls).
+
+One session on a small project (a ``mypy.ini`` of its own, read by the server): initialize; a model with a
+planted bug gets the plugin's diagnostic on the bug's line with its code; hover and inlay hints show NamedArray
+types; a fixed file clears its diagnostic on save; after the mypy daemon is killed, the next save is checked
+by a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+MODEL = """\
+import typed_xmap.numpy as tnp
+from typed_xmap import NamedArray, f32
+
+
+def mlp(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed hidden"]) -> NamedArray[f32, "batch"]:
+    hidden = tnp.einsum("{embed},{embed,hidden}->{hidden}", x, w)
+    activated = tnp.relu(hidden)
+    return tnp.sum(activated, "nope")  # bug: no axis 'nope'
+
+
+def untyped(n):  # the project's config asks for annotations (disallow_untyped_defs)
+    return n
+"""
+BUG_LINE = 7  # 0-based: the line with "# bug"
+FOUND = [(BUG_LINE, "named-axis-missing"), (10, "no-untyped-def")]
+
+
+async def _diagnostics(client: LanguageClient, uri: str) -> list[lsp.Diagnostic]:
+    """The next diagnostics published for ``uri``."""
+    while True:
+        params = await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 120)
+        if params.uri == uri:
+            return list(params.diagnostics)
+
+
+async def _hover(client: LanguageClient, uri: str, line: int, character: int) -> str:
+    params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, character))
+    hover = await client.text_document_hover_async(params)
+    assert hover is not None
+    assert isinstance(hover.contents, lsp.MarkupContent)
+    return hover.contents.value
+
+
+async def _session(project: Path) -> None:
+    model = project / "model.py"
+    uri = from_fs_path(str(model))
+    assert uri is not None
+    client = make_test_lsp_client()
+    await client.start_io(sys.executable, "-m", "typed_xmap._tools._cli", "lsp", cwd=str(project))
+    try:
+        result = await client.initialize_session(
+            lsp.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                root_uri=from_fs_path(str(project)),
+                workspace_folders=[lsp.WorkspaceFolder(uri=from_fs_path(str(project)) or "", name="project")],
+            )
+        )
+        assert result.server_info is not None and result.server_info.name == "typed-xmap"
+        assert result.capabilities.hover_provider and result.capabilities.inlay_hint_provider
+
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=MODEL))
+        )
+        found = await _diagnostics(client, uri)
+        assert [(d.range.start.line, d.code) for d in found] == FOUND, found
+        assert "reduces over axis 'nope'" in found[0].message and "Fix:" in found[0].message
+
+        # hover: a local (its assignment), a parameter (where the body uses it), an expression (the call)
+        on_local = await _hover(client, uri, 5, 6)
+        on_param = await _hover(client, uri, 4, 8)
+        on_call = await _hover(client, uri, 6, 30)
+        for shown in (on_local, on_param, on_call):
+            assert "NamedArray" in shown and "floating[_32Bit]" in shown, shown
+        assert "hidden" in on_local and "embed" in on_param and "hidden" in on_call
+
+        hints = await client.text_document_inlay_hint_async(
+            lsp.InlayHintParams(lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(9, 0)))
+        )
+        assert hints is not None
+        placed = {(h.position.line, h.position.character): str(h.label) for h in hints}
+        assert set(placed) == {(5, 10), (6, 13)}, placed  # after `hidden` and `activated`
+        assert all(label.startswith(": NamedArray") and "hidden" in label for label in placed.values()), placed
+
+        # fixed on disk and saved: the diagnostic is cleared
+        model.write_text(MODEL.replace('"nope"', '"hidden"'))
+        client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+        assert [d.code for d in await _diagnostics(client, uri)] == ["no-untyped-def"]
+
+        # the daemon dies: the next save starts a new one and is checked as before
+        pids = _daemon_pids(project)
+        assert pids, "no mypy daemon found for the session"
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        model.write_text(MODEL)
+        client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+        found = await _diagnostics(client, uri)
+        assert [(d.range.start.line, d.code) for d in found] == FOUND, found
+        assert not set(_daemon_pids(project)) & set(pids)
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+def _daemon_pids(project: Path) -> list[int]:
+    """The mypy daemons whose working directory is ``project`` (the server starts one there)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if b"mypy.dmypy" in command and b"daemon" in command and cwd == str(project):
+            pids.append(int(proc.name))
+    return pids
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").exists(), reason="finds the daemon to kill through /proc")
+def test_lsp_session_over_stdio(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    # the project's own config, without the plugin: the server reads it and adds the plugin
+    (project / "mypy.ini").write_text("[mypy]\ndisallow_untyped_defs = True\n")
+    (project / "model.py").write_text(MODEL)
+    asyncio.run(_session(project))
+
+
+def test_the_server_imports_no_jax() -> None:
+    """The LSP is a tool: it imports pygls and mypy's daemon client, not the runtime (nor jax)."""
+    code = (
+        "import sys, typed_xmap._tools._lsp._server; "
+        "print('jax' in sys.modules, 'typed_xmap._value._named_array' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.split() == ["False", "False"]

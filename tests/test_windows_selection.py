@@ -1,0 +1,250 @@
+"""tnp.conv, max_pool, avg_pool, top_k, sort, argsort, tx.random.randint/categorical/permutation and the
+*_like constructors with new axes: values and gradients equal to their JAX references, on NamedArrays in any
+layout, per element inside xmap, and sharded by name on a 2x4 mesh."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+from jax.sharding import AxisType
+
+import typed_xmap as tx
+import typed_xmap.numpy as tnp
+
+RNG = np.random.default_rng(0)
+
+
+def normal(*shape):
+    return RNG.normal(size=shape).astype(np.float32)
+
+
+X = normal(2, 9, 8, 3)  # batch height width channels
+W = normal(3, 2, 3, 5)  # kh kw channels out
+IMAGE = ["batch", "height", "width", "channels"]
+KERNEL = ["kh", "kw", "channels", "out"]
+SPATIAL = {"height": "kh", "width": "kw"}
+NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+def named_conv(x, w, **options):
+    image, kernel = tx.named(x, IMAGE), tx.named(w, KERNEL)
+    return tx.positional(tnp.conv(image, kernel, SPATIAL, "channels", **options), ["batch", "height", "width", "out"])
+
+
+@pytest.mark.parametrize(
+    ("options", "reference"),
+    [
+        ({}, {"window_strides": (1, 1), "padding": "VALID"}),
+        (
+            {"strides": {"height": 2}, "padding": "SAME", "dilation": {"width": 2}},
+            {"window_strides": (2, 1), "padding": "SAME", "rhs_dilation": (1, 2)},
+        ),
+        (
+            {"strides": 3, "padding": {"height": (1, 2), "width": 1}},
+            {"window_strides": (3, 3), "padding": ((1, 2), (1, 1))},
+        ),
+    ],
+    ids=["valid", "same-strided-dilated", "explicit-padding"],
+)
+def test_conv_values_and_gradients_equal_lax(options, reference):
+    def ours(x, w):
+        return named_conv(x, w, **options)
+
+    def theirs(x, w):
+        return lax.conv_general_dilated(x, w, dimension_numbers=NHWC, **reference)
+
+    np.testing.assert_allclose(ours(X, W), theirs(X, W), rtol=1e-5, atol=1e-5)
+    cotangent = normal(*theirs(X, W).shape)
+    ours_grads = jax.grad(lambda x, w: (ours(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
+    their_grads = jax.grad(lambda x, w: (theirs(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
+    for a, b in zip(ours_grads, their_grads, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_reads_any_layout_and_names_the_result():
+    """The same convolution whatever order the data holds the axes in; the result is batch, out and spatial."""
+    image = tx.named(np.transpose(X, (3, 1, 0, 2)), ["channels", "height", "batch", "width"])
+    kernel = tx.named(np.transpose(W, (3, 2, 1, 0)), ["out", "channels", "kw", "kh"])
+    result = tnp.conv(image, kernel, SPATIAL, "channels")
+    assert result.named_shape == {"batch": 2, "out": 5, "height": 7, "width": 7}
+    np.testing.assert_allclose(
+        tx.positional(result, ["batch", "height", "width", "out"]), named_conv(X, W), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_conv_in_one_and_three_dims_with_several_batch_and_output_axes():
+    """Batch axes (and positional dims) merge into conv's batch dim, output axes into its feature dim."""
+    signal = normal(4, 2, 10, 3)  # positional n, named batch seq channels
+    kernel = normal(3, 3, 2, 2)  # taps channels heads head_dim
+    result = tnp.conv(
+        tx.named(signal, {1: "batch", 2: "seq", 3: "channels"}),
+        tx.named(kernel, ["taps", "channels", "heads", "head_dim"]),
+        {"seq": "taps"},
+        "channels",
+    )
+    assert result.shape == (4,) and result.named_shape == {"batch": 2, "heads": 2, "head_dim": 2, "seq": 8}
+    flat = lax.conv_general_dilated(
+        signal.reshape(8, 10, 3), kernel.reshape(3, 3, 4), (1,), "VALID", dimension_numbers=("NWC", "WIO", "NWC")
+    )
+    expected = flat.reshape(4, 2, 8, 2, 2)
+    np.testing.assert_allclose(
+        tx.positional(result, {1: "batch", 2: "seq", 3: "heads", 4: "head_dim"}), expected, rtol=1e-5, atol=1e-5
+    )
+    volume, cube = normal(1, 5, 6, 4, 2), normal(2, 3, 2, 2, 3)
+    named = tnp.conv(
+        tx.named(volume, ["batch", "d", "h", "w", "c"]),
+        tx.named(cube, ["kd", "kh", "kw", "c", "o"]),
+        {"d": "kd", "h": "kh", "w": "kw"},
+        "c",
+    )
+    reference = lax.conv_general_dilated(
+        volume, cube, (1, 1, 1), "VALID", dimension_numbers=("NDHWC", "DHWIO", "NDHWC")
+    )
+    np.testing.assert_allclose(tx.positional(named, ["batch", "d", "h", "w", "o"]), reference, rtol=1e-5, atol=1e-5)
+
+
+def test_depthwise_conv_with_feature_groups():
+    kernel = normal(3, 3, 1, 6)  # each of 3 channels -> 2 outputs
+    named = tnp.conv(
+        tx.named(X, IMAGE), tx.named(kernel, KERNEL), SPATIAL, "channels", feature_group_count=3, padding="SAME"
+    )
+    reference = lax.conv_general_dilated(X, kernel, (1, 1), "SAME", dimension_numbers=NHWC, feature_group_count=3)
+    np.testing.assert_allclose(tx.positional(named, ["batch", "height", "width", "out"]), reference, rtol=1e-5)
+
+
+def test_conv_per_element_inside_xmap():
+    def body(x, w):
+        return tnp.conv(x, w, SPATIAL, "channels", padding="SAME")
+
+    kernel = normal(3, 3, 3, 5)
+    conv = tx.xmap(body, in_axes=([*IMAGE, ...], [*KERNEL, ...]), out_axes=["batch", "height", "width", "out", ...])
+    expected = lax.conv_general_dilated(X, kernel, (1, 1), "SAME", dimension_numbers=NHWC)
+    np.testing.assert_allclose(conv(X, kernel), expected, rtol=1e-5, atol=1e-5)
+    strided = tx.xmap(
+        lambda x, w: tnp.conv(x, w, SPATIAL, "channels", strides=2, padding="SAME"),
+        in_axes=([*IMAGE, ...], [*KERNEL, ...]),
+        out_axes=["batch", "height", "width", "out", ...],
+    )
+    with pytest.raises(tx.NamedShapeError, match="is an enclosing xmap level of size 9"):
+        strided(X, kernel)
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_conv_sharded_by_name(axis_type):
+    """Batch on data and output features on model: the result keeps both placements, values unchanged."""
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)
+    kernel = normal(3, 2, 3, 8)
+    with jax.set_mesh(mesh):
+        image = tx.shard(tx.named(X, IMAGE), {"batch": "data"})
+        weights = tx.shard(tx.named(kernel, KERNEL), {"out": "model"})
+        result = jax.jit(lambda a, b: tnp.conv(a, b, SPATIAL, "channels"))(image, weights)
+    assert tx.resources_of(result) == {"batch": "data", "out": "model"}
+    np.testing.assert_allclose(
+        tx.positional(result, ["batch", "height", "width", "out"]), named_conv(X, kernel), rtol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "window", "strides", "padding", "reference"),
+    [
+        ("max", {"height": 3, "width": 2}, None, "VALID", ((1, 3, 2, 1), (1, 3, 2, 1), "VALID")),
+        ("max", {"height": 3}, {"height": 2}, "SAME", ((1, 3, 1, 1), (1, 2, 1, 1), "SAME")),
+        (
+            "avg",
+            {"height": 2, "width": 2},
+            1,
+            {"width": (1, 0)},
+            ((1, 2, 2, 1), (1, 1, 1, 1), ((0, 0), (0, 0), (1, 0), (0, 0))),
+        ),
+    ],
+    ids=["max-by-window", "max-same", "avg-padded"],
+)
+def test_pools_equal_reduce_window(name, window, strides, padding, reference):
+    dims, steps, pads = reference
+    pool = tnp.max_pool if name == "max" else tnp.avg_pool
+
+    def ours(x):
+        return tx.positional(pool(tx.named(x, IMAGE), window, strides, padding), IMAGE)
+
+    def theirs(x):
+        if name == "max":
+            return lax.reduce_window(x, -jnp.inf, lax.max, dims, steps, pads)
+        return lax.reduce_window(x, 0.0, lax.add, dims, steps, pads) / np.prod(dims)
+
+    np.testing.assert_allclose(ours(X), theirs(X), rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(lambda x: ours(x).sum())(X), jax.grad(lambda x: theirs(x).sum())(X), rtol=1e-6)
+
+
+def test_top_k_equals_lax_top_k_with_gradients():
+    probs = tx.named(X, IMAGE)
+    values, indices = tnp.top_k(probs, 2, axis="channels", new_axis="choice")
+    assert values.named_shape == {"batch": 2, "height": 9, "width": 8, "choice": 2}
+    assert indices.dtype == jnp.int32
+    expected_values, expected_indices = lax.top_k(X, 2)
+    np.testing.assert_array_equal(tx.positional(values, ["batch", "height", "width", "choice"]), expected_values)
+    np.testing.assert_array_equal(tx.positional(indices, ["batch", "height", "width", "choice"]), expected_indices)
+    along_height = tnp.top_k(probs, 3, axis="height", new_axis="best")[0]
+    np.testing.assert_array_equal(
+        tx.positional(along_height, ["batch", "width", "channels", "best"]),
+        lax.top_k(np.moveaxis(X, 1, -1), 3)[0],
+    )
+    ours = jax.grad(
+        lambda x: tnp.top_k(tx.named(x, IMAGE), 2, "height", "best")[0].sum(("batch", "width", "channels", "best")).data
+    )
+    theirs = jax.grad(lambda x: lax.top_k(jnp.moveaxis(x, 1, -1), 2)[0].sum())
+    np.testing.assert_array_equal(ours(X), theirs(X))
+
+
+def test_sort_and_argsort_are_stable_and_equal_jnp():
+    ties = np.array([[3, 1, 3, 1, 2], [0, 0, 1, 0, 1]], np.float32)
+    value = tx.named(ties.T, ["seq", "batch"])
+    np.testing.assert_array_equal(tx.positional(tnp.sort(value, "seq"), ["batch", "seq"]), np.sort(ties, axis=1))
+    order = tnp.argsort(value, "seq")
+    assert order.dtype == jnp.int32
+    np.testing.assert_array_equal(tx.positional(order, ["batch", "seq"]), np.argsort(ties, axis=1, kind="stable"))
+    grads = jax.grad(
+        lambda x: (
+            (tnp.sort(tx.named(x, ["seq", "batch"]), "seq") * tx.named(np.arange(5.0), ["seq"]))
+            .sum(("seq", "batch"))
+            .data
+        )
+    )
+    expected = jax.grad(lambda x: (jnp.sort(x, axis=0) * jnp.arange(5.0)[:, None]).sum())
+    np.testing.assert_array_equal(grads(ties.T), expected(ties.T))
+
+
+def test_sort_and_top_k_per_element_inside_xmap():
+    sort = tx.xmap(lambda v: tnp.sort(v, "seq"), in_axes=(["batch", "seq", ...],), out_axes=["batch", ...])
+    np.testing.assert_array_equal(sort(X[:, :, 0, 0]), np.sort(X[:, :, 0, 0], axis=1))
+    top = tx.xmap(
+        lambda v: tnp.top_k(v, 2, "seq", "best")[1], in_axes=(["batch", "seq", ...],), out_axes=["batch", ...]
+    )
+    np.testing.assert_array_equal(top(X[:, :, 0, 0]), lax.top_k(X[:, :, 0, 0], 2)[1])
+
+
+def test_random_draws_equal_jax_random():
+    key = jax.random.key(3)
+    ints = tx.random.randint(key, {"tokens": 6, "batch": 2}, 0, 50)
+    np.testing.assert_array_equal(tx.positional(ints, ["batch", "tokens"]), jax.random.randint(key, (2, 6), 0, 50))
+    logits = normal(4, 7)  # batch vocab
+    drawn = tx.random.categorical(key, tx.named(logits.T, ["vocab", "batch"]), "vocab")  # any layout: one draw
+    assert drawn.named_shape == {"batch": 4} and drawn.dtype == jnp.int32
+    np.testing.assert_array_equal(tx.positional(drawn, ["batch"]), jax.random.categorical(key, logits, axis=1))
+    shuffled = tx.random.permutation(key, tx.named(X, IMAGE), "height")
+    expected = jax.random.permutation(key, X, axis=1, independent=False)
+    np.testing.assert_array_equal(tx.positional(shuffled, IMAGE), expected)
+
+
+def test_like_constructors_add_axes_and_keep_placement():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    with jax.set_mesh(mesh):
+        hidden = tx.shard(tx.named(X[:, 0, 0, :2], ["batch", "embed"]), {"batch": "data"})
+        carry = tnp.zeros_like(hidden, new_axes={"layers": 3})
+        filled = tnp.full_like(hidden, 7, jnp.int32, new_axes={"slot": 2})
+    assert carry.named_shape == {"layers": 3, "batch": 2, "embed": 2}
+    assert tx.resources_of(carry) == {"batch": "data"}
+    assert filled.dtype == jnp.int32 and bool((filled == 7).all(("slot", "batch", "embed")).data)
+    assert tnp.ones_like(hidden).named_shape == hidden.named_shape

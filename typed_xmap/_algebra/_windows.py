@@ -1,0 +1,270 @@
+"""Windowed operations by axis name: ``tnp.conv`` and the pools (``max_pool``, ``avg_pool``).
+
+A convolution pairs each spatial axis of ``x`` with the kernel axis that carries its window size
+(``spatial={'height': 'kh'}``), sums the ``contract`` axes both carry, keeps ``x``'s other axes as batch
+axes and makes the kernel's other axes output axes. Strides, dilation and padding are given per spatial
+name or once for all. These functions check the names and sizes and compute the result's named shape (an
+unknown size is ``None``); the runtime (``typed_xmap.numpy._windows``) and the mypy plugin call them.
+
+Pure Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ._errors import ErrorKind, NamedShapeError
+from ._shapes import Size, is_size
+from ._structure import carried_axis, require_axis
+
+__all__ = ["ConvPlan", "Padding", "PoolPlan", "conv_plan", "pool_plan"]
+
+Shape = Mapping[str, Size]
+Padding = str | tuple[tuple[int, int], ...]
+"""``'VALID'``/``'SAME'`` for every spatial axis, or one ``(low, high)`` pair per spatial axis."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConvPlan:
+    """A checked convolution: which axes play which part, the per-axis numbers, the result's named shape."""
+
+    spatial: tuple[tuple[str, str], ...]
+    """(axis of ``x``, kernel axis carrying its window), in the order ``spatial`` lists them."""
+    contract: tuple[str, ...]
+    batch: tuple[str, ...]
+    """``x``'s other named axes, in ``x``'s order."""
+    features: tuple[str, ...]
+    """The kernel's other named axes (the result's new axes), in the kernel's order."""
+    strides: tuple[int, ...]
+    dilation: tuple[int, ...]
+    padding: Padding
+    named_shape: dict[str, Size]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolPlan:
+    """A checked pool: the windowed axes with their window sizes and strides, the padding, the result."""
+
+    window: tuple[tuple[str, int], ...]
+    strides: tuple[int, ...]
+    padding: Padding
+    named_shape: dict[str, Size]
+
+
+def _positive(value: object, *, operation: str, argument: str) -> int:
+    if not is_size(value) or value == 0:
+        raise NamedShapeError(
+            f"{operation}: {argument} is {value!r}; it must be a positive int. Fix: pass e.g. 1 or 2",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return value
+
+
+def _per_axis(value: object, names: Sequence[str], default: int, *, operation: str, argument: str) -> tuple[int, ...]:
+    """``strides=2`` (every spatial axis) or ``strides={'height': 2}`` (the others ``default``)."""
+    if value is None:
+        return (default,) * len(names)
+    if not isinstance(value, Mapping):
+        number = _positive(value, operation=operation, argument=argument)
+        return (number,) * len(names)
+    _known_keys(value, names, operation=operation, argument=argument)
+    return tuple(_positive(value.get(n, default), operation=operation, argument=f"{argument}[{n!r}]") for n in names)
+
+
+def _known_keys(value: Mapping[object, object], names: Sequence[str], *, operation: str, argument: str) -> None:
+    for key in value:
+        if key not in names:
+            raise NamedShapeError(
+                f"{operation}: {argument} names axis {key!r}, which is not a spatial axis; the spatial axes are "
+                f"{tuple(names)}. Fix: key {argument} by a spatial axis, or give one value for all",
+                kind=ErrorKind.AXIS_MISSING,
+            )
+
+
+def _pair(value: object, *, operation: str, argument: str) -> tuple[int, int]:
+    if is_size(value):
+        return (value, value)
+    if isinstance(value, Sequence) and len(value) == 2 and all(is_size(v) for v in value):
+        return (int(value[0]), int(value[1]))
+    raise NamedShapeError(
+        f"{operation}: {argument} is {value!r}; padding is 'VALID', 'SAME', an int or a (low, high) pair of "
+        f"non-negative ints. Fix: write padding='SAME' or padding={{'height': (1, 1)}}",
+        kind=ErrorKind.INVALID_ARGUMENT,
+    )
+
+
+def _padding(value: object, names: Sequence[str], *, operation: str) -> Padding:
+    if isinstance(value, str):
+        if value.upper() not in ("VALID", "SAME"):
+            _pair(value, operation=operation, argument="padding")  # raises: not a padding
+        return value.upper()
+    if isinstance(value, Mapping):
+        _known_keys(value, names, operation=operation, argument="padding")
+        return tuple(_pair(value.get(n, 0), operation=operation, argument=f"padding[{n!r}]") for n in names)
+    pair = _pair(value, operation=operation, argument="padding")
+    return (pair,) * len(names)
+
+
+def _out_size(
+    size: Size, window: Size, stride: int, dilation: int, pad: tuple[int, int] | str, *, axis: str, operation: str
+) -> Size:
+    """The length of a windowed axis: ``lax.conv_general_dilated``'s and ``lax.reduce_window``'s rule."""
+    if size is None or window is None:
+        return None
+    if pad == "SAME":
+        return -(-size // stride)
+    low, high = (0, 0) if isinstance(pad, str) else pad
+    span = (window - 1) * dilation + 1
+    if size + low + high < span:
+        padded = f" ({size + low + high} padded)" if low + high else ""
+        raise NamedShapeError(
+            f"{operation}: axis {axis!r} has size {size}{padded}, shorter than its window of {span}. Fix: pad it "
+            f"(padding='SAME'), or use a smaller window or dilation",
+            kind=ErrorKind.AXIS_SIZE,
+        )
+    return (size + low + high - span) // stride + 1
+
+
+def _names(value: object, *, operation: str, argument: str) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        raise NamedShapeError(
+            f"{operation}: {argument} is an axis name or a tuple of names, got {value!r}. Fix: write "
+            f"{argument}='channels' or {argument}=('channels',)",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return tuple(names)
+
+
+def _contract_sizes(x: Shape, kernel: Shape, contract: Sequence[str], groups: int, *, operation: str) -> None:
+    """One size per contracted name; with ``groups``, ``x``'s first contracted axis is ``groups`` times the kernel's."""
+    for i, name in enumerate(contract):
+        carried_axis(x, name, operation=operation, operand="x")
+        carried_axis(kernel, name, operation=operation, operand="kernel")
+        mine, theirs = x[name], kernel[name]
+        factor = groups if i == 0 else 1
+        if mine is not None and theirs is not None and mine != theirs * factor:
+            grouped = f" x {groups} groups (feature_group_count)" if factor > 1 else ""
+            raise NamedShapeError(
+                f"{operation}: contracted axis {name!r} has size {mine} in x but {theirs}{grouped} in kernel. "
+                f"Fix: give {name!r} one size in both, or contract another axis",
+                kind=ErrorKind.AXIS_SIZE,
+            )
+
+
+def _grouped_features(kernel: Shape, features: Sequence[str], groups: int, *, operation: str) -> None:
+    """With ``feature_group_count``, the output features split evenly into the groups."""
+    sizes = [kernel[f] for f in features]
+    total = 1
+    for size in sizes:
+        if size is None:
+            return
+        total *= size
+    if total % groups:
+        raise NamedShapeError(
+            f"{operation}: feature_group_count={groups} does not divide the kernel's output axes {tuple(features)} "
+            f"(together {total}). Fix: make the output features a multiple of {groups}",
+            kind=ErrorKind.AXIS_SIZE,
+        )
+
+
+def conv_plan(
+    x: Shape,
+    kernel: Shape,
+    spatial: object,
+    contract: object,
+    *,
+    strides: object = None,
+    padding: object = "VALID",
+    dilation: object = None,
+    feature_group_count: object = 1,
+    operation: str = "tnp.conv",
+) -> ConvPlan:
+    """Check a named convolution and compute its result's named shape."""
+    if not isinstance(spatial, Mapping) or not spatial:
+        raise NamedShapeError(
+            f"{operation}: spatial maps each spatial axis of x to the kernel axis carrying its window, got "
+            f"{spatial!r}. Fix: write spatial={{'height': 'kh', 'width': 'kw'}}",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    pairs = tuple(
+        (
+            require_axis(x, a, operation=operation, operand="x"),
+            require_axis(kernel, w, operation=operation, operand="kernel"),
+        )
+        for a, w in spatial.items()
+    )
+    names = [a for a, _ in pairs]
+    contracted = _names(contract, operation=operation, argument="contract")
+    groups = _positive(feature_group_count, operation=operation, argument="feature_group_count")
+    _contract_sizes(x, kernel, contracted, groups, operation=operation)
+    windows = {w for _, w in pairs}
+    batch = tuple(a for a in x if a not in names and a not in contracted)
+    features = tuple(a for a in kernel if a not in windows and a not in contracted)
+    for name in features:
+        if name in x:
+            raise NamedShapeError(
+                f"{operation}: kernel axis {name!r} becomes an output axis, but x has an axis {name!r} too. Fix: "
+                f"rename one of them (tx.rename), or list it in contract=",
+                kind=ErrorKind.AXIS_MISSING,
+            )
+    _grouped_features(kernel, features, groups, operation=operation)
+    stride = _per_axis(strides, names, 1, operation=operation, argument="strides")
+    dilate = _per_axis(dilation, names, 1, operation=operation, argument="dilation")
+    pad = _padding(padding, names, operation=operation)
+    out = {a: x[a] for a in batch} | {f: kernel[f] for f in features}
+    windowed = [(a, kernel[w]) for a, w in pairs]
+    out |= _windowed(x, windowed, stride, dilate, pad, operation=operation)
+    return ConvPlan(pairs, contracted, batch, features, stride, dilate, pad, out)
+
+
+def _windowed(
+    x: Shape,
+    windows: Sequence[tuple[str, Size]],
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    pad: Padding,
+    *,
+    operation: str,
+) -> dict[str, Size]:
+    """Each windowed axis's output length."""
+    return {
+        axis: _out_size(
+            x[axis],
+            size,
+            strides[i],
+            dilation[i],
+            pad if isinstance(pad, str) else pad[i],
+            axis=axis,
+            operation=operation,
+        )
+        for i, (axis, size) in enumerate(windows)
+    }
+
+
+def pool_plan(
+    x: Shape, window: object, strides: object = None, padding: object = "VALID", *, operation: str
+) -> PoolPlan:
+    """Check a pool over named windows (``{'height': 2}``); ``strides=None`` strides by the window."""
+    if not isinstance(window, Mapping) or not window:
+        raise NamedShapeError(
+            f"{operation}: window maps axis names to window sizes, got {window!r}. Fix: write "
+            f"window={{'height': 2, 'width': 2}}",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    sizes = tuple(
+        (
+            require_axis(x, a, operation=operation, operand="x"),
+            _positive(s, operation=operation, argument=f"window[{a!r}]"),
+        )
+        for a, s in window.items()
+    )
+    names = [a for a, _ in sizes]
+    if strides is None:
+        stride = tuple(s for _, s in sizes)
+    else:
+        stride = _per_axis(strides, names, 1, operation=operation, argument="strides")
+    pad = _padding(padding, names, operation=operation)
+    out = dict(x) | _windowed(x, sizes, stride, (1,) * len(sizes), pad, operation=operation)
+    return PoolPlan(sizes, stride, pad, out)

@@ -1,0 +1,72 @@
+"""``tx.fitting_mesh``: a mesh of the shape a program asks for, shrunk to the devices the machine has.
+
+A program written for a 4x2 mesh should still run on a laptop (one CPU device), on one GPU or on two: every
+mesh axis keeps a size that divides the one asked for (so arrays that divide over the asked-for mesh divide
+over this one), and the mesh is as large as the devices allow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+from jax.sharding import AxisType, Mesh
+
+from .._algebra import ErrorKind, NamedShapeError, is_size
+
+__all__ = ["describe_mesh", "fitting_mesh", "fitting_shape"]
+
+
+def fitting_shape(shape: Sequence[int], count: int) -> tuple[int, ...]:
+    """The largest mesh shape of at most ``count`` devices whose every size divides ``shape``'s.
+
+    Ties go to the shape whose earlier axes are larger: ``(4, 2)`` on 2 devices is ``(2, 1)``.
+    """
+    divisors = [[d for d in range(min(size, count), 0, -1) if size % d == 0] for size in shape]
+    fitting = (c for c in itertools.product(*divisors) if math.prod(c) <= count)
+    return max(fitting, key=lambda c: (math.prod(c), c))
+
+
+def fitting_mesh(
+    shape: Sequence[int],
+    names: Sequence[str],
+    *,
+    axis_types: tuple[AxisType, ...] | None = None,
+    emulate: bool = False,
+) -> Mesh:
+    """``jax.make_mesh(shape, names)`` on the devices at hand, each axis shrunk to fit them.
+
+    The mesh is on the default backend's devices (one GPU gives a 1x1 mesh, two a 2x1), each axis a divisor
+    of the size asked for. With ``emulate=True``, when the default backend has fewer devices than ``shape``
+    asks for and the host CPU has more (emulated by setting
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` before JAX starts), the mesh is on the CPU devices:
+    for a program whose point is the sharding, not the speed. ``mesh.devices.flat[0].platform`` and
+    ``mesh.shape`` say what it got.
+
+    ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one.
+    """
+    if isinstance(shape, str | bytes) or len(shape) != len(names) or not all(is_size(s) and s > 0 for s in shape):
+        raise NamedShapeError(
+            f"tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape {shape!r} for names "
+            f"{names!r}. Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    devices = jax.devices()
+    wanted = math.prod(shape)
+    if emulate and len(devices) < wanted and jax.default_backend() != "cpu":
+        cpu = jax.devices("cpu")
+        if len(cpu) > len(devices):
+            devices = cpu
+    fitted = fitting_shape(shape, len(devices))
+    return jax.make_mesh(fitted, tuple(names), axis_types, devices=devices[: math.prod(fitted)])
+
+
+def describe_mesh(mesh: Any) -> str:
+    """What a mesh runs on, for a program to print: ``cpu, 8 devices, mesh x=4 y=2``."""
+    platform = mesh.devices.flat[0].platform
+    axes = " ".join(f"{name}={size}" for name, size in mesh.shape.items())
+    count = mesh.devices.size
+    return f"{platform}, {count} device{'s' if count != 1 else ''}, mesh {axes}"

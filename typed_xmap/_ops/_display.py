@@ -1,0 +1,50 @@
+"""How a NamedArray shows in notebooks and rich terminals: one line with its names, sizes, dtype and statistics.
+
+``NamedArray(float32[batch=2, embed=3]) min=0 max=5 mean=2.5`` (``summary_line``): the line
+``_repr_mimebundle_`` (Jupyter), ``__rich__`` (``rich.print``) and treescope show; treescope also draws the
+values by axis name (``treescope.render_array``). treescope is optional: its hooks import it only when
+treescope calls them. The hooks are bound onto
+``NamedArray`` with its methods (``_methods.py``), as the value layer imports no display library.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .._value._named_array import NamedArray, summary_line
+
+__all__ = ["DISPLAY_HOOKS"]
+
+
+def _repr_mimebundle_(self: NamedArray, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """What Jupyter shows: the summary line, unfolding to the values (``repr``), in HTML; ``repr`` as text.
+
+    A mime bundle rather than ``_repr_html_``, which treescope would show again under its own rendering."""
+    line, values = html.escape(summary_line(self)), html.escape(repr(self))
+    shown = f"<details><summary><code>{line}</code></summary><pre>{values}</pre></details>"
+    return {"text/html": shown, "text/plain": repr(self)}
+
+
+def __rich__(self: NamedArray) -> Any:
+    from rich.text import Text
+
+    return Text(summary_line(self))
+
+
+def __treescope_repr__(self: NamedArray, path: str | None, subtree_renderer: Any) -> Any:
+    from ._treescope import render
+
+    return render(self, path)
+
+
+def __treescope_ndarray_adapter__(self: NamedArray) -> Any:
+    from ._treescope import NamedArrayAdapter
+
+    return NamedArrayAdapter()
+
+
+DISPLAY_HOOKS = {
+    hook.__name__: hook for hook in (_repr_mimebundle_, __rich__, __treescope_repr__, __treescope_ndarray_adapter__)
+}
+"""What Jupyter, rich and treescope look up on the class, by name."""

@@ -1,0 +1,118 @@
+"""Mixture-of-experts routing by name: ``tx.moe_route``, ``tx.moe_dispatch``, ``tx.moe_combine``.
+
+GShard's top-k routing with a capacity, written with ``tnp``: each token picks its ``k`` likeliest experts;
+an expert takes at most ``capacity`` tokens of a group (first choices first, then in token order; the rest
+are dropped, their output is zero). ``dispatch`` and ``combine`` are one-hot tables over
+``(group..., tokens, expert, slot)``: the dispatch is one einsum over the token axes, the combine one over
+``expert`` and ``slot``.
+
+Expert parallelism is a placement: outside the experts the token groups (``batch``) are split over every
+device; the dispatched value ``(batch, expert, slot, ...)`` is placed with ``expert`` on the mesh axes the
+groups give up (``{'batch': 'data', 'expert': 'model'}``). Changing which mesh axis splits a value from
+``batch`` to ``expert`` is an all-to-all: JAX sends each token to its expert's devices, and back in
+``moe_combine``. Without a mesh ``resources`` is ignored, so one program runs on one device and on a mesh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from .._value._named_array import NamedArray
+from ._sharding import constrain
+from ._tnp._constructors import one_hot
+from ._tnp._contract import einsum
+from ._tnp._reductions import softmax
+from ._tnp._selection import top_k
+from ._tnp._structure import cumsum
+
+__all__ = ["moe_combine", "moe_dispatch", "moe_route"]
+
+
+def _names(axes: str | Sequence[str]) -> tuple[str, ...]:
+    return (axes,) if isinstance(axes, str) else tuple(axes)
+
+
+def moe_route(
+    logits: NamedArray,
+    k: int,
+    capacity: int,
+    *,
+    expert: str = "expert",
+    tokens: str | Sequence[str] = "seq",
+    slot: str = "slot",
+) -> tuple[NamedArray, NamedArray, NamedArray]:
+    """Route each token to its top ``k`` experts: ``(dispatch, combine, balance_loss)``.
+
+    ``logits`` has the router's ``expert`` axis, the ``tokens`` axes that share the experts' capacity, and
+    group axes (``batch``: each group has its own ``capacity`` slots per expert). ``dispatch`` is 1 where a
+    token takes a slot of an expert; ``combine`` holds its gate (the softmax probability) there; both have
+    ``logits``' axes and ``slot``. ``balance_loss`` (no axes) is Switch/GShard's load-balancing loss,
+    ``experts * sum over experts of (share of routed tokens) * (mean probability)``, averaged over groups:
+    1 when the load is even.
+    """
+    names = _names(tokens)
+    choice = f"{expert}_choice"
+    probs: Any = softmax(logits, expert)  # Any: NamedArray's methods and operators are bound at run time
+    gates, chosen = top_k(probs, k, axis=expert, new_axis=choice)
+    experts = logits.named_shape[expert]
+    picked: Any = one_hot(chosen, expert, experts)  # (group, tokens, choice, expert)
+    per_choice = picked.sum(names)
+    earlier = cumsum(per_choice, choice) - per_choice  # tokens this expert took at earlier choices
+    position = _cumsum(picked, names) + earlier - 1  # this token's slot in its expert's buffer
+    slots: Any = one_hot(position.astype(jnp.int32), slot, capacity) * picked  # zero past the capacity
+    dispatch: NamedArray = slots.sum(choice)
+    combine: NamedArray = (slots * gates).sum(choice)
+    load = picked.sum(choice).mean(names) / k
+    balance = (load * probs.mean(names)).sum(expert) * experts
+    loss: NamedArray = balance.mean(tuple(balance.named_shape))
+    return dispatch, combine, loss
+
+
+def _cumsum(x: Any, axes: tuple[str, ...]) -> Any:
+    """The running count over several token axes, in their order (the last fastest)."""
+    total: Any = cumsum(x, axes[-1])
+    for i in range(len(axes) - 2, -1, -1):
+        inner = x.sum(axes[i + 1 :])
+        total = total + cumsum(inner, axes[i]) - inner
+    return total
+
+
+def _place(x: NamedArray, resources: Mapping[str, Any] | None) -> NamedArray:
+    if resources is None or jax.sharding.get_abstract_mesh().empty:
+        return x
+    placed: NamedArray = constrain(x, resources)
+    return placed
+
+
+def moe_dispatch(
+    x: NamedArray,
+    dispatch: NamedArray,
+    *,
+    tokens: str | Sequence[str] = "seq",
+    resources: Mapping[str, Any] | None = None,
+) -> NamedArray:
+    """Each expert's inputs: ``x`` (``group, tokens, features``) gathered into ``(group, expert, slot,
+    features)`` by one einsum over ``tokens``, then placed by ``resources`` (on a mesh): with ``expert`` on
+    the mesh axes the groups give up, the tokens travel to their expert's devices (an all-to-all)."""
+    spec = ",".join(_names(tokens))
+    gathered: NamedArray = einsum(f"{{{spec}}},{{{spec}}}->{{}}", x, dispatch)
+    return _place(gathered, resources)
+
+
+def moe_combine(
+    y: NamedArray,
+    combine: NamedArray,
+    *,
+    expert: str = "expert",
+    slot: str = "slot",
+    resources: Mapping[str, Any] | None = None,
+) -> NamedArray:
+    """The experts' outputs ``y`` (``group, expert, slot, features``) back at their tokens, weighted by their
+    gates: ``y`` is placed by ``resources`` first (the tokens' placement: the all-to-all back), then one einsum
+    over ``expert`` and ``slot``."""
+    combined: NamedArray = einsum(f"{{{expert},{slot}}},{{{expert},{slot}}}->{{}}", _place(y, resources), combine)
+    return combined

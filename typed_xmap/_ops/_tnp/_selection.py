@@ -1,0 +1,72 @@
+"""Ordering and selection along a named axis for ``typed_xmap.numpy``: ``sort``, ``argsort``, ``top_k``.
+
+The rules are ``_algebra/_selection.py``'s. A mapped axis (an enclosing ``vmap`` level, inside ``xmap``) is
+gathered into the data first; the work is one ``jnp.sort``/``jnp.argsort`` (stable) or ``lax.top_k``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from ..._algebra import sorted_shape, top_k_shape
+from ..._value._named_array import NamedArray, wrap
+from ._mapped_axes import as_mapped, gather
+
+__all__ = ["along", "argsort", "sort", "top_k"]
+
+
+def along(x: Any, axis: Any, *, operation: str) -> tuple[NamedArray, int]:
+    """``x`` with ``axis`` (checked to be there) a dim of its data, and that dim."""
+    value = (
+        x if isinstance(x, NamedArray) else as_mapped(x, [axis] if isinstance(axis, str) else [], operation=operation)
+    )
+    sorted_shape(value.named_shape, axis, operation=operation)
+    value = gather(value, [n for n, _ in value.mapped if n == axis], operation=operation)
+    return value, value.ndim + value.axes.index(axis)
+
+
+def _result(x: Any, value: NamedArray, data: Any, axes: tuple[str, ...]) -> Any:
+    return wrap(data, axes, value.mapped) if isinstance(x, NamedArray) else data
+
+
+def sort(x: Any, axis: str) -> Any:
+    """``x`` sorted along the named axis ``axis`` (ascending; stable)."""
+    value, dim = along(x, axis, operation="tnp.sort")
+    return _result(x, value, jnp.sort(value.data, axis=dim, stable=True), value.axes)
+
+
+def argsort(x: Any, axis: str) -> Any:
+    """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
+    value, dim = along(x, axis, operation="tnp.argsort")
+    indices = jnp.argsort(value.data, axis=dim, stable=True).astype(jnp.int32)
+    return _result(x, value, indices, value.axes)
+
+
+def top_k(x: Any, k: int, axis: str, new_axis: str) -> tuple[Any, Any]:
+    """The ``k`` largest values along ``axis`` and their int32 indices along it, both along ``new_axis``
+    (size ``k``, largest first) in place of ``axis``: ``top_k(probs, 2, axis='expert', new_axis='choice')``."""
+    operation = f"tnp.top_k(x, {k!r}, axis={axis!r}, new_axis={new_axis!r})"
+    value, dim = along(x, axis, operation=operation)
+    top_k_shape(value.named_shape, k, axis, new_axis, operation=operation)
+    axes = (*(a for a in value.axes if a != axis), new_axis)
+    data = jnp.moveaxis(value.data, dim, -1) if dim != value.data.ndim - 1 else value.data
+    values, indices = _sorted_top_k(data, k) if _on_mesh(data) else lax.top_k(data, k)
+    return _result(x, value, values, axes), _result(x, value, indices.astype(jnp.int32), axes)
+
+
+def _on_mesh(data: Any) -> bool:
+    """Whether ``data`` is (or is traced as) split over several devices: XLA's TopK is not partitioned (it
+    gathers the operand on every device), a sort is."""
+    meshes = [jax.sharding.get_abstract_mesh(), getattr(getattr(jax.typeof(data), "sharding", None), "mesh", None)]
+    return any(m is not None and not m.empty and m.size > 1 for m in meshes)
+
+
+def _sorted_top_k(data: Any, k: int) -> tuple[Any, Any]:
+    """``lax.top_k`` (largest first, ties by lower index) from a stable argsort along the last dim, which XLA
+    partitions along the other dims; the values are gathered at those indices (their gradient too)."""
+    order = jnp.argsort(lax.stop_gradient(-data), axis=-1, stable=True)[..., :k].astype(jnp.int32)
+    return jnp.take_along_axis(data, order, axis=-1), order

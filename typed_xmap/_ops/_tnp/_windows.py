@@ -1,0 +1,214 @@
+"""Windowed operations by axis name for ``typed_xmap.numpy``: ``conv``, ``max_pool``, ``avg_pool``.
+
+The rules (which axis plays which part, the result's named shape, the errors) are
+``_algebra/_windows.py``'s. A convolution is one ``lax.conv_general_dilated``: its dimension numbers point at
+the named dims where they are (no transpose when each of batch, contracted and output axes is one dim; else
+each group is merged into one dim). Named axes held by ``vmap`` levels (inside ``xmap``) that the window or
+the contraction needs are gathered into the data first (``_mapped_axes.gather``); the other mapped axes stay
+levels (``vmap`` batches the convolution). A pool is one ``lax.reduce_window``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec
+
+from ..._algebra import ErrorKind, NamedShapeError, conv_plan, pool_plan
+from ..._value._named_array import NamedArray, index_mapped, wrap
+from ._contract import explicit_mesh
+from ._mapped_axes import as_mapped, gather
+
+__all__ = ["avg_pool", "conv", "max_pool"]
+
+
+def _operand(value: Any, names: Sequence[str], *, operation: str) -> NamedArray:
+    """``value`` with the mapped axes among ``names`` in its data (a plain value: per element inside xmap)."""
+    if not isinstance(value, NamedArray):
+        value = as_mapped(value, names, operation=operation)
+    return gather(value, [n for n, _ in value.mapped if n in names], operation=operation)
+
+
+def _merged(data: Any, groups: Sequence[Sequence[int]]) -> tuple[Any, tuple[int, ...]]:
+    """``data`` with each group of dims as one dim, and the dim of each group: as it is when every group is one
+    dim; else transposed to the groups' order and reshaped (an empty group becomes a dim of size 1)."""
+    if all(len(g) == 1 for g in groups):
+        return data, tuple(g[0] for g in groups)
+    order = [d for g in groups for d in g]
+    shape = [math.prod(data.shape[d] for d in g) for g in groups]
+    return lax.reshape(lax.transpose(data, order), shape), tuple(range(len(groups)))
+
+
+def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequence[int]) -> Any:
+    """On a mesh with Explicit axes: the batch dim keeps ``x``'s mesh axes, the feature dim the kernel's (each
+    mesh axis once); the windowed dims are whole. ``None`` elsewhere (JAX places the result)."""
+    if not explicit_mesh([lhs, rhs]):
+        return None
+    batch = _spec_entry(lhs, lhs_spec[0])
+    features = _spec_entry(rhs, rhs_spec[0])
+    if batch is not None and features is not None and set(_names(batch)) & set(_names(features)):
+        features = None
+    mesh = jax.typeof(lhs).sharding.mesh
+    return NamedSharding(mesh, PartitionSpec(batch, features, *([None] * (len(lhs_spec) - 2))))
+
+
+def _spec_entry(array: Any, dim: int) -> Any:
+    spec = tuple(getattr(jax.typeof(array).sharding, "spec", ()))
+    return spec[dim] if dim < len(spec) else None
+
+
+def _names(entry: Any) -> tuple[Any, ...]:
+    return tuple(entry) if isinstance(entry, tuple) else (entry,)
+
+
+def _listed(value: object) -> list[Any]:
+    """``contract``'s names before it is checked (what to gather from ``vmap`` levels; the checks and their
+    messages are ``conv_plan``'s)."""
+    if isinstance(value, str):
+        return [value]
+    return list(value) if isinstance(value, (tuple, list)) else []
+
+
+def _items(value: object) -> list[tuple[Any, Any]]:
+    """``spatial``'s pairs before it is checked (as ``_listed``)."""
+    return list(value.items()) if isinstance(value, Mapping) else []
+
+
+def conv(
+    x: Any,
+    kernel: Any,
+    spatial: Mapping[str, str],
+    contract: str | Sequence[str] = (),
+    *,
+    strides: int | Mapping[str, int] | None = None,
+    padding: Any = "VALID",
+    dilation: int | Mapping[str, int] | None = None,
+    feature_group_count: int = 1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """A convolution by name: ``conv(x, kernel, spatial={'height': 'kh'}, contract='channels')``.
+
+    Each spatial axis of ``x`` slides the kernel axis it maps to (the kernel axis's size is the window);
+    ``contract`` axes (in both) are summed; ``x``'s other axes are batch axes and the kernel's other axes are
+    the result's new axes. ``strides``/``dilation`` (ints) and ``padding`` (``'VALID'``, ``'SAME'``, an int
+    or a ``(low, high)`` pair) are one value for every spatial axis or a dict by spatial name. The result has
+    the batch axes, the kernel's new axes and the spatial axes (with their output lengths).
+    """
+    operation = "tnp.conv"
+    contracted, pairs = _listed(contract), _items(spatial)
+    lhs = _operand(x, [a for a, _ in pairs] + list(contracted), operation=operation)
+    rhs = _operand(kernel, [w for _, w in pairs] + list(contracted), operation=operation)
+    plan = conv_plan(
+        lhs.named_shape,
+        rhs.named_shape,
+        spatial,
+        contract,
+        strides=strides,
+        padding=padding,
+        dilation=dilation,
+        feature_group_count=feature_group_count,
+        operation=operation,
+    )
+    if rhs.ndim:
+        raise NamedShapeError(
+            f"{operation}: kernel has {rhs.ndim} positional dims; a kernel's dims are all named (windows, "
+            f"contracted and output axes). Fix: tx.named(kernel, ...) names every dim",
+            kind=ErrorKind.POSITIONAL,
+        )
+    x_dim = {a: lhs.ndim + i for i, a in enumerate(lhs.axes)}
+    batch = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
+    features = [rhs.axes.index(f) for f in plan.features if f in rhs.axes]
+    lhs_data, lhs_spec = _merged(
+        lhs.data, [batch, [x_dim[c] for c in plan.contract], *([x_dim[a]] for a, _ in plan.spatial)]
+    )
+    rhs_data, rhs_spec = _merged(
+        rhs.data,
+        [features, [rhs.axes.index(c) for c in plan.contract], *([rhs.axes.index(w)] for _, w in plan.spatial)],
+    )
+    out_spec = tuple(range(len(lhs_spec)))
+    out = lax.conv_general_dilated(
+        lhs_data,
+        rhs_data,
+        window_strides=plan.strides,
+        padding=plan.padding,
+        rhs_dilation=plan.dilation,
+        dimension_numbers=lax.ConvDimensionNumbers(lhs_spec, rhs_spec, out_spec),
+        feature_group_count=feature_group_count,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+        out_sharding=_out_sharding(lhs_data, rhs_data, lhs_spec, rhs_spec),
+    )
+    shape = [lhs.data.shape[d] for d in batch] + [rhs.data.shape[d] for d in features] + list(out.shape[2:])
+    if tuple(shape) != out.shape:
+        out = lax.reshape(out, shape)
+    axes = (*(a for a in plan.batch if a in x_dim), *(rhs.axes[d] for d in features), *(a for a, _ in plan.spatial))
+    mapped = tuple((n, s) for n, s in (*lhs.mapped, *rhs.mapped) if n in plan.named_shape)
+    result = wrap(out, axes, mapped)
+    if isinstance(x, NamedArray) or isinstance(kernel, NamedArray):
+        return result
+    return _per_element(result, lhs.named_shape, [a for a, _ in plan.spatial], operation=operation)
+
+
+def _per_element(result: NamedArray, before: Mapping[str, int], windowed: Sequence[str], *, operation: str) -> Any:
+    """Plain operands (per element inside ``xmap``): each windowed axis goes back to its ``vmap`` level, which
+    needs its length unchanged."""
+    for axis in windowed:
+        if result.named_shape[axis] != before[axis]:
+            raise NamedShapeError(
+                f"{operation}: axis {axis!r} is an enclosing xmap level of size {before[axis]}, but the window "
+                f"makes it {result.named_shape[axis]}; a level keeps its size. Fix: use padding='SAME' and stride "
+                f"1 here, or pass NamedArrays (tx.named) to change the length",
+                kind=ErrorKind.AXIS_SIZE,
+            )
+    return index_mapped(result, set(windowed)).data
+
+
+def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, average: bool) -> Any:
+    names = list(window) if isinstance(window, Mapping) else []
+    value = _operand(x, names, operation=operation)
+    plan = pool_plan(value.named_shape, window, strides, padding, operation=operation)
+    rank = value.data.ndim
+    dims = [1] * rank
+    steps = [1] * rank
+    pads: list[tuple[int, int]] = [(0, 0)] * rank
+    for i, (axis, size) in enumerate(plan.window):
+        d = value.ndim + value.axes.index(axis)
+        dims[d], steps[d] = size, plan.strides[i]
+        if not isinstance(plan.padding, str):
+            pads[d] = plan.padding[i]
+    padding_arg = plan.padding if isinstance(plan.padding, str) else pads
+    data = value.data
+    if average:
+        out = lax.reduce_window(data, np.zeros((), data.dtype), lax.add, dims, steps, padding_arg)
+        out = out / math.prod(dims)
+    else:
+        lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else np.iinfo(data.dtype).min
+        out = lax.reduce_window(data, np.array(lowest, data.dtype), lax.max, dims, steps, padding_arg)
+    result = wrap(out, value.axes, value.mapped)
+    if isinstance(x, NamedArray):
+        return result
+    return _per_element(result, value.named_shape, names, operation=operation)
+
+
+def max_pool(
+    x: Any, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
+) -> Any:
+    """The maximum over windows along named axes: ``max_pool(x, {'height': 2, 'width': 2})``.
+
+    ``strides=None`` strides by the window (non-overlapping windows); padding as ``conv``'s.
+    """
+    return _pool(x, window, strides, padding, operation="tnp.max_pool", average=False)
+
+
+def avg_pool(
+    x: Any, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
+) -> Any:
+    """The mean over windows along named axes (padding counts as zeros, divided by the full window size)."""
+    return _pool(x, window, strides, padding, operation="tnp.avg_pool", average=True)

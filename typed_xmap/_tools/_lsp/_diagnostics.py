@@ -1,0 +1,45 @@
+"""mypy's report (``file:line:col:end_line:end_col: error: message  [code]``) as LSP diagnostics per file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+MESSAGE = re.compile(
+    r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+):(?:(?P<end_line>\d+):(?P<end_col>\d+):)? "
+    r"(?P<severity>error|warning|note): (?P<text>.*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$"
+)
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "note": lsp.DiagnosticSeverity.Information,
+}
+
+
+def diagnostics(report: str, root: Path) -> dict[Path, list[lsp.Diagnostic]]:
+    """The report's messages by absolute file; a note right after an error joins that error's message."""
+    found: dict[Path, list[lsp.Diagnostic]] = {}
+    for row in report.splitlines():
+        match = MESSAGE.match(row)
+        if match is None:
+            continue
+        path = (root / match["file"]).resolve()
+        listed = found.setdefault(path, [])
+        line, col = int(match["line"]) - 1, max(int(match["col"]) - 1, 0)
+        end_line = int(match["end_line"] or match["line"]) - 1
+        end_col = int(match["end_col"]) if match["end_col"] else col + 1  # mypy's end column is inclusive
+        if match["severity"] == "note" and listed and listed[-1].range.start.line == line:
+            listed[-1].message += "\n" + match["text"]
+            continue
+        listed.append(
+            lsp.Diagnostic(
+                range=lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)),
+                message=match["text"],
+                severity=SEVERITY[match["severity"]],
+                code=match["code"],
+                source="typed-xmap (mypy)",
+            )
+        )
+    return found
