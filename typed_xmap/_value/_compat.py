@@ -45,14 +45,14 @@ def _incompatible(what: str) -> JaxCompatibilityError:
     )
 
 
-def array_impl() -> type:
+def array_impl() -> Any:
     """The type of a concrete jax array (``jax._src.array.ArrayImpl``): the pytree unflatten's fast path tests
     ``type(data) is`` it and reads the rank from its ``aval`` (``jax.Array.ndim`` is a slower Python property)."""
     try:
         from jax._src.array import ArrayImpl
     except ImportError as error:
         raise _incompatible("jax._src.array.ArrayImpl is gone") from error
-    return ArrayImpl  # type: ignore[no-any-return]
+    return ArrayImpl
 
 
 def current_trace() -> Any:
