@@ -58,8 +58,13 @@ TOP_AXES = {"emb": ("vocab", "embed"), "pos": ("seq", "embed"), "lnf_g": ("embed
 
 def init_params(cfg: Config, seed: int = 0) -> dict[str, Any]:
     """NumPy float32 params: ``{"emb", "pos", "lnf_g", "lnf_b", "layers": [per-layer dicts]}``."""
+    return draw_params(dataclasses.asdict(cfg), TOP_AXES, cfg.layers, seed)
+
+
+def draw_params(size: dict[str, int], top_axes: dict[str, tuple[str, ...]], layers: int, seed: int) -> dict[str, Any]:
+    """``top_axes``' params and ``layers`` dicts of ``LAYER_AXES``' (sizes by axis name in ``size``): norm
+    gains ones, biases zeros, weights normal over the square root of their first dim (both heads' dims: wo)."""
     rng = np.random.default_rng(seed)
-    size = dataclasses.asdict(cfg)
 
     def draw(name: str, axes: tuple[str, ...]) -> np.ndarray:
         shape = tuple(size[a] for a in axes)
@@ -70,8 +75,8 @@ def init_params(cfg: Config, seed: int = 0) -> dict[str, Any]:
         fan_in = shape[0] if name not in ("wo",) else shape[0] * shape[1]
         return (rng.normal(size=shape) / np.sqrt(fan_in)).astype(np.float32)
 
-    params: dict[str, Any] = {k: draw(k, a) for k, a in TOP_AXES.items()}
-    params["layers"] = [{k: draw(k, a) for k, a in LAYER_AXES.items()} for _ in range(cfg.layers)]
+    params: dict[str, Any] = {k: draw(k, a) for k, a in top_axes.items()}
+    params["layers"] = [{k: draw(k, a) for k, a in LAYER_AXES.items()} for _ in range(layers)]
     return params
 
 
@@ -93,12 +98,13 @@ def _jnp_norm(x: Any, g: Any, b: Any) -> Any:
 
 
 def _jnp_layer(x: Any, p: dict[str, Any], mask: Any, scale: float) -> Any:
+    """One pre-norm layer; ``mask`` ``None``: bidirectional attention (the ViT's)."""
     h = _jnp_norm(x, p["ln1_g"], p["ln1_b"])
     q = jnp.einsum("bse,ehd->bshd", h, p["wq"])
     k = jnp.einsum("bse,ehd->bshd", h, p["wk"])
     v = jnp.einsum("bse,ehd->bshd", h, p["wv"])
     scores = jnp.einsum("bshd,bthd->bhst", q, k) * scale
-    weights = jax.nn.softmax(jnp.where(mask, scores, MASKED), axis=-1)
+    weights = jax.nn.softmax(scores if mask is None else jnp.where(mask, scores, MASKED), axis=-1)
     mixed = jnp.einsum("bhst,bthd->bshd", weights, v)
     x = x + jnp.einsum("bshd,hde->bse", mixed, p["wo"])
     h = _jnp_norm(x, p["ln2_g"], p["ln2_b"])
@@ -135,12 +141,13 @@ def _named_norm(x: Any, g: Any, b: Any) -> Any:
 
 
 def _named_layer(x: Any, p: dict[str, Any], mask: Any, scale: float) -> Any:
+    """One pre-norm layer; ``mask`` ``None``: bidirectional attention (the ViT's)."""
     h = _named_norm(x, p["ln1_g"], p["ln1_b"])
     q = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wq"])
     k = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wk"]).rename({"seq": "kv"})
     v = tnp.einsum("{embed},{embed,heads,head_dim}->{heads,head_dim}", h, p["wv"]).rename({"seq": "kv"})
     scores = tnp.einsum("{seq,head_dim},{kv,head_dim}->{seq,kv}", q, k) * scale
-    weights = tnp.softmax(tnp.where(mask, scores, MASKED), "kv")
+    weights = tnp.softmax(scores if mask is None else tnp.where(mask, scores, MASKED), "kv")
     mixed = tnp.einsum("{seq,kv},{kv,head_dim}->{seq,head_dim}", weights, v)
     x = x + tnp.einsum("{heads,head_dim},{heads,head_dim,embed}->{embed}", mixed, p["wo"])
     h = _named_norm(x, p["ln2_g"], p["ln2_b"])

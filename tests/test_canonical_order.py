@@ -99,3 +99,67 @@ def test_a_placeholder_leaf_never_changes_the_structure_of_real_values():
     b = wrap(jnp.asarray(X.T), ("embed", "batch"))  # laid out unsorted, as an operation may produce it
     assert jax.tree.structure(a) == jax.tree.structure(b)
     np.testing.assert_array_equal(jax.tree.leaves(b)[0], X)
+
+
+def _transposes(f, *args):
+    return sum(e.primitive.name == "transpose" for e in jax.make_jaxpr(f)(*args).jaxpr.eqns)
+
+
+def test_a_vit_stem_keeps_the_layout_jnp_gives_it():
+    """Splitting an axis in place, merging side-by-side axes, a broadcast laid out in the target's order and a
+    join in the largest operand's layout: the patch embedding and class token of a ViT, as jnp lays them out
+    (a class token in another layout made every later layer norm reduce over a major dim)."""
+    images = np.arange(2 * 4 * 4 * 3, dtype=np.float32).reshape(2, 4, 4, 3)
+    x = tx.named(jnp.asarray(images), ["batch", "height", "width", "channels"])  # stored (batch, channels, h, w)
+    tiles = tx.split_axis(tx.split_axis(x, "height", {"gh": 2, "ph": 2}), "width", {"gw": 2, "pw": 2})
+    assert tiles.axes == ("batch", "channels", "gh", "ph", "gw", "pw")
+    assert _transposes(lambda x: tx.split_axis(x, "height", {"gh": 2, "ph": 2}), x) == 0
+    expected = images.reshape(2, 2, 2, 2, 2, 3)  # batch, gh, ph, gw, pw, channels
+    np.testing.assert_array_equal(tx.positional(tiles, ["batch", "gh", "ph", "gw", "pw", "channels"]), expected)
+    emb = tnp.einsum(
+        "{ph,pw,channels},{ph,pw,channels,embed}->{embed}",
+        tiles,
+        tx.named(jnp.ones((2, 2, 3, 5)), ["ph", "pw", "channels", "embed"]),
+    )
+    assert emb.axes == ("batch", "gh", "gw", "embed")
+    seq = tx.merge_axes(emb, ("gh", "gw"), "seq")
+    assert seq.axes == ("batch", "seq", "embed")
+    assert _transposes(lambda e: tx.merge_axes(e, ("gh", "gw"), "seq"), emb) == 0
+    np.testing.assert_allclose(
+        tx.positional(seq, ["batch", "seq", "embed"]),
+        tx.positional(emb, ["batch", "gh", "gw", "embed"]).reshape(2, 4, 5),
+    )
+    cls = tx.named(jnp.arange(5.0), ["embed"])
+    token = tx.broadcast_to(cls, {"batch": 2, "seq": 1, "embed": 5})
+    assert token.axes == ("batch", "seq", "embed")
+    np.testing.assert_array_equal(
+        tx.positional(token, ["batch", "seq", "embed"]), np.broadcast_to(np.arange(5.0), (2, 1, 5))
+    )
+    joined = tnp.concatenate([token, seq], "seq")
+    assert joined.axes == ("batch", "seq", "embed")
+    np.testing.assert_allclose(
+        tx.positional(joined, ["batch", "seq", "embed"]),
+        np.concatenate([np.broadcast_to(np.arange(5.0), (2, 1, 5)), tx.positional(seq, ["batch", "seq", "embed"])], 1),
+    )
+    # merging axes that are not side by side still works (a transpose brings them together first)
+    apart = tx.merge_axes(tiles, ("ph", "pw"), "p")
+    assert apart.axes == ("batch", "channels", "gh", "p", "gw")
+    np.testing.assert_array_equal(
+        tx.positional(apart, ["batch", "gh", "gw", "p", "channels"]),
+        expected.transpose(0, 1, 3, 2, 4, 5).reshape(2, 2, 2, 4, 3),
+    )
+
+
+def test_jit_results_flatten_to_the_structure_of_their_arguments():
+    """A jit call's results come back through the unflatten's fast path; they flatten as the arguments did
+    (the same shared aux, so jit's next call finds its cache), whatever order the step produced."""
+    x, g = values()
+    step = jax.jit(lambda x, g: (g * x, tnp.sum(x, "embed")))
+    out, total = step(x, g)
+    assert jax.tree.structure(out) == jax.tree.structure(x)
+    assert jax.tree.structure(out).node_data()[1] is jax.tree.structure(x).node_data()[1]
+    again, _ = step(out, g)
+    np.testing.assert_allclose(tx.positional(again, ["batch", "embed"]), X * G**2)
+    np.testing.assert_allclose(tx.positional(total, ["batch"]), X.sum(1))
+    sums = jax.tree.map(jnp.sum, {"x": out})  # a leaf reduced to a scalar stays a plain scalar
+    assert not isinstance(sums["x"], tx.NamedArray)

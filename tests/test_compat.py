@@ -143,3 +143,11 @@ def test_user_frames_fail_loudly_on_frames_of_another_shape(monkeypatch):
     monkeypatch.delattr(source_info_util, "is_user_filename")
     with pytest.raises(JaxCompatibilityError, match="is_user_filename is gone"):
         _compat.is_user_filename(__file__)
+
+
+def test_array_impl_is_the_type_of_a_concrete_array():
+    import jax.numpy as jnp
+
+    from typed_xmap._value._compat import array_impl
+
+    assert type(jnp.ones(2)) is array_impl()

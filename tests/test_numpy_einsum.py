@@ -277,13 +277,20 @@ def _matmul_bodies():
     return {"plain": plain, "typed": typed}
 
 
+def primitives(jaxpr):
+    """The primitives of ``jaxpr``, those of the ``jit``s it calls in their place."""
+    names = []
+    for e in jaxpr.eqns:
+        names += primitives(e.params["jaxpr"].jaxpr) if e.primitive.name == "jit" else [e.primitive.name]
+    return names
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations(("batch", "in", "out"))), ids="-".join)
 @pytest.mark.parametrize("path", ["plain", "typed"])
 def test_named_contraction_is_one_dot_general(path, order):
     body = _matmul_bodies()[path]
     f = per_element(lambda x, w, y: body(x, w), order=order)
-    jaxpr = jax.make_jaxpr(f)(XS, WS, YS)
-    prims = [e.primitive.name for e in jaxpr.jaxpr.eqns]
+    prims = primitives(jax.make_jaxpr(f)(XS, WS, YS).jaxpr)
     assert prims.count("dot_general") == 1 and not {"mul", "reduce_sum", "all_gather"} & set(prims), prims
     compiled = jax.jit(f).lower(XS, WS, YS).compile().as_text()
     assert_one_matmul(compiled)
@@ -457,13 +464,16 @@ def test_outputs_are_named_arrays_iff_an_operand_is():
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
-def test_pair_contraction_traces_to_one_dot_general_without_inner_jit(spec, shapes, direct):
-    """Two operands that are one ``dot_general`` trace to it directly (``jnp.einsum`` would nest a ``jit``)."""
+def test_pair_contraction_traces_to_one_dot_general(spec, shapes, direct):
+    """Two operands that are one ``dot_general`` trace to it alone, under the one cached ``jit`` per spec
+    (which lets ``jax.grad`` reuse its derivative); ``jnp.einsum`` would add its own ops and inner ``jit``."""
     arrays = [data(*shape) for shape, _ in shapes]
     xs = [named(a, names) for a, (_, names) in zip(arrays, shapes, strict=True)]
     got = tnp.einsum(spec, *xs)
     expected = np_reference(spec, [(a, names) for a, (_, names) in zip(arrays, shapes, strict=True)])
     assert sorted(got.axes) == list(expected[1])  # by name: the layout is the dot_general's
     np.testing.assert_allclose(laid_out(got), expected[0], rtol=1e-5, atol=1e-5)
-    prims = [e.primitive.name for e in jax.make_jaxpr(lambda *v: tnp.einsum(spec, *v).data)(*xs).jaxpr.eqns]
+    outer = jax.make_jaxpr(lambda *v: tnp.einsum(spec, *v).data)(*xs).jaxpr
+    assert [e.primitive.name for e in outer.eqns] == ["jit"]
+    prims = [e.primitive.name for e in outer.eqns[0].params["jaxpr"].jaxpr.eqns]
     assert (prims[0] == "dot_general" and set(prims) <= {"dot_general", "transpose"}) is direct, prims

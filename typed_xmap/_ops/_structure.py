@@ -22,7 +22,7 @@ from .._algebra import (
     rename_shape,
     split_axis_shape,
 )
-from .._value._named_array import NamedArray, wrap
+from .._value._named_array import NamedArray, in_order, wrap
 from ._sharding import dim_resources, dividing, on_own_mesh_by_dim
 
 __all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
@@ -52,29 +52,39 @@ def gather_mapped(x: NamedArray, names: Iterable[str], *, operation: str) -> Nam
 
 
 def reshape_named(
-    x: NamedArray, order: Sequence[str], new_axes: Sequence[str], new_sizes: Sequence[int], *, kept: int
+    x: NamedArray,
+    before: Sequence[str],
+    reshaped: Sequence[str],
+    after: Sequence[str],
+    new_axes: Sequence[str],
+    new_sizes: Sequence[int],
 ) -> NamedArray:
-    """Lay ``x``'s named dims out in ``order``, keep the first ``kept`` of them, reshape the rest into
-    ``new_axes`` of ``new_sizes`` (a merge: many into one; a split: one into many).
+    """Lay ``x``'s named dims out as ``before + reshaped + after`` and reshape the ``reshaped`` ones into
+    ``new_axes`` of ``new_sizes`` (a merge: many into one; a split: one into many), which take their place.
 
-    On Explicit mesh axes the result keeps the kept dims' shardings, and the first new dim the first
-    reshaped dim's when its size divides evenly (merging or splitting a major part keeps it local); a
-    reshaped dim that cannot keep its sharding is gathered first.
+    Callers pick ``before``/``after`` so that the layout is ``x``'s own when they can: a split in place, or
+    a merge of dims already side by side in that order, is a reshape with no transpose. On Explicit mesh axes
+    the result keeps the other dims' shardings, and the first new dim the first reshaped dim's when its size
+    divides evenly (merging or splitting a major part keeps it local); a reshaped dim that cannot keep its
+    sharding is gathered first.
     """
     p = x.ndim
+    order = (*before, *reshaped, *after)
     perm = tuple(range(p)) + tuple(p + x.axes.index(a) for a in order)
     data = x.data if perm == tuple(range(len(perm))) else jnp.transpose(x.data, perm)
-    shape = tuple(data.shape[: p + kept]) + tuple(new_sizes)
+    head_end, tail_start = p + len(before), p + len(before) + len(reshaped)
+    shape = (*data.shape[:head_end], *new_sizes, *data.shape[tail_start:])
+    axes = (*before, *new_axes, *after)
     assigned = dim_resources(data)  # on the value's own mesh, under jax.set_mesh or not
     if assigned is None:
-        return wrap(jnp.reshape(data, shape), (*order[:kept], *new_axes), x.mapped)
-    head, moved = assigned[: p + kept], assigned[p + kept :]
-    placed = dividing(data, shape, (*head, *moved[:1], *[()] * (len(new_sizes) - 1)))
-    wanted = (*head, *placed[p + kept :][:1], *[()] * (len(moved) - 1))
+        return wrap(jnp.reshape(data, shape), axes, x.mapped)
+    head, moved, tail = assigned[:head_end], assigned[head_end:tail_start], assigned[tail_start:]
+    placed = dividing(data, shape, (*head, *moved[:1], *[()] * (len(new_sizes) - 1), *tail))
+    wanted = (*head, *placed[head_end:][:1], *[()] * (len(moved) - 1), *tail)
     if wanted != assigned:
         data = jax.reshard(data, on_own_mesh_by_dim(data, wanted))
     out = on_own_mesh_by_dim(data, placed)
-    return wrap(jnp.reshape(data, shape, out_sharding=out), (*order[:kept], *new_axes), x.mapped)
+    return wrap(jnp.reshape(data, shape, out_sharding=out), axes, x.mapped)
 
 
 def rename(x: NamedArray, renames: Mapping[str, str]) -> NamedArray:
@@ -96,9 +106,10 @@ def merge_axes(x: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
     x = as_named(x, operation=operation)
     named = merge_axes_shape(x.named_shape, axes, into, operation=operation)
     x = gather_mapped(x, axes, operation=operation)
-    order = [a for a in x.axes if a not in axes] + list(axes)
-    kept = len(order) - len(axes)
-    return reshape_named(x, order, (into,), (int(named[into] or 0),), kept=kept)
+    at = min(x.axes.index(a) for a in axes)  # the merged axis takes the place of the first of them
+    before = x.axes[:at]
+    after = [a for a in x.axes[at:] if a not in axes]
+    return reshape_named(x, before, axes, after, (into,), (int(named[into] or 0),))
 
 
 def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray:
@@ -108,8 +119,8 @@ def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray
     x = as_named(x, operation=operation)
     split_axis_shape(x.named_shape, axis, parts, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
-    order = [a for a in x.axes if a != axis] + [axis]
-    return reshape_named(x, order, tuple(parts), tuple(parts.values()), kept=len(order) - 1)
+    at = x.axes.index(axis)  # in place: a reshape, no transpose
+    return reshape_named(x, x.axes[:at], (axis,), x.axes[at + 1 :], tuple(parts), tuple(parts.values()))
 
 
 def broadcast_to(x: NamedArray, shape: Mapping[str, int]) -> NamedArray:
@@ -118,10 +129,12 @@ def broadcast_to(x: NamedArray, shape: Mapping[str, int]) -> NamedArray:
     x = as_named(x, operation="tx.broadcast_to")
     broadcast_to_shape(x.named_shape, shape, operation="tx.broadcast_to")
     held = x.named_shape
-    new = [a for a in shape if a not in held]
-    if not new:
+    if all(a in held for a in shape):
         return x
-    p = x.data.ndim
-    data = jnp.expand_dims(x.data, tuple(range(p, p + len(new))))
-    data = jnp.broadcast_to(data, tuple(x.data.shape) + tuple(shape[a] for a in new))
-    return wrap(data, (*x.axes, *new), x.mapped)
+    # laid out in the order ``shape`` lists (x's own axes moved into that order first: a small transpose, if any)
+    axes = tuple(a for a in shape if a in x.axes or a not in held)
+    x = in_order(x, tuple(a for a in axes if a in x.axes))
+    p = x.ndim
+    dims = tuple(range(p)) + tuple(p + axes.index(a) for a in x.axes)
+    out = (*x.shape, *(shape[a] for a in axes))
+    return wrap(jax.lax.broadcast_in_dim(x.data, out, dims), axes, x.mapped)

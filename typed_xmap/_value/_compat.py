@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "JaxCompatibilityError",
+    "array_impl",
     "batched_at",
     "current_trace",
     "hide_frames_under",
@@ -42,6 +43,16 @@ def _incompatible(what: str) -> JaxCompatibilityError:
         "typed_xmap reads (typed_xmap/_value/_compat.py). Fix: install a JAX version typed_xmap supports "
         "(see its jax pin), and report this message with your JAX version"
     )
+
+
+def array_impl() -> Any:
+    """The type of a concrete jax array (``jax._src.array.ArrayImpl``): the pytree unflatten's fast path tests
+    ``type(data) is`` it and reads the rank from its ``aval`` (``jax.Array.ndim`` is a slower Python property)."""
+    try:
+        from jax._src.array import ArrayImpl
+    except ImportError as error:
+        raise _incompatible("jax._src.array.ArrayImpl is gone") from error
+    return ArrayImpl
 
 
 def current_trace() -> Any:

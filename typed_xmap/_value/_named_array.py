@@ -15,7 +15,7 @@ import functools
 import json
 import operator
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import jax
@@ -35,7 +35,7 @@ from .._algebra import (
     format_axis_list,
     union_named_shapes,
 )
-from ._compat import on_abstractify
+from ._compat import array_impl, on_abstractify
 from ._tracebacks import entry_point
 
 __all__ = [
@@ -67,13 +67,14 @@ class NamedArray:
     class by ``typed_xmap._ops._methods``; ``NamedArray[...]`` by ``typed_xmap._checking._annotations``.
     """
 
-    __slots__ = ("axes", "data", "mapped")
+    __slots__ = ("_flat", "axes", "data", "mapped")
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
     __array_ufunc__ = None  # np.float32(2) * x: numpy defers to our reflected operators
 
     data: jax.Array
     axes: tuple[str, ...]
     mapped: tuple[tuple[str, int], ...]
+    _flat: tuple[Any, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]]  # the pytree flatten's result
 
     def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None:
         axes = tuple(axes)
@@ -100,6 +101,7 @@ class NamedArray:
             )
         self.data, self.axes = data, axes
         self.mapped = mapped
+        self._flat = _flat_of(data, axes, mapped)
 
     # -- shape ------------------------------------------------------------------------------------
     @property
@@ -257,43 +259,84 @@ def summary(values: np.ndarray) -> str:
 Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
-def _canonical(x: NamedArray) -> tuple[Any, Aux]:
-    """The leaf and the treedef's aux data: the data with its named dims sorted by name (transposed only
-    when they are not), the sorted axes and the mapped axes, sorted. A named shape is a set, so the pytree
-    structure must not depend on the order an operation produced (``lax.scan``/``cond``/``while_loop``
-    carries and branches match); under ``jit`` the transpose sits at the boundary only.
+def _flat_of(data: Any, axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...]) -> tuple[Any, Aux]:
+    """What the pytree flatten of this value returns, made with the value: ``((leaf,), aux)``.
+
+    A named shape is a set, so the structure must not depend on the order an operation produced
+    (``lax.scan``/``cond``/``while_loop`` carries and branches match): the aux holds the axes sorted by name
+    (and the mapped axes, sorted), and the leaf is the data with its named dims in that order. Data laid out in
+    another order gets a leaf that transposes when the flatten reads it (``_Sorted``), so under ``jit`` the
+    transpose sits at the boundary only and making the value costs none. A placeholder (data with no dims)
+    keeps its axes as they came.
 
     Every ``jit`` call flattens its arguments and unflattens its results, a few hundred NamedArrays for a
-    model and its optimizer state, so this and ``_unflatten`` do no more than they must."""
-    data, axes, mapped = x.data, x.axes, x.mapped
-    order = canonical_order(axes) if len(axes) > 1 else None
-    if order is not None and isinstance(getattr(data, "ndim", None), int):
-        data, axes = in_order(x, order[0]).data, order[0]
-    return data, (axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
-
-
-def _flatten(x: NamedArray) -> tuple[tuple[Any], Aux]:
-    if not x.mapped:  # the common case, as params are: axes already sorted, one shared aux tuple per axes
-        aux = _SORTED_AUX.get(x.axes)
+    model and its optimizer state; storing this result lets the flatten be a C attribute read
+    (``_FLATTEN``), with no Python frame per NamedArray."""
+    if not mapped:
+        aux = _SORTED_AUX.get(axes)
         if aux is not None:
-            return (x.data,), aux
-    data, aux = _canonical(x)
-    axes = aux[0]
-    if not aux[1] and canonical_order(axes) is None and len(_SORTED_AUX) < _CACHE_SIZE:  # not a placeholder's
-        aux = _SORTED_AUX.setdefault(axes, aux)
-    return (data,), aux
+            return (data,), aux
+        unsorted = _UNSORTED.get(axes)
+        if unsorted is not None and isinstance(data, _ARRAY_TYPES):
+            return _Sorted(data, unsorted[0]), unsorted[1]
+    order = canonical_order(axes) if len(axes) > 1 else None
+    if order is not None and not isinstance(getattr(data, "ndim", None), int):
+        order = None  # a placeholder: no named dims to sort
+    sorted_axes = axes if order is None else order[0]
+    aux = (sorted_axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
+    shared = not mapped and len(_SORTED_AUX) < _CACHE_SIZE
+    if shared and (order is not None or canonical_order(axes) is None):  # not a placeholder's unsorted axes
+        aux = _SORTED_AUX.setdefault(sorted_axes, _SharedAux(aux))
+    if order is None:
+        return (data,), aux
+    if shared:
+        _UNSORTED[axes] = (order[1], aux)
+    return _Sorted(data, order[1]), aux
 
 
-# sorted axes -> (axes, ()): the aux of every unmapped NamedArray with these axes. One object per named
-# shape also makes jit's comparison of a call's pytree structure with its cache's an identity check.
+class _SharedAux(tuple):  # type: ignore[type-arg]  # an Aux
+    """The one aux of every unmapped NamedArray with these sorted axes (``_SORTED_AUX``): jit's comparison of a
+    call's pytree structure with its cache's is then an identity check, and its type tells the unflatten that
+    the axes are sorted and nothing is mapped."""
+
+    __slots__ = ()
+
+
+# sorted axes -> (axes, ()), a _SharedAux
 _SORTED_AUX: dict[tuple[str, ...], Aux] = {}
+# unsorted axes -> (the permutation that sorts them, the sorted axes' shared aux)
+_UNSORTED: dict[tuple[str, ...], tuple[tuple[int, ...], Aux]] = {}
+ArrayImpl = array_impl()  # a concrete jax array's type
+_ARRAY_TYPES = (Tracer, ArrayImpl, np.ndarray)
+
+
+class _Sorted:
+    """The flatten's leaf of data whose named dims are not in sorted order: the data transposed to sorted order
+    when the flatten reads it, not when the value is made (most values inside a trace are never flattened)."""
+
+    __slots__ = ("data", "perm")
+
+    def __init__(self, data: Any, perm: tuple[int, ...]) -> None:
+        self.data, self.perm = data, perm
+
+    def __iter__(self) -> Iterator[Any]:
+        data, perm = self.data, self.perm
+        rank = data.ndim - len(perm)
+        yield jax.lax.transpose(data, (*range(rank), *(rank + p for p in perm)))
+
+    def __len__(self) -> int:
+        return 1
+
+
+_FLATTEN = operator.attrgetter("_flat")
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
     """The leaf's key names its axes, ``.data[batch,embed]`` (sorted, as the leaf's dims are): checkpointers
     that store leaves by key path (orbax) keep the names, and a restore into a target whose names differ
     finds no such leaf instead of reading the dims in another order."""
-    data, aux = _canonical(x)
+    children, aux = x._flat
+    (data,) = children
     key = _DATA_KEYS.get(aux[0])
     if key is None:
         key = GetAttrKey(f"data[{','.join(aux[0])}]") if aux[0] else GetAttrKey("data")
@@ -307,6 +350,21 @@ _DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey nam
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
     (data,) = children
+    if type(aux) is _SharedAux and (
+        len(data.aval.shape) >= len(aux[0])
+        if type(data) is ArrayImpl
+        else isinstance(data, Tracer) and len(data.shape) >= len(aux[0])
+    ):  # the common case (a jit call's results, a tree.map in a trace): sorted axes, nothing mapped, all dims
+        x = _new(NamedArray)
+        x.data = data
+        x.axes = aux[0]
+        x.mapped = ()
+        x._flat = (children if type(children) is tuple else (data,), aux)
+        return x
+    return _unflatten_checked(data, aux)
+
+
+def _unflatten_checked(data: Any, aux: Aux) -> Any:
     axes, mapped = aux
     if axes and len(getattr(data, "shape", ())) < len(axes) and holds_array(data):
         if data.ndim == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
@@ -316,12 +374,10 @@ def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
         from ._frames import varying_mapped
 
         mapped = varying_mapped(data, mapped)
-    x = _new(NamedArray)  # wrap's body, inline: a jit call unflattens every NamedArray of its results
-    x.data, x.axes, x.mapped = data, axes, mapped
-    return x
+    return wrap(data, axes, mapped)
 
 
-register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_flatten)
+register_pytree_with_keys(NamedArray, _flatten_with_keys, _unflatten, flatten_func=_FLATTEN)
 
 
 def _serialize_aux(aux: Aux) -> bytes:
@@ -366,6 +422,8 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
     """
     x = _new(NamedArray)
     x.data, x.axes, x.mapped = data, tuple(axes), mapped
+    aux = None if mapped else _SORTED_AUX.get(x.axes)
+    x._flat = ((data,), aux) if aux is not None else _flat_of(data, x.axes, mapped)
     return x
 
 
@@ -469,7 +527,7 @@ def fused(key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., An
     if fn is None:
         if len(_FUSED) > _CACHE_SIZE:
             _FUSED.clear()
-        fn = _FUSED[key] = jax.jit(build())
+        fn = _FUSED[key] = jax.jit(build(), inline=True)
     return fn
 
 
@@ -526,8 +584,9 @@ def apply_elementwise(
 ) -> Any:
     """Apply a NumPy-broadcasting function to values that broadcast by name.
 
-    Eager calls (no trace running) with a stable ``fn`` (``fuse``: the same object each call) run layout
-    and ``fn`` as one cached ``jax.jit`` per (``fn``, layouts); under a trace the ops are emitted directly.
+    With a stable ``fn`` (``fuse``: the same object each call), the layout and ``fn`` run as one cached
+    ``jax.jit`` per (``fn``, layouts): eagerly one dispatch; under a trace one cached trace, inlined (the
+    reshape that broadcasts an operand is traced once, as inside ``jnp``'s own jitted ufuncs).
     """
     try:
         key = _layout_key(values)
@@ -541,14 +600,10 @@ def apply_elementwise(
         if not any(steps):  # laid out already: the operation itself
             return wrap(fn(*data), axes)
         if fuse:
-            for d in data:  # a plain loop: this path is what an eager operation costs beyond jnp's
-                if isinstance(d, Tracer):
-                    break
-            else:
-                jitted = _FUSED.get((fn, key))
-                if jitted is None:
-                    jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
-                return wrap(jitted(*data), axes)
+            jitted = _FUSED.get((fn, key))
+            if jitted is None:
+                jitted = fused((fn, key), lambda: lambda *args: fn(*_lay_out(steps, args)))
+            return wrap(jitted(*data), axes)
         return wrap(fn(*_lay_out(steps, data)), axes)
     except ValueError as error:  # values on different meshes: JAX's error names neither operand nor axis
         apart = _meshes_apart(values, operation, operands)

@@ -21,16 +21,16 @@ from .._structure import as_named, gather_mapped
 __all__ = ["concatenate", "cumprod", "cumsum", "pad", "roll", "split", "stack"]
 
 
-def _aligned(xs: Sequence[NamedArray], operation: str) -> list[NamedArray]:
-    """The operands with one data layout: mapped axes gathered where the operands disagree on them; on
-    Explicit mesh axes every operand resharded as the first one is."""
+def _aligned(xs: Sequence[NamedArray], operation: str, lead: int = 0) -> list[NamedArray]:
+    """The operands with one data layout, operand ``lead``'s: mapped axes gathered where the operands
+    disagree on them; on Explicit mesh axes every operand resharded as ``lead`` is."""
     xs = list(xs)
     if len({(frozenset(x.axes), tuple(sorted(x.mapped))) for x in xs}) > 1:
         xs = [gather_mapped(x, [n for n, _ in x.mapped], operation=operation) for x in xs]
-    xs = [in_order(x, xs[0].axes) if set(x.axes) == set(xs[0].axes) else x for x in xs]
-    assigned = dim_resources(xs[0].data)  # on the first operand's own mesh, under jax.set_mesh or not
+    xs = [in_order(x, xs[lead].axes) if set(x.axes) == set(xs[lead].axes) else x for x in xs]
+    assigned = dim_resources(xs[lead].data)  # on the lead operand's own mesh, under jax.set_mesh or not
     if assigned is not None:
-        placed = on_own_mesh_by_dim(xs[0].data, assigned)
+        placed = on_own_mesh_by_dim(xs[lead].data, assigned)
         xs = [x if dim_resources(x.data) == assigned else _resharded(x, placed) for x in xs]
     return xs
 
@@ -59,10 +59,12 @@ def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     xs = [gather_mapped(x, [axis], operation=operation) for x in xs]
     # the joined axis whole on every device first (operands of other sizes along it may not split alike)
     placements = [_whole(x, [x.ndim + x.axes.index(axis)]) for x in xs]
-    xs = _aligned([x for x, _ in placements], operation)
-    first = xs[0]
+    # the result keeps the largest operand's layout: the others (a class token before the patches) move
+    lead = max(range(len(xs)), key=lambda i: (xs[i].data.size, -i))
+    xs = _aligned([x for x, _ in placements], operation, lead)
+    first = xs[lead]
     data = jnp.concatenate([x.data for x in xs], axis=first.ndim + first.axes.index(axis))
-    return wrap(_placed_back(data, placements[0][1]), first.axes, first.mapped)
+    return wrap(_placed_back(data, placements[lead][1]), first.axes, first.mapped)
 
 
 def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[NamedArray]:
