@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, cast
 from mypy.nodes import (
     AssignmentStmt,
     CallExpr,
+    Decorator,
     Expression,
     ExpressionStmt,
+    FuncBase,
     IndexExpr,
     LambdaExpr,
     ListExpr,
@@ -44,7 +46,7 @@ from mypy.types import (
 
 from .._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
 from ._codes import NAMED_SHAPE_SYNTAX, one_line
-from ._encoding import NAMED_ARRAY
+from ._encoding import NAMED_ARRAY, open_groups
 
 if TYPE_CHECKING:
     from mypy.nodes import Context
@@ -79,8 +81,14 @@ def _spec_text(arg: Type) -> str | None:
     return None
 
 
-def _build(plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context: Context, fail: object) -> Type:
-    """``NamedArray_[DT, NS, PS]`` from the dtype marker's type and the spec strings."""
+def _build(
+    plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context: Context, fail: object, statement: object
+) -> Type:
+    """``NamedArray_[DT, NS, PS]`` from the dtype marker's type and the spec strings.
+
+    A variadic group is a key of its own only in a function's signature, where it binds the function's other
+    axes; anywhere else (a TypedDict field, a ``dict[str, ...]`` value, a variable, an alias) it stands for
+    any other axes, so the type is open (``open_groups``): ``"layers *weight"`` holds every stacked weight."""
     proper = get_proper_type(base)
     if not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY):
         return base
@@ -102,7 +110,8 @@ def _build(plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context
     positional = None
     if spec.positional is not None and MANY_DIMS not in spec.positional:
         positional = tuple(d if isinstance(d, int) else None for d in spec.positional)
-    return plugin.types.array(dtype, named, positional)
+    typ = plugin.types.array(dtype, named, positional)
+    return typ if spec.group_key is None or isinstance(statement, (FuncBase, Decorator)) else open_groups(typ)
 
 
 def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
@@ -116,7 +125,8 @@ def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
                 base = api.anal_type(t.args[0])
             finally:
                 plugin.in_annotated -= 1
-            return _build(plugin, base, [_spec_text(arg) for arg in t.args[1:]], t, api.fail)
+            texts = [_spec_text(arg) for arg in t.args[1:]]
+            return _build(plugin, base, texts, t, api.fail, getattr(api.api, "statement", None))
     return plugin.default_analysis(ctx)
 
 
@@ -131,7 +141,7 @@ def analyze_dtype_marker(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Ty
         index = _annotated_at(ctx, expr, t.line, t.column)
         if index is not None:
             texts = [item.value if isinstance(item, StrExpr) else None for item in index.items[1:]]
-            return _build(plugin, base, texts, t, ctx.api.fail)
+            return _build(plugin, base, texts, t, ctx.api.fail, statement)
     return base
 
 
