@@ -22,6 +22,7 @@ from beartype.roar import BeartypeCallHintParamViolation
 
 from .._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
 from .._value._named_array import NamedArray, shape_repr
+from .._value._tracebacks import entry_point
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
 from ._containers import Failure, container_check, holds_named_arrays
 from ._layout_cache import ANYTHING, CLASS, NAMED, cached_wrapper, signature_source
@@ -78,12 +79,25 @@ def typed(fn: F) -> F:
     depends only on each value's layout (named axes, shape, dtype) or type, so a call beartype has accepted
     once is accepted again from a cache (``_layout_cache``).
     """
-    return _checked(fn, sys._getframe(1), named_only=False)
+    return _checked(fn, _defining_frame(), named_only=False)
 
 
 def check_named_hints(fn: F) -> F:
     """``typed``, checking only the hints that mention ``NamedArray[...]`` (for xmap bodies, which trace)."""
-    return _checked(fn, sys._getframe(1), named_only=True)
+    return _checked(fn, _defining_frame(), named_only=True)
+
+
+_BOUNDARY_FILE = entry_point(lambda: None).__code__.co_filename
+"""Where the entry-point wrapper that public names are reached through (``tx.typed``) is defined."""
+
+
+def _defining_frame() -> Any:
+    """The frame that applied the decorator (the caller of ``typed``), past the entry-point wrapper, whose
+    frame holds none of the defining scope's names that string annotations may refer to."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_filename == _BOUNDARY_FILE:
+        frame = frame.f_back
+    return frame
 
 
 def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
