@@ -6,14 +6,13 @@ each example's own, it is clean under ``typed-xmap check --strict``, and seeded 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
+from example_programs import load
 
 import typed_xmap as tx
 
@@ -23,12 +22,7 @@ EXAMPLE = ROOT / "examples" / "gru.py"
 
 @pytest.fixture(scope="module")
 def gru():
-    spec = importlib.util.spec_from_file_location("gru_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load(EXAMPLE, "gru_example")
 
 
 def test_trains_the_same_on_one_device_and_on_a_mesh(gru):

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import ast
 import collections
-import contextlib
-import importlib.util
-import io
 import re
-import sys
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
+from example_programs import check_strict, load
 
 import typed_xmap as tx
 
@@ -30,12 +27,7 @@ GUIDES = {"vit": "vision-transformer.md", "moe": "mixture-of-experts.md"}
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_example", EXAMPLES[name])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load(EXAMPLES[name], f"{name}_example")
 
 
 @pytest.fixture(scope="module", params=["vit", "moe"])
@@ -121,24 +113,7 @@ def test_the_models_use_no_positional_escape(example):
 )
 def test_typed_xmap_check_strict(tmp_path, name, bug, code):
     """Clean under typed-xmap check --strict; a planted mistake is caught on its line with its code."""
-    from typed_xmap._tools._check import run_check
-
-    source = EXAMPLES[name].read_text()
-    if bug is not None:
-        assert bug[0] in source
-        source = source.replace(bug[0], bug[1], 1)
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        status = run_check([str(path)], ["--strict", "--cache-dir", str(tmp_path / "cache")])
-    text = out.getvalue()
-    if bug is None:
-        assert status == 0, text
-        return
-    line = next(i for i, row in enumerate(source.splitlines(), 1) if bug[1] in row)
-    errors = [row for row in text.splitlines() if ": error:" in row]
-    assert len(errors) == 1 and f"{name}.py:{line}: error:" in errors[0] and errors[0].endswith(f"[{code}]"), text
+    check_strict(tmp_path, EXAMPLES[name], bug, code)
 
 
 @pytest.mark.parametrize("name", ["vit", "moe"])

@@ -5,14 +5,13 @@ under --strict with no positional escape."""
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 import tempfile
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
+from example_programs import check_strict, load
 
 import typed_xmap as tx
 
@@ -22,12 +21,7 @@ EXAMPLE = ROOT / "examples" / "transformer.py"
 
 @pytest.fixture(scope="module")
 def example():
-    spec = importlib.util.spec_from_file_location("transformer_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load(EXAMPLE, "transformer_example")
 
 
 @pytest.fixture(scope="module")
@@ -110,27 +104,7 @@ def test_the_model_uses_no_positional_escape():
 )
 def test_typed_xmap_check_strict(tmp_path, bug, code):
     """Clean under typed-xmap check --strict; a seeded bug is caught on its line with its code."""
-    from typed_xmap._tools._check import run_check
-
-    source = EXAMPLE.read_text()
-    if bug is not None:
-        assert bug[0] in source
-        source = source.replace(bug[0], bug[1], 1)
-    path = tmp_path / "transformer.py"
-    path.write_text(source)
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        status = run_check([str(path)], ["--strict", "--cache-dir", str(tmp_path / "cache")])
-    text = out.getvalue()
-    if bug is None:
-        assert status == 0, text
-        return
-    line = next(i for i, row in enumerate(source.splitlines(), 1) if bug[1] in row)
-    errors = [row for row in text.splitlines() if ": error:" in row]
-    assert len(errors) == 1 and f"transformer.py:{line}: error:" in errors[0] and errors[0].endswith(f"[{code}]"), text
+    check_strict(tmp_path, EXAMPLE, bug, code)
 
 
 def test_the_guide_quotes_the_example_verbatim():
