@@ -8,7 +8,7 @@ the logits' data holds them). ``sharding=`` (``{'in': 'model'}``) places the res
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -47,6 +47,19 @@ def _check_key(key: Any, operation: str) -> None:
     )
 
 
+def _drawn(
+    operation: str,
+    key: Any,
+    shape: Mapping[str, int],
+    sharding: Mapping[str, Any] | None,
+    sample: Callable[[tuple[int, ...]], Any],
+) -> NamedArray:
+    """``sample(dims)`` of named shape ``shape``, placed by ``sharding``, once the key and shape are checked."""
+    _check_key(key, operation)
+    axes, dims = _shape(shape, operation)
+    return place(wrap(sample(dims), axes), sharding)
+
+
 @functools.cache
 def _raw_key_shape(impl: str) -> tuple[int, ...]:
     """The shape of a raw key of the default implementation (``(2,)`` for threefry)."""
@@ -58,9 +71,7 @@ def normal(
     key: Any, shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray:
     """Standard normal values of named shape ``shape``."""
-    _check_key(key, "tx.random.normal")
-    axes, dims = _shape(shape, "tx.random.normal")
-    return place(wrap(jax.random.normal(key, dims, dtype), axes), sharding)
+    return _drawn("tx.random.normal", key, shape, sharding, lambda dims: jax.random.normal(key, dims, dtype))
 
 
 @entry_point
@@ -74,17 +85,15 @@ def uniform(
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
     """Uniform values in ``[minval, maxval)`` of named shape ``shape``."""
-    _check_key(key, "tx.random.uniform")
-    axes, dims = _shape(shape, "tx.random.uniform")
-    return place(wrap(jax.random.uniform(key, dims, dtype, minval, maxval), axes), sharding)
+    return _drawn(
+        "tx.random.uniform", key, shape, sharding, lambda dims: jax.random.uniform(key, dims, dtype, minval, maxval)
+    )
 
 
 @entry_point
 def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[str, Any] | None = None) -> NamedArray:
     """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
-    _check_key(key, "tx.random.bernoulli")
-    axes, dims = _shape(shape, "tx.random.bernoulli")
-    return place(wrap(jax.random.bernoulli(key, p, dims), axes), sharding)
+    return _drawn("tx.random.bernoulli", key, shape, sharding, lambda dims: jax.random.bernoulli(key, p, dims))
 
 
 @entry_point
@@ -98,9 +107,9 @@ def randint(
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
     """Integers in ``[minval, maxval)`` of named shape ``shape``."""
-    _check_key(key, "tx.random.randint")
-    axes, dims = _shape(shape, "tx.random.randint")
-    return place(wrap(jax.random.randint(key, dims, minval, maxval, dtype), axes), sharding)
+    return _drawn(
+        "tx.random.randint", key, shape, sharding, lambda dims: jax.random.randint(key, dims, minval, maxval, dtype)
+    )
 
 
 @entry_point
