@@ -3,8 +3,9 @@
 One session on a small project (a ``mypy.ini`` of its own, read by the server): initialize; a model with a
 planted bug gets the plugin's diagnostic on the bug's line with its code; hover and inlay hints show NamedArray
 types in the annotation notation (``NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]``, a size from a config as
-written); a fixed file clears its diagnostic on save; after the mypy daemon is killed, the next save is checked
-by a new one.
+written); unsaved edits (didChange, the file on disk untouched) move, plant and fix diagnostics on the buffer's
+lines, and hover and hints read the buffer; a fixed file clears its diagnostic on save; after the mypy daemon is
+killed, the next save is checked by a new one; a file created after the server started is checked on open.
 """
 
 from __future__ import annotations
@@ -65,6 +66,41 @@ async def _hover(client: LanguageClient, uri: str, line: int, character: int) ->
     return hover.contents.value
 
 
+Point = tuple[int, int]
+
+
+def _edit(client: LanguageClient, uri: str, version: int, start: Point, end: Point, text: str) -> None:
+    """An unsaved edit: ``text`` replaces the buffer's range ``start``-``end`` (0-based line, character)."""
+    span = lsp.Range(lsp.Position(*start), lsp.Position(*end))
+    change = lsp.TextDocumentContentChangePartial(range=span, text=text)
+    identifier = lsp.VersionedTextDocumentIdentifier(uri=uri, version=version)
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))
+
+
+async def _unsaved_edits(client: LanguageClient, uri: str, model: Path) -> None:
+    """Edits that never reach the disk: diagnostics, hovers and hints follow the buffer."""
+    _edit(client, uri, 2, (0, 0), (0, 0), "# unsaved\n\n")  # every line moves down two
+    found = await _diagnostics(client, uri)
+    assert [(d.range.start.line, d.code) for d in found] == [(line + 2, code) for line, code in FOUND], found
+    bug = MODEL.splitlines()[BUG_LINE].index('"nope"')
+    _edit(client, uri, 3, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"nope"')), '"hidden"')  # fixed
+    assert [(d.range.start.line, d.code) for d in await _diagnostics(client, uri)] == [(12, "no-untyped-def")]
+    _edit(client, uri, 4, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"hidden"')), '"nope2"')  # a new bug
+    _edit(client, uri, 5, (21, 31), (21, 32), "16")  # typed while the check runs: "batch": 8 -> 16
+    found = await _diagnostics(client, uri)
+    assert [(d.range.start.line, d.code) for d in found] == [(line + 2, code) for line, code in FOUND], found
+    assert "'nope2'" in found[0].message
+    assert 'NamedArray[f32, "hidden batch"]' in await _hover(client, uri, 7, 6)  # `hidden`, two lines down
+    assert 'NamedArray[f32, "batch=16 mlp=cfg.mlp // 2"]' in await _hover(client, uri, 21, 6)
+    hints = await client.text_document_inlay_hint_async(
+        lsp.InlayHintParams(lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(20, 0), lsp.Position(22, 0)))
+    )
+    assert [(h.position.line, str(h.label)) for h in hints or []] == [
+        (21, ': NamedArray[f32, "batch=16 mlp=cfg.mlp // 2"]')
+    ]
+    assert model.read_text() == MODEL  # nothing was saved
+
+
 async def _session(project: Path) -> None:
     model = project / "model.py"
     uri = from_fs_path(str(model))
@@ -111,6 +147,8 @@ async def _session(project: Path) -> None:
             (19, 8): ': NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]',
         }, placed
 
+        await _unsaved_edits(client, uri, model)
+
         # fixed on disk and saved: the diagnostic is cleared
         model.write_text(MODEL.replace('"nope"', '"hidden"'))
         client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
@@ -126,6 +164,17 @@ async def _session(project: Path) -> None:
         found = await _diagnostics(client, uri)
         assert [(d.range.start.line, d.code) for d in found] == FOUND, found
         assert not set(_daemon_pids(project)) & set(pids)
+
+        # a file the server has not seen (created after it started): its daemon restarts once to read its buffer
+        second = project / "second.py"
+        second.write_text("x: int = 1\n")
+        second_uri = from_fs_path(str(second)) or ""
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(uri=second_uri, language_id="python", version=1, text="x: int = 'one'\n")
+            )
+        )
+        assert [d.code for d in await _diagnostics(client, second_uri)] == ["assignment"]
     finally:
         await client.shutdown_session()
         await client.stop()

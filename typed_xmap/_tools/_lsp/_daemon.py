@@ -2,8 +2,9 @@
 
 The daemon is a child process started from options read the way ``typed-xmap check`` reads them (the
 project's mypy config, plus the plugin: ``_check.with_plugin``), so each check after the first is mypy's
-fine-grained incremental update. A request to a daemon that died (killed, crashed) starts a new one and
-is sent again once.
+fine-grained incremental update. mypy reads each project file through its shadow (``_shadows``): the
+editor's unsaved buffer, or the file on disk. A request to a daemon that died (killed, crashed) starts a new
+one and is sent again once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from base64 import b64encode
 from pathlib import Path
 from typing import Any
+
+from ._shadows import Shadows, project_files
 
 # what the server parses: columns and ends on every message, codes shown, plain text
 FLAGS = ["--show-column-numbers", "--show-error-end", "--show-error-codes", "--no-pretty", "--no-color-output"]
@@ -40,6 +43,7 @@ class Daemon:
         self.flags = [*FLAGS, *(flags or [])]
         self.folder = Path(tempfile.mkdtemp(prefix="typed-xmap-lsp-"))
         self.status_file = str(self.folder / "dmypy.json")
+        self.shadows = Shadows(self.folder / "shadows", project_files(root))
         self.process: subprocess.Popen[bytes] | None = None
         self.lock = threading.Lock()
 
@@ -51,7 +55,8 @@ class Daemon:
         from .._check import with_plugin
 
         with contextlib.chdir(self.root):  # mypy finds the project's config from the working directory
-            options = with_plugin(process_start_options(self.flags, allow_sources=False))
+            flags = [*self.flags, *self.shadows.flags()]
+            options = with_plugin(process_start_options(flags, allow_sources=False))
         data = b64encode(pickle.dumps(options.snapshot())).decode()
         Path(self.status_file).unlink(missing_ok=True)
         command = [sys.executable, "-m", "mypy.dmypy", "--status-file", self.status_file, "daemon"]
@@ -72,6 +77,13 @@ class Daemon:
                 break
             time.sleep(0.05)
         raise DaemonError(f"mypy's daemon did not start; its log: {self.folder / 'daemon.log'}")
+
+    def watch(self, path: Path) -> None:
+        """Have mypy read ``path`` through a shadow; a file the daemon has none for costs it a restart."""
+        if not self.shadows.covers(path):
+            with self.lock:
+                self.shadows.register(path)
+                self.stop()  # the mapping is fixed at start: the next request starts a daemon that has it
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
