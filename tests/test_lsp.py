@@ -249,3 +249,32 @@ def test_the_server_imports_no_jax() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.slow
+def test_inspect_prints_the_annotation_notation(tmp_path: Path) -> None:
+    """``typed-xmap inspect`` asks a running ``dmypy`` what ``dmypy inspect`` would, and prints NamedArray types
+    as annotated (dmypy's own answer is the encoding: no plugin hook reaches mypy's inspections)."""
+    (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
+    (tmp_path / "model.py").write_text(MODEL)
+    status = str(tmp_path / "dmypy.json")
+    dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", status]
+    cli = [sys.executable, "-m", "typed_xmap._tools._cli", "inspect", "--status-file", status]
+    try:
+        subprocess.run([*dmypy, "run", "--export-types", "--", "model.py"], cwd=tmp_path, timeout=300)
+        raw = subprocess.run(
+            [*dmypy, "inspect", "model.py:20:5:20:8"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert raw.stdout == "\"NamedArray_[floating[_32Bit], Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]\"\n"
+        shown = subprocess.run(
+            [*cli, "model.py:20:5:20:8"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+        )
+        assert shown.stdout == '"NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]"\n'
+        spans = subprocess.run(
+            [*cli, "model.py:6:5", "--include-span", "--limit", "1"], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert spans.stdout == '6:5:6:10 -> "NamedArray[f32, "hidden batch"]"\n', spans
+        missing = subprocess.run([*cli, "model.py:99:1"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert missing.returncode == 1 and "Can't find any expressions" in missing.stdout
+    finally:
+        subprocess.run([*dmypy, "stop"], cwd=tmp_path, timeout=60)

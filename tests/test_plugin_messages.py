@@ -132,3 +132,53 @@ def test_symbolic_sizes_and_reveal_type_read_in_the_users_notation(tmp_path):
         'error: Incompatible types in assignment (expression has type "NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]", '
         'variable has type "NamedArray[f32, "batch"]")  [assignment]',
     ], out
+
+
+CACHED_LAYERS = (
+    "from dataclasses import dataclass\n"
+    "import jax.numpy as jnp\n"
+    "import typed_xmap.numpy as tnp\n"
+    "from typed_xmap import NamedArray, f32\n"
+    "@dataclass(frozen=True)\n"
+    "class Config:\n"
+    "    mlp: int\n"
+    "CFG = Config(mlp=64)\n"
+    'W = tnp.zeros({"embed": 8, "mlp": CFG.mlp // 2}, jnp.float32)\n'
+    'def unknown(x: NamedArray[f32, "batch seq"]) -> NamedArray[f32, "batch seq"]: ...\n'
+    'def positional(x: NamedArray[f32, "batch=2", "n 3"]) -> NamedArray[f32, "batch=2", "n 3"]: ...\n'
+)
+CACHED_MAIN = (
+    "from typed_xmap import NamedArray, f32\n"
+    "from layers import W, unknown, positional\n"
+    "reveal_type(W)\n"
+    "reveal_type(unknown)\n"
+    "reveal_type(positional)\n"
+    'w: NamedArray[f32, "embed"] = W\n'
+)
+
+
+def test_types_read_alike_through_mypys_cache(tmp_path):
+    """A second run, where ``layers.py`` comes from mypy's cache, prints every type as a cold run does: the
+    symbolic size (``mlp=CFG.mlp // 2``) survives the cache in errors; reveal_type shows the names."""
+    (tmp_path / "layers.py").write_text(CACHED_LAYERS)
+    main = tmp_path / "main.py"
+    main.write_text(CACHED_MAIN)
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
+
+    def run(*extra: str) -> list[str]:
+        arguments = ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), *extra, str(main)]
+        out, _, _ = api.run(arguments)
+        return [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(main))]
+
+    cold = run()
+    assert cold == [
+        'note: Revealed type is "NamedArray[f32, "embed=8 mlp"]"',
+        'note: Revealed type is "def (x: NamedArray[f32, "batch seq"]) -> NamedArray[f32, "batch seq"]"',
+        'note: Revealed type is "def (x: NamedArray[f32, "batch=2", "_ 3"]) -> NamedArray[f32, "batch=2", "_ 3"]"',
+        'error: Incompatible types in assignment (expression has type "NamedArray[f32, "embed=8 mlp=CFG.mlp // 2"]", '
+        'variable has type "NamedArray[f32, "embed"]")  [assignment]',
+    ], cold
+    main.write_text(CACHED_MAIN + "# edited: main is checked again, layers is read from the cache\n")
+    assert run() == cold
+    assert run("--no-incremental") == cold

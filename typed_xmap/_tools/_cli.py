@@ -1,4 +1,5 @@
-"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``, ``lsp``."""
+"""The ``typed-xmap`` command: ``demo`` (the main job), ``check`` (mypy with the plugin), ``bench``, ``lsp``,
+``inspect`` (``dmypy inspect`` in the annotation notation)."""
 
 from __future__ import annotations
 
@@ -38,11 +39,22 @@ def main(argv: list[str] | None = None) -> int:
     bench = commands.add_parser("bench", help="run the benchmarks in bench/ (ratios against hand-written JAX)")
     bench.add_argument("names", nargs="*", help="benchmark names (default: all)")
     commands.add_parser("lsp", help="a language server on stdio: the plugin's diagnostics, named shapes on hover")
+    inspect = commands.add_parser(
+        "inspect",
+        help="dmypy inspect LOCATION (PATH:LINE:COLUMN[:END_LINE:END_COLUMN]) of a running mypy daemon, NamedArray "
+        "types in the annotation notation (other arguments go to dmypy inspect)",
+    )
+    inspect.add_argument("location")
+    inspect.add_argument("--status-file", default=".dmypy.json", help="the daemon's status file (dmypy's default)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "check":
         from ._check import run_check
 
         return run_check(args.paths, rest, fast_exit=argv is None)  # the command itself: exit as mypy does
+    if args.command == "inspect":
+        from ._inspect import run_inspect
+
+        return run_inspect(args.status_file, args.location, rest)
     if args.command == "lsp":
         from ._lsp import main as serve
 
