@@ -260,21 +260,18 @@ def test_inspect_prints_the_annotation_notation(tmp_path: Path) -> None:
     status = str(tmp_path / "dmypy.json")
     dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", status]
     cli = [sys.executable, "-m", "typed_xmap._tools._cli", "inspect", "--status-file", status]
+
+    def run(*command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+
     try:
-        subprocess.run([*dmypy, "run", "--export-types", "--", "model.py"], cwd=tmp_path, timeout=300)
-        raw = subprocess.run(
-            [*dmypy, "inspect", "model.py:20:5:20:8"], cwd=tmp_path, capture_output=True, text=True, timeout=60
-        )
-        assert raw.stdout == "\"NamedArray_[floating[_32Bit], Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]\"\n"
-        shown = subprocess.run(
-            [*cli, "model.py:20:5:20:8"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
-        )
-        assert shown.stdout == '"NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]"\n'
-        spans = subprocess.run(
-            [*cli, "model.py:6:5", "--include-span", "--limit", "1"], cwd=tmp_path, capture_output=True, text=True
-        )
+        run(*dmypy, "run", "--export-types", "--", "model.py")
+        encoded = "NamedArray_[floating[_32Bit], Shape_[Literal['batch=8 mlp=cfg.mlp // 2']], tuple[()]]"
+        assert run(*dmypy, "inspect", "model.py:20:5:20:8").stdout == f'"{encoded}"\n'
+        assert run(*cli, "model.py:20:5:20:8").stdout == '"NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]"\n'
+        spans = run(*cli, "model.py:6:5", "--include-span", "--limit", "1")
         assert spans.stdout == '6:5:6:10 -> "NamedArray[f32, "hidden batch"]"\n', spans
-        missing = subprocess.run([*cli, "model.py:99:1"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        missing = run(*cli, "model.py:99:1")
         assert missing.returncode == 1 and "Can't find any expressions" in missing.stdout
     finally:
-        subprocess.run([*dmypy, "stop"], cwd=tmp_path, timeout=60)
+        run(*dmypy, "stop")
