@@ -10,8 +10,13 @@ reads them to report that file (``Errors.file_messages``). ``readable`` itself i
 Fallback: when mypy's ``Errors`` no longer has that shape, ``install`` does nothing and messages keep the
 encoding (still correct, just harder to read); ``tests/test_plugin_messages.py`` fails loudly then.
 Errors and notes (``reveal_type``) are rewritten. A symbolic size (``mlp=cfg.mlp // 2``) shows in mypy's errors,
-which print the encoded shape's fallback (``_encoding.SHAPE_FALLBACK``); ``reveal_type`` prints only the items,
-where a symbol is ``Any``: it shows the axis name alone there.
+which print the encoded shape's fallback (``_encoding.SHAPE_FALLBACK``; ``messages.format_type_inner`` prints a
+TypedDict that is not anonymous as its fallback). ``reveal_type`` shows the axis name alone: mypy formats the
+revealed type with ``TypeStrVisitor`` (``MessageBuilder.reveal_type``), which prints a TypedDict's items, where a
+symbol is ``Any`` (gradual), and only the class name of its fallback (``visit_typeddict_type``); and
+``ExpressionChecker.visit_reveal_expr`` calls no plugin hook between the type and the note. A symbol in a
+printed place (an item) would change what the type means. ``typed-xmap inspect`` shows the symbols
+(``dmypy inspect`` prints with ``format_type``).
 """
 
 from __future__ import annotations
