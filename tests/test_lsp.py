@@ -191,7 +191,7 @@ def _daemon_pids(project: Path) -> list[int]:
             cwd = os.readlink(proc / "cwd")
         except OSError:
             continue
-        if b"mypy.dmypy" in command and b"daemon" in command and cwd == str(project):
+        if b"typed_xmap._tools._lsp._launch" in command and cwd == str(project):
             pids.append(int(proc.name))
     return pids
 
@@ -275,3 +275,35 @@ def test_inspect_prints_the_annotation_notation(tmp_path: Path) -> None:
         assert missing.returncode == 1 and "Can't find any expressions" in missing.stdout
     finally:
         run(*dmypy, "stop")
+
+
+@pytest.mark.slow
+def test_a_large_project_reads_buffers_without_restarts(tmp_path: Path) -> None:
+    """Every file of a 1,500-file project gets a shadow when the daemon starts (its options travel in a file,
+    not on the command line, which holds 128 KiB); a buffer then reaches mypy with no restart. Environments and
+    hidden folders are not walked."""
+    from typed_xmap._tools._lsp._daemon import Daemon
+    from typed_xmap._tools._lsp._shadows import project_files
+
+    (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
+    package = tmp_path / "a_package_with_a_long_name_as_real_projects_have" / "and_a_deep_folder"
+    package.mkdir(parents=True)
+    for index in range(1500):
+        (package / f"module_number_{index}.py").write_text("x = 1\n")
+    for skipped in (".venv", "venv", "node_modules", ".git"):
+        (tmp_path / skipped).mkdir()
+        (tmp_path / skipped / "hidden.py").write_text("x = 1\n")
+    model = tmp_path / "model.py"
+    model.write_text(MODEL)
+    assert len(list(project_files(tmp_path))) == 1501
+    daemon = Daemon(tmp_path)
+    try:
+        assert "no-untyped-def" not in daemon.check([str(model)])
+        process = daemon.process
+        daemon.shadows.hold(model.resolve(), MODEL.replace('"nope"', '"hidden"'))  # the buffer fixes the bug
+        assert "error" not in daemon.check([str(model)])
+        daemon.shadows.follow_disk(model.resolve())
+        assert "reduces over axis 'nope'" in daemon.check([str(model)])
+        assert daemon.process is process  # one daemon throughout
+    finally:
+        daemon.close()

@@ -1,7 +1,7 @@
 """mypy's daemon (dmypy) with the typed_xmap plugin, owned by the language server.
 
-The daemon is a child process started from options read the way ``typed-xmap check`` reads them (the
-project's mypy config, plus the plugin: ``_check.with_plugin``), so each check after the first is mypy's
+The daemon is a child process (``_launch``) started from options read the way ``typed-xmap check`` reads them
+(the project's mypy config, plus the plugin: ``_check.with_plugin``), so each check after the first is mypy's
 fine-grained incremental update. mypy reads each project file through its shadow (``_shadows``): the
 editor's unsaved buffer, or the file on disk. A request to a daemon that died (killed, crashed) starts a new
 one and is sent again once.
@@ -17,7 +17,6 @@ import sys
 import tempfile
 import threading
 import time
-from base64 import b64encode
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +56,13 @@ class Daemon:
         with contextlib.chdir(self.root):  # mypy finds the project's config from the working directory
             flags = [*self.flags, *self.shadows.flags()]
             options = with_plugin(process_start_options(flags, allow_sources=False))
-        data = b64encode(pickle.dumps(options.snapshot())).decode()
+        options_file = self.folder / "options.pickle"
+        options_file.write_bytes(pickle.dumps(options.snapshot()))
         Path(self.status_file).unlink(missing_ok=True)
-        command = [sys.executable, "-m", "mypy.dmypy", "--status-file", self.status_file, "daemon"]
+        command = [sys.executable, "-m", "typed_xmap._tools._lsp._launch", str(options_file), self.status_file]
         with (self.folder / "daemon.log").open("ab") as log:  # the child keeps its own copy of the handle
             self.process = subprocess.Popen(
-                [*command, f"--options-data={data}", f"--timeout={IDLE_EXIT_S}"],
+                [*command, str(IDLE_EXIT_S)],
                 cwd=self.root,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
