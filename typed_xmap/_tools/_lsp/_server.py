@@ -45,9 +45,12 @@ class TypedXmapServer(LanguageServer):
     def path(self, uri: str) -> str:
         return str(Path(to_fs_path(uri) or uri).resolve())
 
-    async def track(self, uri: str, *, buffer: bool) -> None:
-        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk."""
+    async def track(self, uri: str, *, buffer: bool) -> bool:
+        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk; ``False``
+        for a buffer with no file (an untitled one), which mypy cannot check."""
         path = Path(self.path(uri))
+        if not path.is_file():
+            return False
         daemon = self.project()
         if not daemon.shadows.covers(path):  # a new file: the daemon restarts (waiting for a check in flight)
             await asyncio.to_thread(daemon.watch, path)
@@ -55,6 +58,7 @@ class TypedXmapServer(LanguageServer):
             daemon.shadows.hold(path, self.workspace.get_text_document(uri).source)
         else:
             daemon.shadows.follow_disk(path)
+        return True
 
     def check_soon(self) -> None:
         """Check once typing pauses (``DEBOUNCE_S`` after the last edit)."""
@@ -104,9 +108,9 @@ server = TypedXmapServer()
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: TypedXmapServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    await ls.track(params.text_document.uri, buffer=True)
-    ls.files.add(ls.path(params.text_document.uri))
-    await ls.check()
+    if await ls.track(params.text_document.uri, buffer=True):
+        ls.files.add(ls.path(params.text_document.uri))
+        await ls.check()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -122,9 +126,9 @@ async def did_change(ls: TypedXmapServer, params: lsp.DidChangeTextDocumentParam
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: TypedXmapServer, params: lsp.DidSaveTextDocumentParams) -> None:
     """Saved: what is on disk is what was saved (also when no edit reached the server before the save)."""
-    await ls.track(params.text_document.uri, buffer=False)
-    ls.files.add(ls.path(params.text_document.uri))
-    await ls.check()
+    if await ls.track(params.text_document.uri, buffer=False):
+        ls.files.add(ls.path(params.text_document.uri))
+        await ls.check()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)

@@ -18,13 +18,17 @@ from pathlib import Path
 # folders that hold no file the user edits (environments, caches, build outputs)
 SKIPPED = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist", "venv", "env"})
 MAX_FILES = 5000
-"""Beyond this many files the walk stops (a huge tree); later files are registered when opened."""
+MAX_FOLDERS = 20000
+"""The walk stops after this many files or folders (a huge tree, a home folder); a file it did not reach is
+registered when it is opened."""
 
 
 def project_files(root: Path, limit: int = MAX_FILES) -> Iterator[Path]:
     """The ``.py``/``.pyi`` files under ``root``, hidden and environment folders skipped, at most ``limit``."""
     count = 0
-    for folder, subfolders, names in os.walk(root.resolve()):
+    for visited, (folder, subfolders, names) in enumerate(os.walk(root.resolve())):
+        if visited >= MAX_FOLDERS:
+            return
         subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in SKIPPED)
         for name in sorted(names):
             if name.endswith((".py", ".pyi")):
