@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,12 +51,16 @@ BUG_LINE = 7  # 0-based: the line with "# bug"
 FOUND = [(BUG_LINE, "named-axis-missing"), (10, "no-untyped-def")]
 
 
-async def _diagnostics(client: LanguageClient, uri: str) -> list[lsp.Diagnostic]:
-    """The next diagnostics published for ``uri``."""
-    while True:
-        params = await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 120)
-        if params.uri == uri:
-            return list(params.diagnostics)
+async def _diagnostics(client: LanguageClient, uri: str, *send: Callable[[], None]) -> list[lsp.Diagnostic]:
+    """The diagnostics published for ``uri`` after the notifications ``send`` sends. (The client keeps the
+    latest per file: a check publishes for every open file at once, too fast to await one notification each.)"""
+    client.diagnostics.pop(uri, None)
+    for notify in send:
+        notify()
+    async with asyncio.timeout(120):
+        while uri not in client.diagnostics:
+            await asyncio.sleep(0.02)
+    return list(client.diagnostics[uri])
 
 
 async def _hover(client: LanguageClient, uri: str, line: int, character: int) -> str:
@@ -79,15 +84,18 @@ def _edit(client: LanguageClient, uri: str, version: int, start: Point, end: Poi
 
 async def _unsaved_edits(client: LanguageClient, uri: str, model: Path) -> None:
     """Edits that never reach the disk: diagnostics, hovers and hints follow the buffer."""
-    _edit(client, uri, 2, (0, 0), (0, 0), "# unsaved\n\n")  # every line moves down two
-    found = await _diagnostics(client, uri)
+    found = await _diagnostics(client, uri, lambda: _edit(client, uri, 2, (0, 0), (0, 0), "# unsaved\n\n"))
+    # every line has moved down two
     assert [(d.range.start.line, d.code) for d in found] == [(line + 2, code) for line, code in FOUND], found
     bug = MODEL.splitlines()[BUG_LINE].index('"nope"')
-    _edit(client, uri, 3, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"nope"')), '"hidden"')  # fixed
-    assert [(d.range.start.line, d.code) for d in await _diagnostics(client, uri)] == [(12, "no-untyped-def")]
-    _edit(client, uri, 4, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"hidden"')), '"nope2"')  # a new bug
-    _edit(client, uri, 5, (21, 31), (21, 32), "16")  # typed while the check runs: "batch": 8 -> 16
-    found = await _diagnostics(client, uri)
+    fix = lambda: _edit(client, uri, 3, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"nope"')), '"hidden"')
+    assert [(d.range.start.line, d.code) for d in await _diagnostics(client, uri, fix)] == [(12, "no-untyped-def")]
+    found = await _diagnostics(
+        client,
+        uri,
+        lambda: _edit(client, uri, 4, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"hidden"')), '"nope2"'),
+        lambda: _edit(client, uri, 5, (21, 31), (21, 32), "16"),  # typed before the pause: "batch": 8 -> 16
+    )
     assert [(d.range.start.line, d.code) for d in found] == [(line + 2, code) for line, code in FOUND], found
     assert "'nope2'" in found[0].message
     assert 'NamedArray[f32, "hidden batch"]' in await _hover(client, uri, 7, 6)  # `hidden`, two lines down
@@ -118,10 +126,10 @@ async def _session(project: Path) -> None:
         assert result.server_info is not None and result.server_info.name == "typed-xmap"
         assert result.capabilities.hover_provider and result.capabilities.inlay_hint_provider
 
-        client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=MODEL))
+        item = lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=MODEL)
+        found = await _diagnostics(
+            client, uri, lambda: client.text_document_did_open(lsp.DidOpenTextDocumentParams(item))
         )
-        found = await _diagnostics(client, uri)
         assert [(d.range.start.line, d.code) for d in found] == FOUND, found
         assert "reduces over axis 'nope'" in found[0].message and "Fix:" in found[0].message
 
@@ -151,8 +159,8 @@ async def _session(project: Path) -> None:
 
         # fixed on disk and saved: the diagnostic is cleared
         model.write_text(MODEL.replace('"nope"', '"hidden"'))
-        client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
-        assert [d.code for d in await _diagnostics(client, uri)] == ["no-untyped-def"]
+        save = lambda: client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+        assert [d.code for d in await _diagnostics(client, uri, save)] == ["no-untyped-def"]
 
         # the daemon dies: the next save starts a new one and is checked as before
         pids = _daemon_pids(project)
@@ -160,8 +168,7 @@ async def _session(project: Path) -> None:
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         model.write_text(MODEL)
-        client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
-        found = await _diagnostics(client, uri)
+        found = await _diagnostics(client, uri, save)
         assert [(d.range.start.line, d.code) for d in found] == FOUND, found
         assert not set(_daemon_pids(project)) & set(pids)
 
@@ -169,12 +176,11 @@ async def _session(project: Path) -> None:
         second = project / "second.py"
         second.write_text("x: int = 1\n")
         second_uri = from_fs_path(str(second)) or ""
-        client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(
-                lsp.TextDocumentItem(uri=second_uri, language_id="python", version=1, text="x: int = 'one'\n")
-            )
+        item = lsp.TextDocumentItem(uri=second_uri, language_id="python", version=1, text="x: int = 'one'\n")
+        opened = await _diagnostics(
+            client, second_uri, lambda: client.text_document_did_open(lsp.DidOpenTextDocumentParams(item))
         )
-        assert [d.code for d in await _diagnostics(client, second_uri)] == ["assignment"]
+        assert [d.code for d in opened] == ["assignment"]
     finally:
         await client.shutdown_session()
         await client.stop()
