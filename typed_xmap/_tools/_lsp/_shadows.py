@@ -52,13 +52,12 @@ class Shadows:
         return path in self.shadows
 
     def register(self, path: Path) -> None:
-        """Give ``path`` a shadow that reads the file on disk (its own sub-folder keeps the file name)."""
+        """Give ``path`` a shadow that reads the file on disk."""
         if path in self.shadows:
             return
-        shadow = self.folder / str(len(self.shadows)) / path.name
-        shadow.parent.mkdir()
+        shadow = self.folder / f"{len(self.shadows)}-{path.name}"
+        shadow.symlink_to(path)
         self.shadows[path] = shadow
-        self.follow_disk(path)
 
     def follow_disk(self, path: Path) -> None:
         """mypy reads ``path`` from disk again (the buffer was saved or closed)."""
