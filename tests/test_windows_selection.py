@@ -248,3 +248,46 @@ def test_like_constructors_add_axes_and_keep_placement():
     assert tx.resources_of(carry) == {"batch": "data"}
     assert filled.dtype == jnp.int32 and bool((filled == 7).all(("slot", "batch", "embed")).data)
     assert tnp.ones_like(hidden).named_shape == hidden.named_shape
+
+
+@pytest.mark.parametrize("placement", [{"batch": "data"}, {"batch": "data", "seq": "model"}], ids=["batch", "seq"])
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_sort_argsort_top_k_gradients_on_a_mesh(axis_type, placement):
+    """Under jax.grad on a 2x4 mesh, the sorted axis split or not: gradients equal jnp's unsharded ones (JAX's
+    own sort rule differentiates through an unplaced iota, which Explicit axes refuse), the placement kept."""
+    values = normal(8, 12)  # batch seq
+    weights = normal(12)
+
+    expected = {
+        "sort": lambda x: (jnp.sort(x, axis=1) * weights).sum(),
+        "argsort": lambda x: (jnp.argsort(x, axis=1, stable=True) * x).sum(),
+        "top_k": lambda x: (lax.top_k(x, 3)[0] ** 2).sum(),
+    }
+    seq = tx.named(weights, ["seq"])
+    ours = {
+        "sort": lambda x: tnp.sort(x, "seq") * seq,
+        "argsort": lambda x: tnp.argsort(x, "seq") * x,
+        "top_k": lambda x: tnp.top_k(x, 3, "seq", "best")[0] ** 2,
+    }
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)
+    with jax.set_mesh(mesh):
+        x = tx.shard(tx.named(values, ["batch", "seq"]), placement)
+        for name, loss in ours.items():
+            value, grad = jax.jit(jax.value_and_grad(lambda v, loss=loss: (out := loss(v)).sum(tuple(out.axes)).data))(
+                x
+            )
+            reference, reference_grad = jax.value_and_grad(expected[name])(values)
+            np.testing.assert_allclose(value, reference, rtol=1e-5, err_msg=name)
+            np.testing.assert_array_equal(tx.positional(grad, ["batch", "seq"]), reference_grad, err_msg=name)
+        results = {
+            "sort": tnp.sort(x, "seq"),
+            "argsort": tnp.argsort(x, "seq"),
+            "permutation": tx.random.permutation(jax.random.key(1), x, "seq"),  # also refused along a split dim
+        }
+    np.testing.assert_array_equal(tx.positional(results["sort"], ["batch", "seq"]), np.sort(values, axis=1))
+    np.testing.assert_array_equal(tx.positional(results["argsort"], ["batch", "seq"]), np.argsort(values, axis=1))
+    expected_shuffle = jax.random.permutation(jax.random.key(1), values, axis=1, independent=False)
+    np.testing.assert_array_equal(tx.positional(results["permutation"], ["batch", "seq"]), expected_shuffle)
+    if axis_type == AxisType.Explicit:  # the compiler places Auto axes
+        assert tx.resources_of(grad) == placement
+        assert all(tx.resources_of(r) == placement for r in results.values())
