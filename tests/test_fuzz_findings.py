@@ -121,6 +121,24 @@ def test_scan_carry_whose_placement_changes_on_an_explicit_mesh_names_the_axis()
     np.testing.assert_array_equal(tx.positional(carry, ["batch", "feat"]), np.full((8, 8), 3.0))
 
 
+def test_positional_scan_carry_whose_placement_changes_on_an_explicit_mesh_names_the_dim():
+    """A plain-array carry gets the NamedArray carry's named error (not lax.scan's type mismatch), path included."""
+    with jax.set_mesh(explicit_mesh()):
+        xs = tx.shard(tx.named(jnp.ones((3, 8, 8)), ["layers", "batch", "feat"]), {"batch": "data"})
+
+        def step(c, p):
+            return {"h": (c["h"][0] + tx.positional(p, ["batch", "feat"]),)}, None
+
+        init = {"h": (jnp.zeros((8, 8)),)}
+        message = r"dim 0 of the positional carry\['h'\]\[0\] goes in unsplit but comes out split over 'data'"
+        with raises(ErrorKind.INVALID_ARGUMENT, message):
+            tx.scan(step, init, xs, axis="layers")
+        placed = {"h": (jax.sharding.reshard(init["h"][0], jax.P("data", None)),)}  # the fix the message gives
+        carry, _ = tx.scan(step, placed, xs, axis="layers")
+    assert carry["h"][0].sharding.spec == jax.P("data", None)
+    np.testing.assert_array_equal(carry["h"][0], np.full((8, 8), 3.0))
+
+
 # -- indexing -----------------------------------------------------------------------------------------
 
 

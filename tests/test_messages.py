@@ -223,6 +223,13 @@ def scan_placement():
         return tx.scan(lambda c, p: (c + p, None), tnp.zeros({"batch": 8, "feat": 8}), xs, axis="layers")
 
 
+def positional_scan_placement():
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        xs = tx.shard(tx.named(jnp.ones((3, 8, 8)), ["layers", "batch", "feat"]), {"batch": "x"})
+        step = lambda c, p: ((c[0] + tx.positional(p, ["batch", "feat"]),), None)
+        return tx.scan(step, (jnp.zeros((8, 8)),), xs, axis="layers")
+
+
 def meshes_of_two_kinds():
     with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
         left = tx.shard(x(), {"batch": "x"})
@@ -424,6 +431,7 @@ CASES = {
     ),
     "scan: carry changes dtype": (lambda: scan_carry(lambda c, p: c.astype(jnp.int32)), E, K.DTYPE),
     "scan: carry changes placement": (scan_placement, E, K.INVALID_ARGUMENT),
+    "scan: positional carry changes placement": (positional_scan_placement, E, K.INVALID_ARGUMENT),
     "indexing: positional int out of bounds": (
         lambda: tx.named(jnp.ones((8, 2)), ["batch", ...])[5],
         E,
@@ -1059,6 +1067,12 @@ MESSAGES = {
         "tx.scan(..., axis='layers'): axis 'batch' of the carry goes in unsplit but comes out split over 'x'; on "
         "an Explicit mesh a carry keeps its placement from step to step. Fix: place init as the body places its "
         "result (tx.shard(init, {'batch': 'x'})), or tx.constrain the new carry back to init's placement"
+    ),
+    "scan: positional carry changes placement": (
+        "tx.scan(..., axis='layers'): dim 0 of the positional carry[0] goes in unsplit but comes out split over "
+        "'x'; on an Explicit mesh a carry keeps its placement from step to step. Fix: place init[0] as the body "
+        "places its result (jax.sharding.reshard(init[0], P('x', None))), or jax.sharding.reshard the new carry "
+        "back to init's placement, P(None, None)"
     ),
     "indexing: positional int out of bounds": (
         "x[5]: index 5 is out of bounds for positional dim 0 of size 2. Fix: use an index in [-2, 2), as numpy does"
