@@ -231,6 +231,25 @@ def test_resources_of_inside_jit_on_an_auto_mesh_says_it_cannot_know():
             jax.jit(lambda v: tx.resources_of(v) and v)(a)
 
 
+def test_resources_of_inside_jit_with_no_mesh():
+    """No mesh, current or the value's: one device, nothing split, so {} (as outside jit). A value placed on an
+    Auto mesh and passed to a jit called outside that mesh's block is still split, but its traced type does not
+    say how: the Auto error, not a silent {}. An Explicit placement travels in the type and is read."""
+    x = tx.named(jnp.ones((8, 4)), ["batch", "feat"])
+    seen = []
+    jax.jit(lambda v: seen.append(tx.resources_of(v)) or v)(x)
+    assert seen == [{}] and tx.resources_of(x) == {}
+    with jax.set_mesh(auto_mesh()):
+        on_auto = tx.shard(x, {"batch": "data"})
+    with jax.set_mesh(explicit_mesh()):
+        on_explicit = tx.shard(x, {"batch": "data"})
+    with raises(ErrorKind.INVALID_ARGUMENT, r"a value on Auto mesh axes \(data, model\) is placed by the compiler"):
+        jax.jit(lambda v: tx.resources_of(v) and v)(on_auto)
+    assert tx.resources_of(jax.jit(lambda v: v * 2)(on_auto)) == {"batch": "data"}  # outside jit: read
+    jax.jit(lambda v: seen.append(tx.resources_of(v)) or v)(on_explicit)
+    assert seen[-1] == {"batch": "data"}
+
+
 # -- specs and messages -------------------------------------------------------------------------------
 
 
