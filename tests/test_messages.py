@@ -699,6 +699,18 @@ CASES = {
         E,
         K.AXIS_SIZE,
     ),
+    "windows: transposed input shorter than its window": (
+        lambda: tnp.conv_transpose(
+            tx.named(jnp.ones((2, 2, 5, 3)), ["batch", "height", "width", "channels"]),
+            tx.named(jnp.ones((5, 3, 3, 4)), ["kh", "kw", "channels", "out"]),
+            {"height": "kh", "width": "kw"},
+            "channels",
+            strides=2,
+            padding=0,
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
     "windows: window not a dict": (lambda: tnp.avg_pool(image(), 2), E, K.INVALID_ARGUMENT),  # type: ignore[arg-type]
     "windows: positional kernel dims": (
         lambda: tnp.conv(
@@ -1551,6 +1563,10 @@ MESSAGES = {
     "windows: window longer than the axis": (
         "tnp.max_pool: axis 'width' has size 5 (6 padded), shorter than its window of 9. Fix: pad it "
         "(padding='SAME'), or use a smaller window or dilation"
+    ),
+    "windows: transposed input shorter than its window": (
+        "tnp.conv_transpose: axis 'height' has size 2 (spread to 3 by stride 2), shorter than its window of 5. "
+        "Fix: pad it (padding='SAME'), or use a smaller window or dilation"
     ),
     "windows: window not a dict": (
         "tnp.avg_pool: window maps axis names to window sizes, got 2. Fix: write window={'height': 2, 'width': 2}"

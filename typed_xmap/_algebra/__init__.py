@@ -196,5 +196,6 @@ from ._windows import (
     Padding as Padding,
     PoolPlan as PoolPlan,
     conv_plan as conv_plan,
+    conv_transpose_plan as conv_transpose_plan,
     pool_plan as pool_plan,
 )
