@@ -29,6 +29,16 @@ SPATIAL = {"height": "kh", "width": "kw"}
 NHWC = ("NHWC", "HWIO", "NHWC")
 
 
+def assert_values_and_gradients_equal(ours, theirs):
+    """``ours(X, W)`` equals ``theirs(X, W)``, and so do their gradients in both under one random cotangent."""
+    np.testing.assert_allclose(ours(X, W), theirs(X, W), rtol=1e-5, atol=1e-5)
+    cotangent = normal(*theirs(X, W).shape)
+    ours_grads = jax.grad(lambda x, w: (ours(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
+    their_grads = jax.grad(lambda x, w: (theirs(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
+    for a, b in zip(ours_grads, their_grads, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
 def named_conv(x, w, **options):
     image, kernel = tx.named(x, IMAGE), tx.named(w, KERNEL)
     return tx.positional(tnp.conv(image, kernel, SPATIAL, "channels", **options), ["batch", "height", "width", "out"])
@@ -56,12 +66,7 @@ def test_conv_values_and_gradients_equal_lax(options, reference):
     def theirs(x, w):
         return lax.conv_general_dilated(x, w, dimension_numbers=NHWC, **reference)
 
-    np.testing.assert_allclose(ours(X, W), theirs(X, W), rtol=1e-5, atol=1e-5)
-    cotangent = normal(*theirs(X, W).shape)
-    ours_grads = jax.grad(lambda x, w: (ours(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
-    their_grads = jax.grad(lambda x, w: (theirs(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
-    for a, b in zip(ours_grads, their_grads, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert_values_and_gradients_equal(ours, theirs)
 
 
 def test_conv_reads_any_layout_and_names_the_result():
@@ -323,12 +328,7 @@ def test_conv_transpose_values_and_gradients_equal_lax(options, reference):
     def theirs(x, w):
         return lax.conv_transpose(x, w, dimension_numbers=NHWC, **reference)
 
-    np.testing.assert_allclose(ours(X, W), theirs(X, W), rtol=1e-5, atol=1e-5)
-    cotangent = normal(*theirs(X, W).shape)
-    ours_grads = jax.grad(lambda x, w: (ours(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
-    their_grads = jax.grad(lambda x, w: (theirs(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
-    for a, b in zip(ours_grads, their_grads, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert_values_and_gradients_equal(ours, theirs)
 
 
 def test_conv_transpose_upsamples_a_decoder_step_inside_xmap_and_on_a_mesh():

@@ -14,7 +14,7 @@ Pure Python.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._errors import ErrorKind, NamedShapeError
 from ._shapes import Size, is_size
@@ -185,21 +185,6 @@ def _grouped_features(kernel: Shape, features: Sequence[str], groups: int, *, op
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Roles:
-    """A convolution's checked axes and per-axis numbers, before its result's lengths."""
-
-    spatial: tuple[tuple[str, str], ...]
-    contract: tuple[str, ...]
-    batch: tuple[str, ...]
-    features: tuple[str, ...]
-    strides: tuple[int, ...]
-    dilation: tuple[int, ...]
-    padding: Padding
-    named_shape: dict[str, Size]
-    """The batch and feature axes of the result."""
-
-
 def _roles(
     x: Shape,
     kernel: Shape,
@@ -211,8 +196,9 @@ def _roles(
     dilation: object,
     feature_group_count: object,
     operation: str,
-) -> _Roles:
-    """Which axis of ``x`` and ``kernel`` plays which part, checked, with the per-axis numbers."""
+) -> ConvPlan:
+    """Which axis of ``x`` and ``kernel`` plays which part, checked, with the per-axis numbers: a plan whose
+    named shape has the result's batch and feature axes, not yet the windowed ones."""
     if not isinstance(spatial, Mapping) or not spatial:
         raise NamedShapeError(
             f"{operation}: spatial maps each spatial axis of x to the kernel axis carrying its window, got "
@@ -245,7 +231,7 @@ def _roles(
     dilate = _per_axis(dilation, names, 1, operation=operation, argument="dilation")
     pad = _padding(padding, names, operation=operation)
     out = {a: x[a] for a in batch} | {f: kernel[f] for f in features}
-    return _Roles(pairs, contracted, batch, features, stride, dilate, pad, out)
+    return ConvPlan(pairs, contracted, batch, features, stride, dilate, pad, out)
 
 
 def conv_plan(
@@ -273,8 +259,9 @@ def conv_plan(
         operation=operation,
     )
     windowed = [(a, kernel[w]) for a, w in r.spatial]
-    out = r.named_shape | _windowed(x, windowed, r.strides, r.dilation, r.padding, operation=operation)
-    return ConvPlan(r.spatial, r.contract, r.batch, r.features, r.strides, r.dilation, r.padding, out)
+    return replace(
+        r, named_shape=r.named_shape | _windowed(x, windowed, r.strides, r.dilation, r.padding, operation=operation)
+    )
 
 
 def conv_transpose_plan(
@@ -322,7 +309,7 @@ def conv_transpose_plan(
             )
         )
     ones = (1,) * len(r.spatial)
-    return ConvPlan(r.spatial, r.contract, r.batch, r.features, ones, r.dilation, padding_pairs, out, r.strides)
+    return replace(r, strides=ones, padding=padding_pairs, named_shape=out, input_dilation=r.strides)
 
 
 def _transposed_padding(span: int, stride: int, padding: tuple[int, int] | str) -> tuple[int, int]:
