@@ -80,10 +80,10 @@ def experts(x: Hidden, p: Params, capacity: int) -> tuple[Hidden, NamedArray[f32
     """Top-2 routing; each expert's MLP on its own slots, on its own devices."""
     logits = tnp.einsum("{embed},{embed,expert}->{expert}", x, p["router"])
     dispatch, combine, balance = tx.moe_route(logits, 2, capacity, expert="expert", tokens="seq")
-    inputs = tx.moe_dispatch(x, dispatch, tokens="seq", resources=EXPERTS)  # batch expert slot embed
+    inputs = tx.moe_dispatch(x, dispatch, tokens="seq", resources=EXPERTS, from_resources=TOKENS)
     hidden = tnp.gelu(tnp.einsum("{expert,embed},{expert,embed,mlp}->{expert,mlp}", inputs, p["expert_in"]))
     outputs = tnp.einsum("{expert,mlp},{expert,mlp,embed}->{expert,embed}", hidden, p["expert_out"])
-    return tx.moe_combine(outputs, combine, resources=TOKENS), balance
+    return tx.moe_combine(outputs, combine, resources=TOKENS, from_resources=EXPERTS), balance
 
 
 def loss(params: Params, tokens: Tokens, targets: Tokens, capacity: int) -> jax.Array:

@@ -121,6 +121,24 @@ def test_scan_carry_whose_placement_changes_on_an_explicit_mesh_names_the_axis()
     np.testing.assert_array_equal(tx.positional(carry, ["batch", "feat"]), np.full((8, 8), 3.0))
 
 
+def test_positional_scan_carry_whose_placement_changes_on_an_explicit_mesh_names_the_dim():
+    """A plain-array carry gets the NamedArray carry's named error (not lax.scan's type mismatch), path included."""
+    with jax.set_mesh(explicit_mesh()):
+        xs = tx.shard(tx.named(jnp.ones((3, 8, 8)), ["layers", "batch", "feat"]), {"batch": "data"})
+
+        def step(c, p):
+            return {"h": (c["h"][0] + tx.positional(p, ["batch", "feat"]),)}, None
+
+        init = {"h": (jnp.zeros((8, 8)),)}
+        message = r"dim 0 of the positional carry\['h'\]\[0\] goes in unsplit but comes out split over 'data'"
+        with raises(ErrorKind.INVALID_ARGUMENT, message):
+            tx.scan(step, init, xs, axis="layers")
+        placed = {"h": (jax.sharding.reshard(init["h"][0], jax.P("data", None)),)}  # the fix the message gives
+        carry, _ = tx.scan(step, placed, xs, axis="layers")
+    assert carry["h"][0].sharding.spec == jax.P("data", None)
+    np.testing.assert_array_equal(carry["h"][0], np.full((8, 8), 3.0))
+
+
 # -- indexing -----------------------------------------------------------------------------------------
 
 
@@ -211,6 +229,25 @@ def test_resources_of_inside_jit_on_an_auto_mesh_says_it_cannot_know():
         a = tx.shard(x, {"batch": "data"})
         with raises(ErrorKind.INVALID_ARGUMENT, "Auto mesh axes"):
             jax.jit(lambda v: tx.resources_of(v) and v)(a)
+
+
+def test_resources_of_inside_jit_with_no_mesh():
+    """No mesh, current or the value's: one device, nothing split, so {} (as outside jit). A value placed on an
+    Auto mesh and passed to a jit called outside that mesh's block is still split, but its traced type does not
+    say how: the Auto error, not a silent {}. An Explicit placement travels in the type and is read."""
+    x = tx.named(jnp.ones((8, 4)), ["batch", "feat"])
+    seen = []
+    jax.jit(lambda v: seen.append(tx.resources_of(v)) or v)(x)
+    assert seen == [{}] and tx.resources_of(x) == {}
+    with jax.set_mesh(auto_mesh()):
+        on_auto = tx.shard(x, {"batch": "data"})
+    with jax.set_mesh(explicit_mesh()):
+        on_explicit = tx.shard(x, {"batch": "data"})
+    with raises(ErrorKind.INVALID_ARGUMENT, r"a value on Auto mesh axes \(data, model\) is placed by the compiler"):
+        jax.jit(lambda v: tx.resources_of(v) and v)(on_auto)
+    assert tx.resources_of(jax.jit(lambda v: v * 2)(on_auto)) == {"batch": "data"}  # outside jit: read
+    jax.jit(lambda v: seen.append(tx.resources_of(v)) or v)(on_explicit)
+    assert seen[-1] == {"batch": "data"}
 
 
 # -- specs and messages -------------------------------------------------------------------------------

@@ -223,6 +223,13 @@ def scan_placement():
         return tx.scan(lambda c, p: (c + p, None), tnp.zeros({"batch": 8, "feat": 8}), xs, axis="layers")
 
 
+def positional_scan_placement():
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        xs = tx.shard(tx.named(jnp.ones((3, 8, 8)), ["layers", "batch", "feat"]), {"batch": "x"})
+        step = lambda c, p: ((c[0] + tx.positional(p, ["batch", "feat"]),), None)
+        return tx.scan(step, (jnp.zeros((8, 8)),), xs, axis="layers")
+
+
 def meshes_of_two_kinds():
     with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
         left = tx.shard(x(), {"batch": "x"})
@@ -424,6 +431,7 @@ CASES = {
     ),
     "scan: carry changes dtype": (lambda: scan_carry(lambda c, p: c.astype(jnp.int32)), E, K.DTYPE),
     "scan: carry changes placement": (scan_placement, E, K.INVALID_ARGUMENT),
+    "scan: positional carry changes placement": (positional_scan_placement, E, K.INVALID_ARGUMENT),
     "indexing: positional int out of bounds": (
         lambda: tx.named(jnp.ones((8, 2)), ["batch", ...])[5],
         E,
@@ -688,6 +696,18 @@ CASES = {
     ),
     "windows: window longer than the axis": (
         lambda: tnp.max_pool(image(), {"height": 2, "width": 9}, padding={"width": (1, 0)}),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "windows: transposed input shorter than its window": (
+        lambda: tnp.conv_transpose(
+            tx.named(jnp.ones((2, 2, 5, 3)), ["batch", "height", "width", "channels"]),
+            tx.named(jnp.ones((5, 3, 3, 4)), ["kh", "kw", "channels", "out"]),
+            {"height": "kh", "width": "kw"},
+            "channels",
+            strides=2,
+            padding=0,
+        ),
         E,
         K.AXIS_SIZE,
     ),
@@ -1059,6 +1079,12 @@ MESSAGES = {
         "tx.scan(..., axis='layers'): axis 'batch' of the carry goes in unsplit but comes out split over 'x'; on "
         "an Explicit mesh a carry keeps its placement from step to step. Fix: place init as the body places its "
         "result (tx.shard(init, {'batch': 'x'})), or tx.constrain the new carry back to init's placement"
+    ),
+    "scan: positional carry changes placement": (
+        "tx.scan(..., axis='layers'): dim 0 of the positional carry[0] goes in unsplit but comes out split over "
+        "'x'; on an Explicit mesh a carry keeps its placement from step to step. Fix: place init[0] as the body "
+        "places its result (jax.sharding.reshard(init[0], P('x', None))), or jax.sharding.reshard the new carry "
+        "back to init's placement, P(None, None)"
     ),
     "indexing: positional int out of bounds": (
         "x[5]: index 5 is out of bounds for positional dim 0 of size 2. Fix: use an index in [-2, 2), as numpy does"
@@ -1537,6 +1563,10 @@ MESSAGES = {
     "windows: window longer than the axis": (
         "tnp.max_pool: axis 'width' has size 5 (6 padded), shorter than its window of 9. Fix: pad it "
         "(padding='SAME'), or use a smaller window or dilation"
+    ),
+    "windows: transposed input shorter than its window": (
+        "tnp.conv_transpose: axis 'height' has size 2 (spread to 3 by stride 2), shorter than its window of 5. "
+        "Fix: pad it (padding='SAME'), or use a smaller window or dilation"
     ),
     "windows: window not a dict": (
         "tnp.avg_pool: window maps axis names to window sizes, got 2. Fix: write window={'height': 2, 'width': 2}"

@@ -14,6 +14,7 @@ import jax
 import numpy as np
 import pytest
 from example_programs import check_strict, load
+from jax.sharding import AxisType
 
 import typed_xmap as tx
 
@@ -55,19 +56,42 @@ def _collectives(text: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.skipif(len(jax.devices()) < 8, reason="needs the 8 emulated devices")
-def test_moe_dispatch_is_an_all_to_all_and_never_gathers_activations():
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_moe_dispatch_is_an_all_to_all_and_never_gathers_activations_or_experts(axis_type):
+    """The compiled forward and backward step on a 2x4 mesh of either kind: tokens move by all-to-all, the token
+    activations and the expert weights are never all-gathered (on Auto meshes XLA's propagation did both until
+    moe_dispatch/moe_combine pinned ``from_resources``), and loss and gradients equal the one-device step's."""
     moe = _load("moe")
-    c = moe.Config()
-    with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"))):
-        params = tx.shard(moe.init(c, jax.random.key(0)), moe.PARAMS)
-        tokens, targets = tx.shard(next(moe.batches(c)), moe.TOKENS)
-        step = jax.jit(jax.value_and_grad(moe.loss), static_argnames="capacity")
-        text = step.lower(params, tokens, targets, capacity=c.capacity).compile().as_text()
+    c = moe.Config(mlp=48)  # expert weights (expert, embed, mlp) of a shape nothing else has
+    params, (tokens, targets) = moe.init(c, jax.random.key(0)), next(moe.batches(c))
+    step = jax.jit(jax.value_and_grad(moe.loss), static_argnames="capacity")
+    loss, grads = step(params, tokens, targets, capacity=c.capacity)
+    with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)):
+        placed = tx.shard(params, moe.PARAMS)
+        placed_tokens, placed_targets = tx.shard((tokens, targets), moe.TOKENS)
+        text = step.lower(placed, placed_tokens, placed_targets, capacity=c.capacity).compile().as_text()
+        sharded_loss, sharded_grads = step(placed, placed_tokens, placed_targets, capacity=c.capacity)
     found = _collectives(text)
     assert len(found["all-to-all"]) >= 4, found  # dispatch and combine, forward and backward
     activation = re.compile(rf"f32\[[^\]]*\b{c.seq}\b[^\]]*\b{c.embed}\b")  # (.., seq, .., embed)
     gathered = [shape for shape in found["all-gather"] if activation.match(shape)]
     assert not gathered, found
+    expert_weights = sorted((c.experts, c.embed, c.mlp))
+    gathered = [shape for shape in found["all-gather"] if sorted(_dims(shape)) == expert_weights]
+    assert not gathered, found
+    assert tx.resources_of(sharded_grads["expert_in"]) == {"expert": "model"}
+    np.testing.assert_allclose(sharded_loss, loss, rtol=1e-5)
+    for name in grads:
+        names = list(grads[name].axes)
+        np.testing.assert_allclose(
+            tx.positional(sharded_grads[name], names), tx.positional(grads[name], names), rtol=2e-4, atol=1e-6
+        )
+
+
+def _dims(shape: str) -> list[int]:
+    """The dims of one HLO array type (``f32[4,32,48]{2,1,0}``); none for a tuple."""
+    match = re.fullmatch(r"\w+\[([\d,]*)\](\{.*\})?", shape)
+    return [int(d) for d in match.group(1).split(",") if d] if match else []
 
 
 def test_moe_routing_keeps_capacity_and_balances():

@@ -29,6 +29,16 @@ SPATIAL = {"height": "kh", "width": "kw"}
 NHWC = ("NHWC", "HWIO", "NHWC")
 
 
+def assert_values_and_gradients_equal(ours, theirs):
+    """``ours(X, W)`` equals ``theirs(X, W)``, and so do their gradients in both under one random cotangent."""
+    np.testing.assert_allclose(ours(X, W), theirs(X, W), rtol=1e-5, atol=1e-5)
+    cotangent = normal(*theirs(X, W).shape)
+    ours_grads = jax.grad(lambda x, w: (ours(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
+    their_grads = jax.grad(lambda x, w: (theirs(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
+    for a, b in zip(ours_grads, their_grads, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
 def named_conv(x, w, **options):
     image, kernel = tx.named(x, IMAGE), tx.named(w, KERNEL)
     return tx.positional(tnp.conv(image, kernel, SPATIAL, "channels", **options), ["batch", "height", "width", "out"])
@@ -56,12 +66,7 @@ def test_conv_values_and_gradients_equal_lax(options, reference):
     def theirs(x, w):
         return lax.conv_general_dilated(x, w, dimension_numbers=NHWC, **reference)
 
-    np.testing.assert_allclose(ours(X, W), theirs(X, W), rtol=1e-5, atol=1e-5)
-    cotangent = normal(*theirs(X, W).shape)
-    ours_grads = jax.grad(lambda x, w: (ours(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
-    their_grads = jax.grad(lambda x, w: (theirs(x, w) * cotangent).sum(), argnums=(0, 1))(X, W)
-    for a, b in zip(ours_grads, their_grads, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert_values_and_gradients_equal(ours, theirs)
 
 
 def test_conv_reads_any_layout_and_names_the_result():
@@ -248,3 +253,118 @@ def test_like_constructors_add_axes_and_keep_placement():
     assert tx.resources_of(carry) == {"batch": "data"}
     assert filled.dtype == jnp.int32 and bool((filled == 7).all(("slot", "batch", "embed")).data)
     assert tnp.ones_like(hidden).named_shape == hidden.named_shape
+
+
+@pytest.mark.parametrize("placement", [{"batch": "data"}, {"batch": "data", "seq": "model"}], ids=["batch", "seq"])
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_sort_argsort_top_k_gradients_on_a_mesh(axis_type, placement):
+    """Under jax.grad on a 2x4 mesh, the sorted axis split or not: gradients equal jnp's unsharded ones (JAX's
+    own sort rule differentiates through an unplaced iota, which Explicit axes refuse), the placement kept."""
+    values = normal(8, 12)  # batch seq
+    weights = normal(12)
+
+    expected = {
+        "sort": lambda x: (jnp.sort(x, axis=1) * weights).sum(),
+        "argsort": lambda x: (jnp.argsort(x, axis=1, stable=True) * x).sum(),
+        "top_k": lambda x: (lax.top_k(x, 3)[0] ** 2).sum(),
+    }
+    seq = tx.named(weights, ["seq"])
+    ours = {
+        "sort": lambda x: tnp.sort(x, "seq") * seq,
+        "argsort": lambda x: tnp.argsort(x, "seq") * x,
+        "top_k": lambda x: tnp.top_k(x, 3, "seq", "best")[0] ** 2,
+    }
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)
+    with jax.set_mesh(mesh):
+        x = tx.shard(tx.named(values, ["batch", "seq"]), placement)
+        for name, loss in ours.items():
+            value, grad = jax.jit(jax.value_and_grad(lambda v, loss=loss: (out := loss(v)).sum(tuple(out.axes)).data))(
+                x
+            )
+            reference, reference_grad = jax.value_and_grad(expected[name])(values)
+            np.testing.assert_allclose(value, reference, rtol=1e-5, err_msg=name)
+            np.testing.assert_array_equal(tx.positional(grad, ["batch", "seq"]), reference_grad, err_msg=name)
+        results = {
+            "sort": tnp.sort(x, "seq"),
+            "argsort": tnp.argsort(x, "seq"),
+            "permutation": tx.random.permutation(jax.random.key(1), x, "seq"),  # also refused along a split dim
+        }
+    np.testing.assert_array_equal(tx.positional(results["sort"], ["batch", "seq"]), np.sort(values, axis=1))
+    np.testing.assert_array_equal(tx.positional(results["argsort"], ["batch", "seq"]), np.argsort(values, axis=1))
+    expected_shuffle = jax.random.permutation(jax.random.key(1), values, axis=1, independent=False)
+    np.testing.assert_array_equal(tx.positional(results["permutation"], ["batch", "seq"]), expected_shuffle)
+    if axis_type == AxisType.Explicit:  # the compiler places Auto axes
+        assert tx.resources_of(grad) == placement
+        assert all(tx.resources_of(r) == placement for r in results.values())
+
+
+@pytest.mark.parametrize(
+    ("options", "reference"),
+    [
+        ({}, {"strides": (1, 1), "padding": "VALID"}),
+        ({"strides": 2, "padding": "SAME"}, {"strides": (2, 2), "padding": "SAME"}),
+        (
+            {"strides": {"height": 2}, "padding": "VALID", "dilation": {"width": 2}},
+            {"strides": (2, 1), "padding": "VALID", "rhs_dilation": (1, 2)},
+        ),
+        (
+            {"strides": 3, "padding": {"height": (1, 2), "width": 2}},
+            {"strides": (3, 3), "padding": ((1, 2), (2, 2))},
+        ),
+    ],
+    ids=["valid", "same-strided", "valid-dilated", "explicit-padding"],
+)
+def test_conv_transpose_values_and_gradients_equal_lax(options, reference):
+    """tnp.conv_transpose is lax.conv_transpose by name, in any layout: values, result lengths and gradients."""
+
+    def ours(x, w):
+        image = tx.named(
+            np.transpose(x, (3, 1, 0, 2)) if isinstance(x, np.ndarray) else jnp.transpose(x, (3, 1, 0, 2)),
+            ["channels", "height", "batch", "width"],
+        )
+        result = tnp.conv_transpose(image, tx.named(w, KERNEL), SPATIAL, "channels", **options)
+        return tx.positional(result, ["batch", "height", "width", "out"])
+
+    def theirs(x, w):
+        return lax.conv_transpose(x, w, dimension_numbers=NHWC, **reference)
+
+    assert_values_and_gradients_equal(ours, theirs)
+
+
+def test_conv_transpose_upsamples_a_decoder_step_inside_xmap_and_on_a_mesh():
+    """A decoder's 2x upsampling: strides=2, 'SAME' doubles height and width; per element inside xmap (stride 1
+    keeps the levels' sizes) and sharded by name on Explicit and Auto meshes."""
+    upsampled = tnp.conv_transpose(
+        tx.named(X, IMAGE), tx.named(W, KERNEL), SPATIAL, "channels", strides=2, padding="SAME"
+    )
+    assert upsampled.named_shape == {"batch": 2, "out": 5, "height": 18, "width": 16}
+    body = tx.xmap(
+        lambda x, w: tnp.conv_transpose(x, w, SPATIAL, "channels", padding="SAME"),
+        in_axes=([*IMAGE, ...], [*KERNEL, ...]),
+        out_axes=["batch", "height", "width", "out", ...],
+    )
+    expected = lax.conv_transpose(X, W, (1, 1), "SAME", dimension_numbers=NHWC)
+    np.testing.assert_allclose(body(X, W), expected, rtol=1e-5, atol=1e-5)
+    kernel = normal(3, 2, 3, 8)
+    reference = lax.conv_transpose(X, kernel, (2, 2), "SAME", dimension_numbers=NHWC)
+    for axis_type in (AxisType.Explicit, AxisType.Auto):
+        mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)
+        with jax.set_mesh(mesh):
+            image = tx.shard(tx.named(X, IMAGE), {"batch": "data"})
+            weights = tx.shard(tx.named(kernel, KERNEL), {"out": "model"})
+            step = jax.jit(lambda a, b: tnp.conv_transpose(a, b, SPATIAL, "channels", strides=2, padding="SAME"))
+            result = step(image, weights)
+        assert tx.resources_of(result) == {"batch": "data", "out": "model"}
+        np.testing.assert_allclose(tx.positional(result, ["batch", "height", "width", "out"]), reference, rtol=1e-5)
+
+
+def test_conv_transpose_input_shorter_than_its_window_is_named():
+    with pytest.raises(tx.NamedShapeError, match=r"axis 'height' has size 2 \(spread to 3 by stride 2\)"):
+        tnp.conv_transpose(
+            tx.named(X[:, :2], IMAGE),
+            tx.named(normal(5, 2, 3, 5), KERNEL),
+            SPATIAL,
+            "channels",
+            strides=2,
+            padding={"height": (0, 1)},
+        )

@@ -19,6 +19,7 @@ from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto Named
 from ._ops._structure import as_named
 from ._ops._tnp._constructors import place
 from ._ops._tnp._selection import along
+from ._ops._tnp._structure import placed_back
 from ._value._named_array import NamedArray, in_order, wrap
 from ._value._tracebacks import entry_point
 
@@ -120,7 +121,7 @@ def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
     _check_key(key, operation)
     named = as_named(logits, operation=operation, argument="logits")
     sampled_shape(named.named_shape, axis, operation=operation)
-    value, _ = along(named, axis, operation=operation)
+    value, _, _ = along(named, axis, operation=operation)  # axis is drawn from: no placement to restore
     ordered = in_order(value, tuple(sorted(value.axes)))
     dim = ordered.ndim + ordered.axes.index(axis)
     drawn = jax.random.categorical(key, ordered.data, axis=dim).astype(jnp.int32)
@@ -132,5 +133,5 @@ def permutation(key: Any, x: NamedArray, axis: str) -> NamedArray:
     """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes)."""
     operation = "tx.random.permutation"
     _check_key(key, operation)
-    value, dim = along(as_named(x, operation=operation), axis, operation=operation)
-    return wrap(jax.random.permutation(key, value.data, axis=dim), value.axes, value.mapped)
+    value, dim, placement = along(as_named(x, operation=operation), axis, operation=operation)
+    return wrap(placed_back(jax.random.permutation(key, value.data, axis=dim), placement), value.axes, value.mapped)

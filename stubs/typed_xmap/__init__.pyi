@@ -160,6 +160,7 @@ def moe_dispatch(
     *,
     tokens: str | Sequence[str] = "seq",
     resources: Mapping[str, Any] | None = None,
+    from_resources: Mapping[str, Any] | None = None,
 ) -> NamedArray_[Any, Any, Any]: ...
 def moe_combine(
     y: NamedArray_[Any, Any, Any],
@@ -168,4 +169,5 @@ def moe_combine(
     expert: str = "expert",
     slot: str = "slot",
     resources: Mapping[str, Any] | None = None,
+    from_resources: Mapping[str, Any] | None = None,
 ) -> NamedArray_[Any, Any, Any]: ...

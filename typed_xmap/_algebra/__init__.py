@@ -184,6 +184,7 @@ from ._transforms import (
     check_carry as check_carry,
     check_carry_dtype as check_carry_dtype,
     check_carry_placement as check_carry_placement,
+    check_positional_carry_placement as check_positional_carry_placement,
     mapped_axes as mapped_axes,
     mapped_axis_size as mapped_axis_size,
     scan_length as scan_length,
@@ -195,5 +196,6 @@ from ._windows import (
     Padding as Padding,
     PoolPlan as PoolPlan,
     conv_plan as conv_plan,
+    conv_transpose_plan as conv_transpose_plan,
     pool_plan as pool_plan,
 )

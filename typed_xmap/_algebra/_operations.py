@@ -38,7 +38,7 @@ class OpKind(enum.Enum):
     INDEXING = "reads or writes elements by axis name (take, dynamic_slice, dynamic_update_slice): _indexing's rules"
     STRUCTURE = "rearranges named axes (stack, concatenate, split, roll, pad, cumsum): _algebra/_structure.py"
     CONSTRUCTOR = "builds a value from a named shape or names (zeros, arange, one_hot, causal_mask)"
-    WINDOW = "slides a window along named axes (conv, max_pool, avg_pool): _algebra/_windows.py"
+    WINDOW = "slides a window along named axes (conv, conv_transpose, max_pool, avg_pool): _algebra/_windows.py"
     SELECTION = "orders or selects along one named axis (sort, argsort, top_k): _algebra/_selection.py"
 
 
@@ -115,6 +115,7 @@ TNP_OPERATIONS: dict[str, Operation] = {
         *_rows(_JNP, OpKind.STRUCTURE, None, "stack concatenate split roll pad cumsum cumprod"),
         *_rows(_JNP, OpKind.CONSTRUCTOR, None, "zeros ones full zeros_like ones_like full_like arange"),
         Operation("conv", OpKind.WINDOW, "jax.lax.conv_general_dilated"),
+        Operation("conv_transpose", OpKind.WINDOW, "jax.lax.conv_transpose"),
         Operation("max_pool", OpKind.WINDOW, "jax.lax.reduce_window"),
         Operation("avg_pool", OpKind.WINDOW, "jax.lax.reduce_window"),
         *_rows(_JNP, OpKind.SELECTION, None, "sort"),

@@ -16,6 +16,7 @@ __all__ = [
     "check_carry",
     "check_carry_dtype",
     "check_carry_placement",
+    "check_positional_carry_placement",
     "mapped_axes",
     "mapped_axis_size",
     "scan_length",
@@ -166,6 +167,27 @@ def check_carry_placement(
                 f"back to init's placement",
                 kind=ErrorKind.INVALID_ARGUMENT,
             )
+
+
+def check_positional_carry_placement(
+    path: str, before: Sequence[tuple[str, ...]], after: Sequence[tuple[str, ...]], operation: str
+) -> None:
+    """``check_carry_placement`` for a positional carry leaf: each dim keeps its mesh axes from step to step."""
+    for dim, (was, now) in enumerate(zip(before, after, strict=True)):
+        if was != now:
+            raise NamedShapeError(
+                f"{operation}: dim {dim} of the positional carry{path} goes in {_placed(was)} but comes out "
+                f"{_placed(now)}; on an Explicit mesh a carry keeps its placement from step to step. Fix: place "
+                f"init{path} as the body places its result (jax.sharding.reshard(init{path}, {_spec(after)})), or "
+                f"jax.sharding.reshard the new carry back to init's placement, {_spec(before)}",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+
+
+def _spec(dims: Sequence[tuple[str, ...]]) -> str:
+    """Each dim's mesh axes as the ``PartitionSpec`` a user writes: ``P('x', None)``."""
+    entries = ["None" if not d else repr(d[0]) if len(d) == 1 else repr(d) for d in dims]
+    return f"P({', '.join(entries)})"
 
 
 def _placed(resources: tuple[str, ...]) -> str:

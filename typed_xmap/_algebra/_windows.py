@@ -1,9 +1,11 @@
-"""Windowed operations by axis name: ``tnp.conv`` and the pools (``max_pool``, ``avg_pool``).
+"""Windowed operations by axis name: ``tnp.conv``, ``tnp.conv_transpose`` and the pools (``max_pool``, ``avg_pool``).
 
 A convolution pairs each spatial axis of ``x`` with the kernel axis that carries its window size
 (``spatial={'height': 'kh'}``), sums the ``contract`` axes both carry, keeps ``x``'s other axes as batch
 axes and makes the kernel's other axes output axes. Strides, dilation and padding are given per spatial
-name or once for all. These functions check the names and sizes and compute the result's named shape (an
+name or once for all. A transposed convolution (``lax.conv_transpose``'s) has the same roles: its strides
+dilate the input (fractional strides) and its ``'SAME'``/``'VALID'`` padding is the forward convolution's,
+as JAX reads it. These functions check the names and sizes and compute the result's named shape (an
 unknown size is ``None``); the runtime (``typed_xmap.numpy._windows``) and the mypy plugin call them.
 
 Pure Python.
@@ -12,13 +14,13 @@ Pure Python.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._errors import ErrorKind, NamedShapeError
 from ._shapes import Size, is_size
 from ._structure import carried_axis, require_axis
 
-__all__ = ["ConvPlan", "Padding", "PoolPlan", "conv_plan", "pool_plan"]
+__all__ = ["ConvPlan", "Padding", "PoolPlan", "conv_plan", "conv_transpose_plan", "pool_plan"]
 
 Shape = Mapping[str, Size]
 Padding = str | tuple[tuple[int, int], ...]
@@ -40,6 +42,9 @@ class ConvPlan:
     dilation: tuple[int, ...]
     padding: Padding
     named_shape: dict[str, Size]
+    input_dilation: tuple[int, ...] = ()
+    """Per spatial axis, how far apart ``x``'s elements are spread (a transposed convolution's strides); ``()``:
+    not spread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,23 +112,34 @@ def _padding(value: object, names: Sequence[str], *, operation: str) -> Padding:
 
 
 def _out_size(
-    size: Size, window: Size, stride: int, dilation: int, pad: tuple[int, int] | str, *, axis: str, operation: str
+    size: Size,
+    window: Size,
+    stride: int,
+    dilation: int,
+    pad: tuple[int, int] | str,
+    *,
+    axis: str,
+    operation: str,
+    spread: int = 1,
 ) -> Size:
-    """The length of a windowed axis: ``lax.conv_general_dilated``'s and ``lax.reduce_window``'s rule."""
+    """The length of a windowed axis: ``lax.conv_general_dilated``'s and ``lax.reduce_window``'s rule (its
+    elements ``spread`` apart: ``lhs_dilation``)."""
     if size is None or window is None:
         return None
     if pad == "SAME":
         return -(-size // stride)
     low, high = (0, 0) if isinstance(pad, str) else pad
     span = (window - 1) * dilation + 1
-    if size + low + high < span:
-        padded = f" ({size + low + high} padded)" if low + high else ""
+    length = (size - 1) * spread + 1 if size else 0
+    if length + low + high < span:
+        padded = f" ({length + low + high} padded)" if low + high else ""
+        spaced = f" (spread to {length} by stride {spread})" if spread > 1 else ""
         raise NamedShapeError(
-            f"{operation}: axis {axis!r} has size {size}{padded}, shorter than its window of {span}. Fix: pad it "
-            f"(padding='SAME'), or use a smaller window or dilation",
+            f"{operation}: axis {axis!r} has size {size}{spaced}{padded}, shorter than its window of {span}. Fix: "
+            f"pad it (padding='SAME'), or use a smaller window or dilation",
             kind=ErrorKind.AXIS_SIZE,
         )
-    return (size + low + high - span) // stride + 1
+    return (length + low + high - span) // stride + 1
 
 
 def _names(value: object, *, operation: str, argument: str) -> tuple[str, ...]:
@@ -169,19 +185,20 @@ def _grouped_features(kernel: Shape, features: Sequence[str], groups: int, *, op
         )
 
 
-def conv_plan(
+def _roles(
     x: Shape,
     kernel: Shape,
     spatial: object,
     contract: object,
     *,
-    strides: object = None,
-    padding: object = "VALID",
-    dilation: object = None,
-    feature_group_count: object = 1,
-    operation: str = "tnp.conv",
+    strides: object,
+    padding: object,
+    dilation: object,
+    feature_group_count: object,
+    operation: str,
 ) -> ConvPlan:
-    """Check a named convolution and compute its result's named shape."""
+    """Which axis of ``x`` and ``kernel`` plays which part, checked, with the per-axis numbers: a plan whose
+    named shape has the result's batch and feature axes, not yet the windowed ones."""
     if not isinstance(spatial, Mapping) or not spatial:
         raise NamedShapeError(
             f"{operation}: spatial maps each spatial axis of x to the kernel axis carrying its window, got "
@@ -214,9 +231,99 @@ def conv_plan(
     dilate = _per_axis(dilation, names, 1, operation=operation, argument="dilation")
     pad = _padding(padding, names, operation=operation)
     out = {a: x[a] for a in batch} | {f: kernel[f] for f in features}
-    windowed = [(a, kernel[w]) for a, w in pairs]
-    out |= _windowed(x, windowed, stride, dilate, pad, operation=operation)
     return ConvPlan(pairs, contracted, batch, features, stride, dilate, pad, out)
+
+
+def conv_plan(
+    x: Shape,
+    kernel: Shape,
+    spatial: object,
+    contract: object,
+    *,
+    strides: object = None,
+    padding: object = "VALID",
+    dilation: object = None,
+    feature_group_count: object = 1,
+    operation: str = "tnp.conv",
+) -> ConvPlan:
+    """Check a named convolution and compute its result's named shape."""
+    r = _roles(
+        x,
+        kernel,
+        spatial,
+        contract,
+        strides=strides,
+        padding=padding,
+        dilation=dilation,
+        feature_group_count=feature_group_count,
+        operation=operation,
+    )
+    windowed = [(a, kernel[w]) for a, w in r.spatial]
+    return replace(
+        r, named_shape=r.named_shape | _windowed(x, windowed, r.strides, r.dilation, r.padding, operation=operation)
+    )
+
+
+def conv_transpose_plan(
+    x: Shape,
+    kernel: Shape,
+    spatial: object,
+    contract: object,
+    *,
+    strides: object = None,
+    padding: object = "VALID",
+    dilation: object = None,
+    operation: str = "tnp.conv_transpose",
+) -> ConvPlan:
+    """Check a named transposed convolution (``lax.conv_transpose``'s: ``strides`` spread ``x``, ``'SAME'`` makes
+    each spatial axis ``stride`` times longer, ``(low, high)`` pairs pad the spread input) and compute its
+    result's named shape. The plan is the forward convolution it runs: stride 1, ``input_dilation`` the
+    strides, the padding as pairs (left as given while a window size is unknown)."""
+    r = _roles(
+        x,
+        kernel,
+        spatial,
+        contract,
+        strides=strides,
+        padding=padding,
+        dilation=dilation,
+        feature_group_count=1,
+        operation=operation,
+    )
+    windows = [kernel[w] for _, w in r.spatial]
+    pads = [r.padding if isinstance(r.padding, str) else r.padding[i] for i in range(len(windows))]
+    pairs = [
+        _transposed_padding((k - 1) * d + 1, s, p) if k is not None else None
+        for k, s, d, p in zip(windows, r.strides, r.dilation, pads, strict=True)
+    ]
+    known = tuple(p for p in pairs if p is not None)
+    padding_pairs: Padding = known if len(known) == len(pairs) else r.padding
+    out = dict(r.named_shape)
+    for i, (axis, _) in enumerate(r.spatial):
+        pair = pairs[i]
+        out[axis] = (
+            None
+            if pair is None
+            else _out_size(
+                x[axis], windows[i], 1, r.dilation[i], pair, axis=axis, operation=operation, spread=r.strides[i]
+            )
+        )
+    ones = (1,) * len(r.spatial)
+    return replace(r, strides=ones, padding=padding_pairs, named_shape=out, input_dilation=r.strides)
+
+
+def _transposed_padding(span: int, stride: int, padding: tuple[int, int] | str) -> tuple[int, int]:
+    """The padding of the spread input that ``lax.conv_transpose`` uses for a window spanning ``span``: for
+    ``'SAME'``/``'VALID'``, what makes it the forward convolution's transpose; pairs as given."""
+    if not isinstance(padding, str):
+        return padding
+    if padding == "SAME":
+        total = span + stride - 2
+        low = span - 1 if stride > span - 1 else -(-total // 2)
+    else:
+        total = span + stride - 2 + max(span - stride, 0)
+        low = span - 1
+    return (low, total - low)
 
 
 def _windowed(

@@ -11,6 +11,11 @@ device; the dispatched value ``(batch, expert, slot, ...)`` is placed with ``exp
 groups give up (``{'batch': 'data', 'expert': 'model'}``). Changing which mesh axis splits a value from
 ``batch`` to ``expert`` is an all-to-all: JAX sends each token to its expert's devices, and back in
 ``moe_combine``. Without a mesh ``resources`` is ignored, so one program runs on one device and on a mesh.
+
+On an Auto mesh a sharding constraint is not a boundary: XLA's propagation carries the tokens' placement
+back into the experts' einsums (it all-gathers the expert weights and the dispatched tokens to compute them
+there). ``from_resources`` (the placement the value leaves) pins the value on both sides of the move, so
+what XLA emits is the all-to-all and nothing gathers; on an Explicit mesh the value already sits there.
 """
 
 from __future__ import annotations
@@ -81,11 +86,14 @@ def _cumsum(x: Any, axes: tuple[str, ...]) -> Any:
     return total
 
 
-def _place(x: NamedArray, resources: Mapping[str, Any] | None) -> NamedArray:
-    if resources is None or jax.sharding.get_abstract_mesh().empty:
+def _moved(x: NamedArray, resources: Mapping[str, Any] | None, from_resources: Mapping[str, Any] | None) -> NamedArray:
+    """``x`` placed by ``from_resources`` and then by ``resources`` (on a mesh; each only when given)."""
+    if jax.sharding.get_abstract_mesh().empty:
         return x
-    placed: NamedArray = constrain(x, resources)
-    return placed
+    for placement in (from_resources, resources):
+        if placement is not None:
+            x = constrain(x, placement)
+    return x
 
 
 def moe_dispatch(
@@ -94,13 +102,16 @@ def moe_dispatch(
     *,
     tokens: str | Sequence[str] = "seq",
     resources: Mapping[str, Any] | None = None,
+    from_resources: Mapping[str, Any] | None = None,
 ) -> NamedArray:
     """Each expert's inputs: ``x`` (``group, tokens, features``) gathered into ``(group, expert, slot,
     features)`` by one einsum over ``tokens``, then placed by ``resources`` (on a mesh): with ``expert`` on
-    the mesh axes the groups give up, the tokens travel to their expert's devices (an all-to-all)."""
+    the mesh axes the groups give up, the tokens travel to their expert's devices (an all-to-all).
+    ``from_resources``, the tokens' placement, is where the einsum's result is pinned first (needed on Auto
+    meshes, where XLA would otherwise gather the tokens to compute it in the experts' placement)."""
     spec = ",".join(_names(tokens))
     gathered: NamedArray = einsum(f"{{{spec}}},{{{spec}}}->{{}}", x, dispatch)
-    return _place(gathered, resources)
+    return _moved(gathered, resources, from_resources)
 
 
 def moe_combine(
@@ -110,9 +121,13 @@ def moe_combine(
     expert: str = "expert",
     slot: str = "slot",
     resources: Mapping[str, Any] | None = None,
+    from_resources: Mapping[str, Any] | None = None,
 ) -> NamedArray:
     """The experts' outputs ``y`` (``group, expert, slot, features``) back at their tokens, weighted by their
     gates: ``y`` is placed by ``resources`` first (the tokens' placement: the all-to-all back), then one einsum
-    over ``expert`` and ``slot``."""
-    combined: NamedArray = einsum(f"{{{expert},{slot}}},{{{expert},{slot}}}->{{}}", _place(y, resources), combine)
+    over ``expert`` and ``slot``. ``from_resources``, the experts' placement, is where ``y`` is pinned before
+    it moves (needed on Auto meshes, where XLA would otherwise gather the expert weights to compute ``y`` in
+    the tokens' placement)."""
+    moved = _moved(y, resources, from_resources)
+    combined: NamedArray = einsum(f"{{{expert},{slot}}},{{{expert},{slot}}}->{{}}", moved, combine)
     return combined

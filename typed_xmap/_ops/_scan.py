@@ -4,7 +4,8 @@ Every leaf of ``xs`` must be a NamedArray carrying ``axis`` (an error names the 
 value shared by all steps goes in the body's closure or the carry). The body sees each leaf without the
 axis; the ``ys`` it returns are stacked along ``axis`` as a named axis (a positional array becomes a
 NamedArray with that one named axis). The carry must keep its named shape from step to step (order-free,
-as a named shape is a set); a change raises, naming the carry's path and the axis.
+as a named shape is a set), its dtype and, on an Explicit mesh, its placement (a positional leaf's too, by
+dim); a change raises, naming the carry's path and the axis or dim.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .._algebra import (
     check_carry,
     check_carry_dtype,
     check_carry_placement,
+    check_positional_carry_placement,
     scan_length,
     scan_pair_error,
     scanned_axis_size,
@@ -135,6 +137,8 @@ def _check_carry(carry: Any, new_carry: Any, tree: Any, shapes: list[tuple[str, 
         check_carry_dtype(path, _dtype(was), _dtype(value), operation)
         if isinstance(value, NamedArray):
             check_carry_placement(path, _placement(was), _placement(value), operation)
+        elif (placements := _dim_placements(was, value)) is not None:
+            check_positional_carry_placement(path, *placements, operation)
 
 
 def _gained_mapped(before: Any, after: Any) -> tuple[tuple[str, int], ...]:
@@ -151,6 +155,15 @@ def _varying(leaf: Any, gained: tuple[tuple[str, int], ...]) -> Any:
 
 def _dtype(value: Any) -> str:
     return str(jax.typeof(value.data if isinstance(value, NamedArray) else value).dtype)
+
+
+def _dim_placements(was: Any, value: Any) -> tuple[Any, Any] | None:
+    """The mesh axes of each dim of a positional carry leaf going in and coming out, when both are on an
+    Explicit mesh with one shape (a shape change is ``lax.scan``'s to report)."""
+    if isinstance(was, NamedArray) or jnp.shape(was) != jnp.shape(value):
+        return None
+    before, after = dim_resources(was), dim_resources(value)
+    return None if before is None or after is None else (before, after)
 
 
 def _placement(value: Any) -> dict[str, tuple[str, ...]]:

@@ -249,7 +249,11 @@ def _constrain(x: Any, axis_resources: Mapping[str, Any], axes: Any, where: str)
 
 
 def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
-    """Which mesh axes each named axis of ``x`` is split over (unsplit axes are left out)."""
+    """Which mesh axes each named axis of ``x`` is split over (unsplit axes are left out; ``{}`` on one device).
+
+    Inside ``jit`` it is read from the traced value's type, which carries Explicit mesh axes; a value on Auto
+    axes (the current mesh's, or its own from an earlier ``tx.shard``) raises, as the compiler places it later.
+    """
     if not isinstance(x, NamedArray):
         raise NamedShapeError(
             f"tx.resources_of takes a NamedArray, got {type(x).__name__}. Fix: tx.named(array, axes) first, "
@@ -267,12 +271,21 @@ def _placed_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:
 
 def _traced_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:
     """Inside ``jit``: the placement a traced value's type carries (Explicit mesh axes); Auto axes raise, as
-    the compiler places those values after tracing."""
+    the compiler places those values after tracing: those of the current mesh, and those of the value's own
+    (placed by ``tx.shard`` on an Auto mesh, then passed to a ``jit`` called outside that mesh's block)."""
     assigned = dim_resources(x.data)
     if assigned is not None:
         return assigned
-    mesh = jax.sharding.get_abstract_mesh()
-    auto = [] if mesh.empty else [name for name in mesh.axis_names if name not in explicit_axes(mesh)]
+    meshes = (jax.sharding.get_abstract_mesh(), getattr(getattr(jax.typeof(x.data), "sharding", None), "mesh", None))
+    auto = list(
+        dict.fromkeys(
+            name
+            for mesh in meshes
+            if mesh is not None and not mesh.empty
+            for name in mesh.axis_names
+            if name not in explicit_axes(mesh)
+        )
+    )
     if auto:
         raise NamedShapeError(
             f"tx.resources_of: inside jit, a value on Auto mesh axes ({', '.join(auto)}) is placed by the "
@@ -281,4 +294,4 @@ def _traced_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:
             f"value carries",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
-    return ((),) * x.data.ndim  # no mesh: nothing is split
+    return ((),) * x.data.ndim  # no mesh, neither current nor the value's: one device, nothing is split

@@ -50,7 +50,7 @@ from .._ops._tnp._reductions import (
 from .._ops._tnp._selection import argsort, sort, top_k
 from .._ops._tnp._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
 from .._ops._tnp._ufuncs import UFUNCS as _UFUNCS, clip, where
-from .._ops._tnp._windows import avg_pool, conv, max_pool
+from .._ops._tnp._windows import avg_pool, conv, conv_transpose, max_pool
 from .._value._tracebacks import entry_point
 
 UFUNC_NAMES: tuple[str, ...] = tuple(_UFUNCS)
@@ -106,6 +106,7 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "argsort",
     "avg_pool",
     "conv",
+    "conv_transpose",
     "max_pool",
     "sort",
     "top_k",

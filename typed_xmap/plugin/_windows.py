@@ -1,5 +1,5 @@
 """Windows and selection along named axes: the ``WINDOW`` rows of the table of operations (``tnp.conv``,
-``max_pool``, ``avg_pool``), the ``SELECTION`` rows (``tnp.sort``, ``argsort``, ``top_k``) and
+``conv_transpose``, ``max_pool``, ``avg_pool``), the ``SELECTION`` rows (``tnp.sort``, ``argsort``, ``top_k``) and
 ``tx.random.randint/categorical/permutation``.
 
 Literal arguments (the ``spatial`` dict, axis names, strides, ``k``) are read from the call and given to the
@@ -20,6 +20,7 @@ from .._algebra import (
     Size,
     axis_sizes,
     conv_plan,
+    conv_transpose_plan,
     pool_plan,
     sampled_shape,
     sorted_shape,
@@ -86,13 +87,14 @@ def _named(shape: Shape) -> Mapping[str, Size]:
 
 
 def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    """``tnp.conv(x, kernel, spatial=..., contract=...)``, ``tnp.max_pool(x, window)``, ``tnp.avg_pool``."""
+    """``tnp.conv(x, kernel, spatial=..., contract=...)``, ``tnp.conv_transpose`` (the same arguments but
+    ``feature_group_count``), ``tnp.max_pool(x, window)``, ``tnp.avg_pool``."""
     x = _operand(ctx, "x", 0)
     if x is None:
         return ctx.default_return_type
     read = _reader(ctx)
     operation = f"tnp.{name}"
-    if name != "conv":
+    if name not in ("conv", "conv_transpose"):
         return _typed(
             plugin,
             ctx,
@@ -109,11 +111,16 @@ def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Typ
         return plugin.types.array(x.dtype, None, None)
 
     def rule() -> dict[str, Size]:
-        options = {k: read(k, None) for k in ("strides", "padding", "dilation", "feature_group_count")}
-        plan = conv_plan(
-            _named(x), _named(kernel), read("spatial", 2), read("contract", 3), **options, operation=operation
-        )
-        return plan.named_shape
+        options = {k: read(k, None) for k in ("strides", "padding", "dilation")}
+        spatial, contract = read("spatial", 2), read("contract", 3)
+        if name == "conv_transpose":
+            return conv_transpose_plan(
+                _named(x), _named(kernel), spatial, contract, **options, operation=operation
+            ).named_shape
+        grouped = read("feature_group_count", None)
+        return conv_plan(
+            _named(x), _named(kernel), spatial, contract, **options, feature_group_count=grouped, operation=operation
+        ).named_shape
 
     return _typed(plugin, ctx, x, x.dtype, rule)
 

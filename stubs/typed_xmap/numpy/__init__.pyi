@@ -371,7 +371,7 @@ def causal_mask(
     row: str, column: str, size: int, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray_[np.bool_, Any, Any]: ...
 
-# Windows along named axes: a convolution (spatial axes -> the kernel axes carrying the windows) and pools.
+# Windows along named axes: convolutions (spatial axes -> the kernel axes carrying the windows) and pools.
 def conv(
     x: _T,
     kernel: Any,
@@ -382,6 +382,18 @@ def conv(
     padding: Any = "VALID",
     dilation: int | Mapping[str, int] | None = None,
     feature_group_count: int = 1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> _T: ...
+def conv_transpose(
+    x: _T,
+    kernel: Any,
+    spatial: Mapping[str, str],
+    contract: str | Sequence[str] = (),
+    *,
+    strides: int | Mapping[str, int] | None = None,
+    padding: Any = "VALID",
+    dilation: int | Mapping[str, int] | None = None,
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> _T: ...

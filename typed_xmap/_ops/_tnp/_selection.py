@@ -1,7 +1,10 @@
 """Ordering and selection along a named axis for ``typed_xmap.numpy``: ``sort``, ``argsort``, ``top_k``.
 
 The rules are ``_algebra/_selection.py``'s. A mapped axis (an enclosing ``vmap`` level, inside ``xmap``) is
-gathered into the data first; the work is one ``jnp.sort``/``jnp.argsort`` (stable) or ``lax.top_k``.
+gathered into the data first; the work is one ``jnp.sort``/``jnp.argsort`` (stable) or ``lax.top_k``. On a
+mesh the sorted dim is made whole on every device first (Explicit axes refuse to sort along a split dim) and
+sorted values are gathered at a stable argsort's indices: JAX's own sort rule differentiates through an
+unplaced ``iota``, which Explicit axes refuse beside a placed operand.
 """
 
 from __future__ import annotations
@@ -15,18 +18,22 @@ from jax import lax
 from ..._algebra import sorted_shape, top_k_shape
 from ..._value._named_array import NamedArray, wrap
 from ._mapped_axes import as_mapped, gather
+from ._structure import Placement, placed_back, whole
 
 __all__ = ["along", "argsort", "sort", "top_k"]
 
 
-def along(x: Any, axis: Any, *, operation: str) -> tuple[NamedArray, int]:
-    """``x`` with ``axis`` (checked to be there) a dim of its data, and that dim."""
+def along(x: Any, axis: Any, *, operation: str) -> tuple[NamedArray, int, Placement]:
+    """``x`` with ``axis`` (checked to be there) a dim of its data, whole on every device, that dim, and how
+    ``x`` was placed (for ``placed_back``)."""
     value = (
         x if isinstance(x, NamedArray) else as_mapped(x, [axis] if isinstance(axis, str) else [], operation=operation)
     )
     sorted_shape(value.named_shape, axis, operation=operation)
     value = gather(value, [n for n, _ in value.mapped if n == axis], operation=operation)
-    return value, value.ndim + value.axes.index(axis)
+    dim = value.ndim + value.axes.index(axis)
+    value, placement = whole(value, [dim])
+    return value, dim, placement
 
 
 def _result(x: Any, value: NamedArray, data: Any, axes: tuple[str, ...]) -> Any:
@@ -35,22 +42,31 @@ def _result(x: Any, value: NamedArray, data: Any, axes: tuple[str, ...]) -> Any:
 
 def sort(x: Any, axis: str) -> Any:
     """``x`` sorted along the named axis ``axis`` (ascending; stable)."""
-    value, dim = along(x, axis, operation="tnp.sort")
-    return _result(x, value, jnp.sort(value.data, axis=dim, stable=True), value.axes)
+    value, dim, placement = along(x, axis, operation="tnp.sort")
+    data = value.data
+    if _on_mesh(data):
+        data = jnp.take_along_axis(data, _order(data, dim), axis=dim)
+    else:
+        data = jnp.sort(data, axis=dim, stable=True)
+    return _result(x, value, placed_back(data, placement), value.axes)
 
 
 def argsort(x: Any, axis: str) -> Any:
     """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
-    value, dim = along(x, axis, operation="tnp.argsort")
-    indices = jnp.argsort(value.data, axis=dim, stable=True).astype(jnp.int32)
-    return _result(x, value, indices, value.axes)
+    value, dim, placement = along(x, axis, operation="tnp.argsort")
+    return _result(x, value, placed_back(_order(value.data, dim), placement), value.axes)
+
+
+def _order(data: Any, dim: int) -> Any:
+    """The int32 stable argsort of ``data`` along ``dim``; indices have no gradient, so none is traced."""
+    return jnp.argsort(lax.stop_gradient(data), axis=dim, stable=True).astype(jnp.int32)
 
 
 def top_k(x: Any, k: int, axis: str, new_axis: str) -> tuple[Any, Any]:
     """The ``k`` largest values along ``axis`` and their int32 indices along it, both along ``new_axis``
     (size ``k``, largest first) in place of ``axis``: ``top_k(probs, 2, axis='expert', new_axis='choice')``."""
     operation = f"tnp.top_k(x, {k!r}, axis={axis!r}, new_axis={new_axis!r})"
-    value, dim = along(x, axis, operation=operation)
+    value, dim, _ = along(x, axis, operation=operation)  # new_axis takes no placement from axis
     top_k_shape(value.named_shape, k, axis, new_axis, operation=operation)
     axes = (*(a for a in value.axes if a != axis), new_axis)
     data = jnp.moveaxis(value.data, dim, -1) if dim != value.data.ndim - 1 else value.data
@@ -68,5 +84,5 @@ def _on_mesh(data: Any) -> bool:
 def _sorted_top_k(data: Any, k: int) -> tuple[Any, Any]:
     """``lax.top_k`` (largest first, ties by lower index) from a stable argsort along the last dim, which XLA
     partitions along the other dims; the values are gathered at those indices (their gradient too)."""
-    order = jnp.argsort(lax.stop_gradient(-data), axis=-1, stable=True)[..., :k].astype(jnp.int32)
+    order = _order(-data, -1)[..., :k]
     return jnp.take_along_axis(data, order, axis=-1), order

@@ -18,7 +18,7 @@ from ..._value._named_array import NamedArray, in_order, wrap
 from .._sharding import dim_resources, dividing, on_own_mesh_by_dim
 from .._structure import as_named, gather_mapped
 
-__all__ = ["concatenate", "cumprod", "cumsum", "pad", "roll", "split", "stack"]
+__all__ = ["Placement", "concatenate", "cumprod", "cumsum", "pad", "placed_back", "roll", "split", "stack", "whole"]
 
 
 def _aligned(xs: Sequence[NamedArray], operation: str, lead: int = 0) -> list[NamedArray]:
@@ -58,13 +58,13 @@ def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
     same_positional([x.shape for x in xs], operation=operation)
     xs = [gather_mapped(x, [axis], operation=operation) for x in xs]
     # the joined axis whole on every device first (operands of other sizes along it may not split alike)
-    placements = [_whole(x, [x.ndim + x.axes.index(axis)]) for x in xs]
+    placements = [whole(x, [x.ndim + x.axes.index(axis)]) for x in xs]
     # the result keeps the largest operand's layout: the others (a class token before the patches) move
     lead = max(range(len(xs)), key=lambda i: (xs[i].data.size, -i))
     xs = _aligned([x for x, _ in placements], operation, lead)
     first = xs[lead]
     data = jnp.concatenate([x.data for x in xs], axis=first.ndim + first.axes.index(axis))
-    return wrap(_placed_back(data, placements[lead][1]), first.axes, first.mapped)
+    return wrap(placed_back(data, placements[lead][1]), first.axes, first.mapped)
 
 
 def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[NamedArray]:
@@ -82,25 +82,25 @@ def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[Named
 
 
 def _along(x: NamedArray, axis: str, operation: str) -> tuple[NamedArray, int, Placement]:
-    """``x`` with ``axis`` in its data and whole on every device (``_whole``), that dim's index, and how ``x``
-    was placed (for ``_placed_back``)."""
+    """``x`` with ``axis`` in its data and whole on every device (``whole``), that dim's index, and how ``x``
+    was placed (for ``placed_back``)."""
     x = as_named(x, operation=operation)
     require_axis(x.named_shape, axis, operation=operation)
     x = gather_mapped(x, [axis], operation=operation)
     dim = x.ndim + x.axes.index(axis)
-    x, placement = _whole(x, [dim])
+    x, placement = whole(x, [dim])
     return x, dim, placement
 
 
 Placement = tuple[tuple[str, ...], ...] | None
-"""The mesh axes each dim of an operand was split over before ``_whole`` gathered some; ``None``: nothing
+"""The mesh axes each dim of an operand was split over before ``whole`` gathered some; ``None``: nothing
 was gathered."""
 
 
-def _whole(x: NamedArray, dims: Sequence[int]) -> tuple[NamedArray, Placement]:
+def whole(x: NamedArray, dims: Sequence[int]) -> tuple[NamedArray, Placement]:
     """``x`` with ``dims`` whole on every device, and how it was placed. JAX's Explicit mesh axes refuse to
     roll, pad or scan along a split dim, so such a dim is gathered first (the one communication these
-    operations add, documented), and ``_placed_back`` splits the result again."""
+    operations add, documented), and ``placed_back`` splits the result again."""
     assigned = dim_resources(x.data)
     if assigned is None or not any(assigned[d] for d in dims):
         return x, None
@@ -108,7 +108,7 @@ def _whole(x: NamedArray, dims: Sequence[int]) -> tuple[NamedArray, Placement]:
     return _resharded(x, on_own_mesh_by_dim(x.data, whole)), assigned
 
 
-def _placed_back(data: Any, placement: Placement) -> Any:
+def placed_back(data: Any, placement: Placement) -> Any:
     """``data`` split over the mesh axes its operand's dims were, each where its size still divides evenly
     (a local slice of each device's copy)."""
     if placement is None:
@@ -119,7 +119,7 @@ def _placed_back(data: Any, placement: Placement) -> Any:
 def roll(x: NamedArray, shift: int, axis: str) -> NamedArray:
     """Roll ``x`` by ``shift`` along ``axis`` (elements pushed off one end come back at the other)."""
     x, dim, placement = _along(x, axis, "tnp.roll")
-    return wrap(_placed_back(jnp.roll(x.data, shift, axis=dim), placement), x.axes, x.mapped)
+    return wrap(placed_back(jnp.roll(x.data, shift, axis=dim), placement), x.axes, x.mapped)
 
 
 def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any = 0) -> NamedArray:
@@ -128,18 +128,18 @@ def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any =
     x = as_named(x, operation=operation)
     pad_shape(x.named_shape, pad_width, operation=operation)
     x = gather_mapped(x, pad_width, operation=operation)
-    x, placement = _whole(x, [x.ndim + x.axes.index(a) for a in pad_width])
+    x, placement = whole(x, [x.ndim + x.axes.index(a) for a in pad_width])
     widths = [(0, 0)] * x.ndim + [tuple(pad_width.get(a, (0, 0))) for a in x.axes]
-    return wrap(_placed_back(jnp.pad(x.data, widths, constant_values=value), placement), x.axes, x.mapped)
+    return wrap(placed_back(jnp.pad(x.data, widths, constant_values=value), placement), x.axes, x.mapped)
 
 
 def cumsum(x: NamedArray, axis: str, *, dtype: Any = None) -> NamedArray:
     """Cumulative sum along ``axis``; the result has ``x``'s named shape."""
     x, dim, placement = _along(x, axis, "tnp.cumsum")
-    return wrap(_placed_back(jnp.cumsum(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)
+    return wrap(placed_back(jnp.cumsum(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)
 
 
 def cumprod(x: NamedArray, axis: str, *, dtype: Any = None) -> NamedArray:
     """Cumulative product along ``axis``; the result has ``x``'s named shape."""
     x, dim, placement = _along(x, axis, "tnp.cumprod")
-    return wrap(_placed_back(jnp.cumprod(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)
+    return wrap(placed_back(jnp.cumprod(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)

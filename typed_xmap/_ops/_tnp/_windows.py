@@ -1,11 +1,13 @@
-"""Windowed operations by axis name for ``typed_xmap.numpy``: ``conv``, ``max_pool``, ``avg_pool``.
+"""Windowed operations by axis name for ``typed_xmap.numpy``: ``conv``, ``conv_transpose``, ``max_pool``,
+``avg_pool``.
 
 The rules (which axis plays which part, the result's named shape, the errors) are
 ``_algebra/_windows.py``'s. A convolution is one ``lax.conv_general_dilated``: its dimension numbers point at
 the named dims where they are (no transpose when each of batch, contracted and output axes is one dim; else
 each group is merged into one dim). Named axes held by ``vmap`` levels (inside ``xmap``) that the window or
 the contraction needs are gathered into the data first (``_mapped_axes.gather``); the other mapped axes stay
-levels (``vmap`` batches the convolution). A pool is one ``lax.reduce_window``.
+levels (``vmap`` batches the convolution). A transposed convolution is the same call with the input spread by
+its strides (``lhs_dilation``), as ``lax.conv_transpose`` makes it. A pool is one ``lax.reduce_window``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..._algebra import ErrorKind, NamedShapeError, conv_plan, pool_plan
+from ..._algebra import ConvPlan, ErrorKind, NamedShapeError, conv_plan, conv_transpose_plan, pool_plan
 from ..._value._named_array import NamedArray, index_mapped, wrap
 from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
-__all__ = ["avg_pool", "conv", "max_pool"]
+__all__ = ["avg_pool", "conv", "conv_transpose", "max_pool"]
 
 
 def _operand(value: Any, names: Sequence[str], *, operation: str) -> NamedArray:
@@ -102,9 +104,7 @@ def conv(
     the batch axes, the kernel's new axes and the spatial axes (with their output lengths).
     """
     operation = "tnp.conv"
-    contracted, pairs = _listed(contract), _items(spatial)
-    lhs = _operand(x, [a for a, _ in pairs] + list(contracted), operation=operation)
-    rhs = _operand(kernel, [w for _, w in pairs] + list(contracted), operation=operation)
+    lhs, rhs = _operands(x, kernel, spatial, contract, operation=operation)
     plan = conv_plan(
         lhs.named_shape,
         rhs.named_shape,
@@ -116,6 +116,67 @@ def conv(
         feature_group_count=feature_group_count,
         operation=operation,
     )
+    options = {"precision": precision, "preferred_element_type": preferred_element_type}
+    return _convolved(x, kernel, lhs, rhs, plan, feature_group_count=feature_group_count, **options)
+
+
+def conv_transpose(
+    x: Any,
+    kernel: Any,
+    spatial: Mapping[str, str],
+    contract: str | Sequence[str] = (),
+    *,
+    strides: int | Mapping[str, int] | None = None,
+    padding: Any = "VALID",
+    dilation: int | Mapping[str, int] | None = None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """A transposed convolution by name, ``lax.conv_transpose``'s: ``conv_transpose(x, kernel,
+    spatial={'height': 'kh'}, contract='channels', strides=2, padding='SAME')`` makes ``height`` twice as long.
+
+    The axes play ``conv``'s parts. ``strides`` spread ``x``'s elements apart (fractional strides);
+    ``'SAME'``/``'VALID'`` are the padding of the forward convolution this one transposes (``'SAME'``: each
+    spatial axis ``stride`` times longer), a ``(low, high)`` pair pads the spread input, as in JAX. The kernel's
+    windows are not flipped (``lax.conv_transpose``'s default, ``transpose_kernel=False``).
+    """
+    operation = "tnp.conv_transpose"
+    lhs, rhs = _operands(x, kernel, spatial, contract, operation=operation)
+    plan = conv_transpose_plan(
+        lhs.named_shape,
+        rhs.named_shape,
+        spatial,
+        contract,
+        strides=strides,
+        padding=padding,
+        dilation=dilation,
+        operation=operation,
+    )
+    options = {"precision": precision, "preferred_element_type": preferred_element_type}
+    return _convolved(x, kernel, lhs, rhs, plan, feature_group_count=1, operation=operation, **options)
+
+
+def _operands(x: Any, kernel: Any, spatial: Any, contract: Any, *, operation: str) -> tuple[NamedArray, NamedArray]:
+    """``x`` and ``kernel`` with the mapped axes the windows and the contraction need in their data."""
+    contracted, pairs = _listed(contract), _items(spatial)
+    lhs = _operand(x, [a for a, _ in pairs] + list(contracted), operation=operation)
+    rhs = _operand(kernel, [w for _, w in pairs] + list(contracted), operation=operation)
+    return lhs, rhs
+
+
+def _convolved(
+    x: Any,
+    kernel: Any,
+    lhs: NamedArray,
+    rhs: NamedArray,
+    plan: ConvPlan,
+    *,
+    feature_group_count: int,
+    precision: Any,
+    preferred_element_type: Any,
+    operation: str = "tnp.conv",
+) -> Any:
+    """The checked convolution ``plan`` of ``lhs`` by ``rhs``: one ``lax.conv_general_dilated`` on their data."""
     if rhs.ndim:
         raise NamedShapeError(
             f"{operation}: kernel has {rhs.ndim} positional dims; a kernel's dims are all named (windows, "
@@ -138,6 +199,7 @@ def conv(
         rhs_data,
         window_strides=plan.strides,
         padding=plan.padding,
+        lhs_dilation=plan.input_dilation or None,
         rhs_dilation=plan.dilation,
         dimension_numbers=lax.ConvDimensionNumbers(lhs_spec, rhs_spec, out_spec),
         feature_group_count=feature_group_count,
