@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(".git", ".venv", "site", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
 
 USER_CODE = """\
+import jax
 import jax.numpy as jnp
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -40,6 +41,8 @@ h = tx.named(jnp.ones((8, 5)), ["batch", "hidden"])
 bad = affine(h, w)
 # pyright reads typed_xmap.numpy through the stubs (a NamedArray_ with operators), not the runtime package
 zs: NamedArray[f32, "batch"] = tnp.zeros({"batch": 8}) * 2.0
+# the leaf test of a tree map over params: pyright, and mypy with the plugin, take tx.NamedArray in isinstance
+halved = jax.tree.map(lambda v: v * 0.5, {"w": w, "zs": zs}, is_leaf=lambda v: isinstance(v, tx.NamedArray))
 """
 
 
@@ -84,7 +87,7 @@ def test_plain_mypy_with_the_plugin_checks_user_code(installed_python: Path, tmp
     lines = result.stdout.splitlines()
     assert "Cannot find implementation" not in result.stdout, result.stdout
     assert any(
-        line.startswith('model.py:17: error: Argument 1 to "affine"') and "[arg-type]" in line for line in lines
+        line.startswith('model.py:18: error: Argument 1 to "affine"') and "[arg-type]" in line for line in lines
     ), result.stdout
     assert lines[-1] == "Found 1 error in 1 file (checked 1 source file)", result.stdout
 

@@ -5,11 +5,12 @@
 # definition-time check, reading Self as the protocol itself, does not see)
 """What type checkers see of ``NamedArray``; never imported at run time.
 
-``NamedArray`` is ``typing.Annotated`` to a type checker (as in jaxtyping), so the spec strings in
+``NamedArray`` is ``typing.Annotated`` to mypy (as in jaxtyping), so the spec strings in
 ``NamedArray[f32, "batch in"]`` are metadata and never "undefined names". The dtype markers are
 aliases of ``NamedArray_[dtype, Any, Any]``, so without the mypy plugin ``NamedArray[f32, "..."]`` reads
 as "a float32 NamedArray of unknown shape". The plugin replaces the two ``Any`` with the named and
-positional shapes.
+positional shapes. To pyright ``NamedArray_`` (and ``tx.NamedArray``) is one class whatever its arguments
+(``StaticBase``, ``_checker_view.py``).
 
 ``stubs/typed_xmap/_static.pyi`` is this file (a link), so checking with the stubs and without them sees
 one ``typed_xmap._static.NamedArray_``.
@@ -20,6 +21,8 @@ from __future__ import annotations
 from typing import Any, Generic, Protocol, Self, TypedDict, TypeVar, overload, runtime_checkable
 
 import numpy as np
+
+from ._checker_view import StaticBase
 
 DT = TypeVar("DT", covariant=True)
 NS = TypeVar("NS", covariant=True)
@@ -40,7 +43,7 @@ class UnknownShape_:
     overload, ``NamedArray_[Any, Any, Any]``."""
 
 
-class NamedArray_(Generic[DT, NS, PS]):  # noqa: PLW1641  (== is elementwise: unhashable, as NamedArray)
+class NamedArray_(StaticBase[DT, NS, PS]):  # noqa: PLW1641  (== is elementwise: unhashable, as NamedArray)
     """A NamedArray whose dtype is ``DT``, named shape ``NS`` and positional shape ``PS``."""
 
     data: Any
@@ -239,13 +242,13 @@ class NamedArray_(Generic[DT, NS, PS]):  # noqa: PLW1641  (== is elementwise: un
     def __complex__(self) -> complex: ...
 
 
-class At_(Generic[DT, NS, PS]):
+class At_(StaticBase[DT, NS, PS]):
     """``x.at``: index it by name (``x.at[{"seq": i}]``) for a region to update."""
 
     def __getitem__(self, key: Any) -> AtRegion_[DT, NS, PS]: ...
 
 
-class AtRegion_(Generic[DT, NS, PS]):
+class AtRegion_(StaticBase[DT, NS, PS]):
     """``x.at[{...}]``: its updates return a value of ``x``'s type; ``get()`` reads the region."""
 
     def get(self) -> NamedArray_[DT, Any, Any]: ...

@@ -1,14 +1,17 @@
 """Stubs of typed_xmap's typed surface (PEP 561, shipped as the ``typed_xmap-stubs`` package).
 
-``NamedArray`` is ``typing.Annotated`` to type checkers, so ``NamedArray[f32, "batch in"]`` never reads
-as undefined names; without the mypy plugin it means "a float32 NamedArray of unknown shape", with
-``plugins = typed_xmap.plugin`` it carries the named shape.
+``NamedArray`` is ``typing.Annotated`` to mypy, so ``NamedArray[f32, "batch in"]`` never reads as undefined
+names; without the mypy plugin it means "a float32 NamedArray of unknown shape", with
+``plugins = typed_xmap.plugin`` it carries the named shape. To pyright (Pylance, basedpyright), which
+rejects ``isinstance`` of ``Annotated``, it is ``NamedArray_``, one class whatever its type arguments
+(``_checker_view``), so ``isinstance(v, tx.NamedArray)`` narrows ``v`` to it.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated as NamedArray, Any, TypeVar
+from typing import Any, TypeVar
 
 from . import random as random
+from ._checker_view import MYPY
 from ._convert import named as named, positional as positional
 from ._static import (
     AnyNamedArray as AnyNamedArray,
@@ -31,6 +34,11 @@ from ._static import (
     u32 as u32,
 )
 from ._xmap import XmapFunction as XmapFunction, serial_loop as serial_loop, xmap as xmap
+
+if MYPY:
+    from typing import Annotated as NamedArray
+else:
+    from ._static import NamedArray_ as NamedArray
 
 __version__: str
 

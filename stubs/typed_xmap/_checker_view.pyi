@@ -1,0 +1,1 @@
+../../typed_xmap/_checker_view.py
