@@ -15,6 +15,7 @@ Run: ``PYTHONPATH=. python bench/transformer_step.py [--dump DIR]`` or ``typed-x
 
 import ast
 import collections
+import gc
 import re
 import statistics
 import sys
@@ -71,7 +72,9 @@ def build(cases, rounds=3, trace_rounds=9):
     """name -> (trace s, lower+compile s, compiled step, its args): medians over fresh jits, versions interleaved
     (tracing is cheap and noisy, so it gets more rounds than compiling). Tracing is Python on one thread: its
     time is this thread's CPU time, which other processes on a shared machine do not inflate; compiling uses
-    XLA's threads, so its time is wall-clock."""
+    XLA's threads, so its time is wall-clock. Each timed trace starts from a fresh ``gc.collect()``: a full
+    collection costs ~80 ms here (a third of a ViT step's trace) and otherwise lands in whichever version's
+    round the allocation counters happen to trip in (a 1.16x and a 0.70x trace ratio from one program)."""
     prepared = {}
     for name, (loss_fn, params, tokens, targets) in cases.items():
         opt, step = make_step(loss_fn)
@@ -81,6 +84,7 @@ def build(cases, rounds=3, trace_rounds=9):
     for r in range(trace_rounds - rounds):  # extra trace-only rounds
         for name in list(prepared)[:: 1 if r % 2 else -1]:
             step, args = prepared[name]
+            gc.collect()
             start = time.thread_time()
             jax.jit(lambda *a, step=step: step(*a)).trace(*args)
             times[name][0].append(time.thread_time() - start)
@@ -88,6 +92,7 @@ def build(cases, rounds=3, trace_rounds=9):
         for name in list(prepared)[:: 1 if r % 2 else -1]:
             step, args = prepared[name]
             jitted = jax.jit(lambda *a, step=step: step(*a))  # a fresh function: no cache answers
+            gc.collect()
             start, cpu = time.perf_counter(), time.thread_time()
             traced = jitted.trace(*args)
             mid, cpu = time.perf_counter(), time.thread_time() - cpu
