@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     for stem in STEMS:
         print(f" patch stem: {stem}")
-        status = max(status, compare(versions(stem), dump / stem.replace(" + ", "_") if dump else None))
+        folder = dump / stem.replace(" + ", "_") if dump else None
+        status = max(status, compare(versions(stem), folder, family=f"ViT, {stem} stem"))
     return status
 
 
