@@ -23,7 +23,8 @@ def record(family: str, row: Row) -> None:
 
 
 def summary_lines() -> list[str]:
-    """The table of the rows recorded so far (none: no lines); a ratio over its goal is marked ``!``."""
+    """The table of the rows recorded so far (none: no lines); a ratio over its goal as shown (two decimals) is
+    marked ``!``."""
     if not _ROWS:
         return []
     columns = list(dict.fromkeys(c for row in _ROWS.values() for c in row))
@@ -37,7 +38,7 @@ def summary_lines() -> list[str]:
     for family, row in _ROWS.items():
         cells = []
         for c, h in zip(columns, heads, strict=True):
-            text = "-" if c not in row else f"{row[c][0]:.2f}x" + ("!" if row[c][0] > row[c][1] else " ")
+            text = "-" if c not in row else f"{row[c][0]:.2f}x" + ("!" if round(row[c][0], 2) > row[c][1] else " ")
             cells.append(f"{text:>{len(h) + 3}}")
         lines.append(f"{family:<{width}}" + "".join(cells))
     return lines
