@@ -70,12 +70,27 @@ def batch(cfg: Config, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 # -- plain jnp ------------------------------------------------------------------------------------------
 
 
-def jnp_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
+def _jnp_patches(params: dict[str, Any], images: Any) -> Any:
+    """The patch stem as tiles and an einsum: [batch, seq - 1, embed]."""
     b, height, width, channels = images.shape
     patch = params["patch_w"].shape[0]
     tiles = images.reshape(b, height // patch, patch, width // patch, patch, channels)
     x = jnp.einsum("bhpwqc,pqce->bhwe", tiles, params["patch_w"]) + params["patch_b"]
-    x = x.reshape(b, -1, x.shape[-1])
+    return x.reshape(b, -1, x.shape[-1])
+
+
+def _jnp_conv_patches(params: dict[str, Any], images: Any) -> Any:
+    """The patch stem as a convolution with the patch as window and stride."""
+    patch = params["patch_w"].shape[0]
+    dims = ("NHWC", "HWIO", "NHWC")
+    x = jax.lax.conv_general_dilated(images, params["patch_w"], (patch, patch), "VALID", dimension_numbers=dims)
+    x = x + params["patch_b"]
+    return x.reshape(x.shape[0], -1, x.shape[-1])
+
+
+def jnp_loss(params: dict[str, Any], images: Any, labels: Any, stem: Any = _jnp_patches) -> Any:
+    x = stem(params, images)
+    b = x.shape[0]
     cls = jnp.broadcast_to(params["cls"], (b, 1, x.shape[-1]))
     x = jnp.concatenate([cls, x], axis=1) + params["pos"]
     scale = params["layers"][0]["wq"].shape[-1] ** -0.5
@@ -89,6 +104,10 @@ def jnp_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
     return -jnp.mean(jnp.sum(logp * onehot, axis=-1))
 
 
+def jnp_conv_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
+    return jnp_loss(params, images, labels, _jnp_conv_patches)
+
+
 def jnp_params(params: dict[str, Any]) -> dict[str, Any]:
     return jax.tree.map(jnp.asarray, params)
 
@@ -96,13 +115,25 @@ def jnp_params(params: dict[str, Any]) -> dict[str, Any]:
 # -- typed_xmap -----------------------------------------------------------------------------------------
 
 
-def named_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
-    """``images``: {batch, height, width, channels}; ``labels``: {batch} int32; returns a plain scalar."""
+def _named_patches(params: dict[str, Any], images: Any) -> Any:
+    """The patch stem by name, as tiles and an einsum: {batch, seq, embed} (the patches)."""
     patch, size = params["patch_w"].named_shape["ph"], images.named_shape
     tiles = tx.split_axis(images, "height", {"grid_h": size["height"] // patch, "ph": patch})
     tiles = tx.split_axis(tiles, "width", {"grid_w": size["width"] // patch, "pw": patch})
     x = tnp.einsum("{ph,pw,channels},{ph,pw,channels,embed}->{embed}", tiles, params["patch_w"]) + params["patch_b"]
-    x = tx.merge_axes(x, ("grid_h", "grid_w"), "seq")
+    return tx.merge_axes(x, ("grid_h", "grid_w"), "seq")
+
+
+def _named_conv_patches(params: dict[str, Any], images: Any) -> Any:
+    """The patch stem as users write it: ``tnp.conv`` with the patch as window and stride."""
+    patch = params["patch_w"].named_shape["ph"]
+    x = tnp.conv(images, params["patch_w"], {"height": "ph", "width": "pw"}, "channels", strides=patch)
+    return tx.merge_axes(x + params["patch_b"], ("height", "width"), "seq")
+
+
+def named_loss(params: dict[str, Any], images: Any, labels: Any, stem: Any = _named_patches) -> Any:
+    """``images``: {batch, height, width, channels}; ``labels``: {batch} int32; returns a plain scalar."""
+    x, size = stem(params, images), images.named_shape
     cls = tx.broadcast_to(params["cls"], {"batch": size["batch"], "seq": 1} | params["cls"].named_shape)
     x = tnp.concatenate([cls, x], "seq") + params["pos"]
     scale = params["layers"][0]["wq"].named_shape["head_dim"] ** -0.5
@@ -114,6 +145,10 @@ def named_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
     logp = tnp.log_softmax(logits, "classes")
     onehot = tnp.one_hot(labels, "classes", logits.named_shape["classes"], dtype=logp.dtype)
     return -tnp.mean(tnp.sum(logp * onehot, "classes"), "batch").data
+
+
+def named_conv_loss(params: dict[str, Any], images: Any, labels: Any) -> Any:
+    return named_loss(params, images, labels, _named_conv_patches)
 
 
 def named_params(params: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,6 @@ Run: ``PYTHONPATH=. python bench/pytree_flatten.py`` or ``typed-xmap bench pytre
 
 import dataclasses
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _transformer_models as models
 import jax
 import optax
-from _timing import interleaved
+from _timing import flatten_unflatten
 
 
 @jax.tree_util.register_dataclass
@@ -47,24 +46,17 @@ def trees() -> dict[str, Any]:
 
 
 def main() -> int:
-    cases = {}
-    counts = {}
-    for name, tree in trees().items():
-        leaves, treedef = jax.tree.flatten(tree)
-        counts[name] = len(leaves)
-        cases[(name, "flatten")] = lambda tree=tree: jax.tree.flatten(tree)
-        cases[(name, "unflatten")] = lambda leaves=leaves, treedef=treedef: treedef.unflatten(leaves)
-    times = interleaved({f"{n} {op}": fn for (n, op), fn in cases.items()}, rounds=21, calls=20, clock=time.thread_time)
-    base = counts["plain arrays"]
+    cases = trees()
+    per_leaf = flatten_unflatten(cases)
+    base = len(jax.tree.leaves(cases["plain arrays"]))
     print(f"pytree flatten + unflatten, transformer params + AdamW state ({base} leaves), ns per leaf")
     print("  (goal: NamedArray flatten + unflatten <= 1.5x plain arrays)")
-    plain = {op: times[f"plain arrays {op}"] / base for op in ("flatten", "unflatten")}
-    for name, count in counts.items():
-        fl, un = (times[f"{name} {op}"] / count for op in ("flatten", "unflatten"))
-        ratio = (fl + un) / (plain["flatten"] + plain["unflatten"])
+    plain_fl, plain_un = per_leaf["plain arrays"]
+    for name, (fl, un) in per_leaf.items():
+        ratio = (fl + un) / (plain_fl + plain_un)
         print(
-            f"  {name:<24} flatten {fl * 1e9:7.1f} ({fl / plain['flatten']:5.2f}x)   unflatten {un * 1e9:7.1f}"
-            f" ({un / plain['unflatten']:5.2f}x)   both {ratio:5.2f}x"
+            f"  {name:<24} flatten {fl * 1e9:7.1f} ({fl / plain_fl:5.2f}x)   unflatten {un * 1e9:7.1f}"
+            f" ({un / plain_un:5.2f}x)   both {ratio:5.2f}x"
         )
     return 0
 

@@ -4,7 +4,9 @@ The model is ``bench/_vit_models.py`` (patch embedding, class token, 6 bidirecti
 class token and the mean of the patches, a linear head; batch 8 of 32x32x3 images, patches of 4x4, embed 128).
 The table is ``transformer_step``'s: step time (median of interleaved rounds), trace time, lower + compile
 time and the instructions of the compiled HLO, each with its ratio to plain jnp; the two losses from the same
-params are checked to agree first. Goals (issue 21): step <= 1.02x, compile and trace <= 1.0x jnp.
+params are checked to agree first. The table is printed for each patch stem (``STEMS``): tiles and an einsum,
+and ``tnp.conv`` against ``lax.conv_general_dilated``. Goals (issue 21): step <= 1.02x, compile and trace <= 1.0x
+jnp.
 ``--dump DIR`` writes each version's optimized HLO and an opcode histogram.
 
 Run: ``PYTHONPATH=. python bench/vit_step.py [--dump DIR]`` or ``typed-xmap bench vit_step``.
@@ -22,13 +24,22 @@ from transformer_step import compare
 CFG = vit.Config()
 
 
-def versions():
+STEMS = {
+    "tiles + einsum": (vit.jnp_loss, vit.named_loss),
+    "conv": (vit.jnp_conv_loss, vit.named_conv_loss),
+}
+"""The patch stem two ways: ``split_axis`` + ``einsum`` (jnp: reshape + einsum), and ``tnp.conv`` (jnp:
+``lax.conv_general_dilated``, NHWC)."""
+
+
+def versions(stem: str = "tiles + einsum"):
     """name -> (loss_fn, params, images, labels)."""
+    jnp_loss, named_loss = STEMS[stem]
     raw = vit.init_params(CFG)
     images, labels = vit.batch(CFG)
     return {
-        "jnp": (vit.jnp_loss, vit.jnp_params(raw), jnp.asarray(images), jnp.asarray(labels)),
-        "typed_xmap": (vit.named_loss, vit.named_params(raw), *vit.named_batch(images, labels)),
+        "jnp": (jnp_loss, vit.jnp_params(raw), jnp.asarray(images), jnp.asarray(labels)),
+        "typed_xmap": (named_loss, vit.named_params(raw), *vit.named_batch(images, labels)),
     }
 
 
@@ -36,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     dump = Path(argv[argv.index("--dump") + 1]) if "--dump" in argv else None
     print(f"ViT-like train step (fwd+bwd+adamw, one jit): {CFG}")
-    return compare(versions(), dump)
+    status = 0
+    for stem in STEMS:
+        print(f" patch stem: {stem}")
+        folder = dump / stem.replace(" + ", "_") if dump else None
+        status = max(status, compare(versions(stem), folder, family=f"ViT, {stem} stem"))
+    return status
 
 
 if __name__ == "__main__":

@@ -447,6 +447,24 @@ def test_einsum_errors():
         x @ x
 
 
+def test_a_plan_cached_for_one_layout_checks_every_other():
+    """The plan of a checked einsum is kept per (spec, axes, shape): the same layouts reuse it (same values, in
+    and out of ``jit``), and any other layout is checked anew (its error raised, not the cached plan used)."""
+    spec = "{i,j},{j,k}->{i,k}"
+    x, w = named(data(2, 3), ("i", "j")), named(data(3, 4), ("j", "k"))
+    first = tnp.einsum(spec, x, w)
+    again = tnp.einsum(spec, x, w)
+    traced = jax.jit(lambda a, b: tnp.einsum(spec, a, b))(x, w)
+    expected = np.einsum("ij,jk->ik", x.data, w.data)
+    for value in (first, again, traced):
+        assert value.named_shape == {"i": 2, "k": 4}
+        np.testing.assert_allclose(tx.positional(value, ["i", "k"]), expected, rtol=1e-6)
+    with pytest.raises(NamedShapeError, match="axis 'j' has size 3 in operand 0"):
+        tnp.einsum(spec, x, named(data(4, 4), ("j", "k")))
+    transposed = tnp.einsum(spec, wrap(x.data.T, ("j", "i")), w)  # another layout: another plan
+    np.testing.assert_allclose(tx.positional(transposed, ["i", "k"]), expected, rtol=1e-6)
+
+
 def test_outputs_are_named_arrays_iff_an_operand_is():
     x = named(data(5), ("i",))
     assert isinstance(tnp.einsum("{i},{i}->{}", x, x), NamedArray)

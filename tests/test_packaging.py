@@ -159,3 +159,24 @@ def test_bench_without_its_folder_says_where_to_run_it(monkeypatch, capsys):
     assert _bench.run_benchmarks([]) == 1
     err = capsys.readouterr().err
     assert "an installed wheel does not carry" in err and "Fix: run `typed-xmap bench` from the root of a clone" in err
+
+
+def test_bench_closes_with_the_families_ratios_against_their_goals(monkeypatch, capsys, tmp_path):
+    """Each family benchmark records its row; ``typed-xmap bench`` prints them all in one table at the end, a
+    ratio over its goal marked with ``!`` (as shown, to two decimals)."""
+    from typed_xmap._tools import _bench, _summary
+
+    monkeypatch.setattr(_summary, "_ROWS", {})
+    monkeypatch.setattr(_bench, "bench_folder", lambda: tmp_path)
+    rows = {"a": ("transformer", "(0.98, 1.02), 'trace': (1.004, 1.0)"), "b": ("MoE layer", "(1.1, 1.02)")}
+    for script, (family, cells) in rows.items():
+        (tmp_path / f"{script}.py").write_text(
+            "from typed_xmap._tools._summary import record\n\n\ndef main():\n"
+            f"    record({family!r}, {{'step': {cells}}})\n"
+        )
+    assert _bench.run_benchmarks([]) == 0
+    table = capsys.readouterr().out.splitlines()[-4:]
+    assert table[0].startswith("summary: ratio to plain jnp")
+    assert table[1].split() == ["step", "(<=1.02x)", "trace", "(<=1x)"]
+    assert table[2].split() == ["transformer", "0.98x", "1.00x"]
+    assert table[3].split() == ["MoE", "layer", "1.10x!", "-"]

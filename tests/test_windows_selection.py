@@ -70,11 +70,14 @@ def test_conv_values_and_gradients_equal_lax(options, reference):
 
 
 def test_conv_reads_any_layout_and_names_the_result():
-    """The same convolution whatever order the data holds the axes in; the result is batch, out and spatial."""
+    """The same convolution whatever order the data holds the axes in; the result is batch, out and spatial,
+    laid out batch, spatial, out (NHWC: the new axes minor, as the layer norms and contractions after a patch
+    stem want them)."""
     image = tx.named(np.transpose(X, (3, 1, 0, 2)), ["channels", "height", "batch", "width"])
     kernel = tx.named(np.transpose(W, (3, 2, 1, 0)), ["out", "channels", "kw", "kh"])
     result = tnp.conv(image, kernel, SPATIAL, "channels")
     assert result.named_shape == {"batch": 2, "out": 5, "height": 7, "width": 7}
+    assert result.axes == ("batch", "height", "width", "out")
     np.testing.assert_allclose(
         tx.positional(result, ["batch", "height", "width", "out"]), named_conv(X, W), rtol=1e-5, atol=1e-5
     )

@@ -71,13 +71,16 @@ def reshape_named(
     p = x.ndim
     order = (*before, *reshaped, *after)
     perm = tuple(range(p)) + tuple(p + x.axes.index(a) for a in order)
-    data = x.data if perm == tuple(range(len(perm))) else jnp.transpose(x.data, perm)
+    data: Any = x.data  # a jax array, or a NumPy one (tx.named of NumPy data)
+    if perm != tuple(range(len(perm))):
+        data = jax.lax.transpose(data, perm) if isinstance(data, jax.Array) else jnp.transpose(data, perm)
     head_end, tail_start = p + len(before), p + len(before) + len(reshaped)
     shape = (*data.shape[:head_end], *new_sizes, *data.shape[tail_start:])
     axes = (*before, *new_axes, *after)
     assigned = dim_resources(data)  # on the value's own mesh, under jax.set_mesh or not
-    if assigned is None:
-        return wrap(jnp.reshape(data, shape), axes, x.mapped)
+    if assigned is None:  # lax's reshape for a jax array: jnp's checks and its newshape arithmetic cost as much
+        flat = jax.lax.reshape(data, shape) if isinstance(data, jax.Array) else jnp.reshape(data, shape)
+        return wrap(flat, axes, x.mapped)
     head, moved, tail = assigned[:head_end], assigned[head_end:tail_start], assigned[tail_start:]
     placed = dividing(data, shape, (*head, *moved[:1], *[()] * (len(new_sizes) - 1), *tail))
     wanted = (*head, *placed[head_end:][:1], *[()] * (len(moved) - 1), *tail)

@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from ._summary import summary_lines
+
 NO_BENCH_FOLDER = (
     "typed-xmap bench: the benchmarks are the scripts of the bench/ folder of typed_xmap's sources, which an "
     "installed wheel does not carry, and there is no bench/ under the current directory. Fix: run "
@@ -41,4 +43,6 @@ def run_benchmarks(names: list[str]) -> int:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         status = max(status, int(module.main() or 0))
+    for line in summary_lines():  # the model families' ratios, as the scripts above recorded them
+        print(line)
     return status

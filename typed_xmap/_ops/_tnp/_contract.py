@@ -49,6 +49,12 @@ def _einsum(
     where: str | None = None,
 ) -> Any:
     """``einsum``; ``labels`` and ``where`` name the operands and the call in messages (``tnp.dot``)."""
+    key = _layout_key(spec, operands)
+    planned = _PLANS.get(key) if key is not None else None
+    if planned is not None:  # checked before for these layouts: the subscripts and the result's axes
+        subscripts, out_axes = planned
+        data = _contract(subscripts, [v.data for v in operands], precision, preferred_element_type)
+        return wrap(data, out_axes)
     parsed = parse_einsum(spec)
     operation = where or f"tnp.einsum({spec!r})"
     labels = list(labels) if labels is not None else [f"operand {i}" for i in range(len(operands))]
@@ -76,6 +82,10 @@ def _einsum(
         result, named_shape={n: result.named_shape[n] for n in first_seen if n in result.named_shape}
     )
     subscripts, out_axes = positional_einsum(parsed, [v.axes for v in values], in_data)
+    if key is not None:
+        if len(_PLANS) > _CACHE_SIZE:
+            _PLANS.clear()
+        _PLANS[key] = (subscripts, out_axes)
     data = _contract(subscripts, [v.data for v in values], precision, preferred_element_type)
     if not any(isinstance(v, NamedArray) for v in operands):
         return data
@@ -83,10 +93,26 @@ def _einsum(
     return wrap(data, out_axes, tuple((n, sizes[n]) for n in result.named_shape if n in kept_mapped))
 
 
+_PLANS: dict[Any, tuple[str, tuple[str, ...]]] = {}
+_CACHE_SIZE = 4096
+
+
+def _layout_key(spec: str, operands: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What an einsum's checks and plan depend on when every operand is a NamedArray with no mapped axes: the
+    spec and each operand's axes and shape (its messages name the operands, but a cached plan passed them);
+    ``None`` otherwise (planned per call)."""
+    key: list[Any] = [spec]
+    for v in operands:
+        if type(v) is not NamedArray or v.mapped:
+            return None
+        key.append((v.axes, v.data.shape))
+    return tuple(key)
+
+
 def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_element_type: Any) -> Any:
     """Two operands off an Explicit mesh: ``_pair`` under one cached jit; else ``jnp.einsum``, pair by pair
     along opt_einsum's path, each step with its own Explicit-mesh sharding."""
-    arrays = [jnp.asarray(a) for a in arrays]
+    arrays = [a if isinstance(a, jax.Array) else jnp.asarray(a) for a in arrays]
     explicit = explicit_mesh(arrays)
     if not explicit and len(arrays) == 2:
         try:

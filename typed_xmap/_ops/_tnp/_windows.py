@@ -57,7 +57,7 @@ def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequenc
     if batch is not None and features is not None and set(_names(batch)) & set(_names(features)):
         features = None
     mesh = jax.typeof(lhs).sharding.mesh
-    return NamedSharding(mesh, PartitionSpec(batch, features, *([None] * (len(lhs_spec) - 2))))
+    return NamedSharding(mesh, PartitionSpec(batch, *([None] * (len(lhs_spec) - 2)), features))  # NHWC
 
 
 def _spec_entry(array: Any, dim: int) -> Any:
@@ -193,7 +193,10 @@ def _convolved(
         rhs.data,
         [features, [rhs.axes.index(c) for c in plan.contract], *([rhs.axes.index(w)] for _, w in plan.spatial)],
     )
-    out_spec = tuple(range(len(lhs_spec)))
+    # laid out batch, spatial, features (NHWC): the new axes minor, as a patch embedding's later layer norms
+    # and contractions want them (features second made every later activation embed-major: 30 reduce-windows)
+    spatial_dims = len(lhs_spec) - 2
+    out_spec = (0, spatial_dims + 1, *range(1, spatial_dims + 1))
     out = lax.conv_general_dilated(
         lhs_data,
         rhs_data,
@@ -207,10 +210,10 @@ def _convolved(
         preferred_element_type=preferred_element_type,
         out_sharding=_out_sharding(lhs_data, rhs_data, lhs_spec, rhs_spec),
     )
-    shape = [lhs.data.shape[d] for d in batch] + [rhs.data.shape[d] for d in features] + list(out.shape[2:])
+    shape = [lhs.data.shape[d] for d in batch] + list(out.shape[1:-1]) + [rhs.data.shape[d] for d in features]
     if tuple(shape) != out.shape:
         out = lax.reshape(out, shape)
-    axes = (*(a for a in plan.batch if a in x_dim), *(rhs.axes[d] for d in features), *(a for a, _ in plan.spatial))
+    axes = (*(a for a in plan.batch if a in x_dim), *(a for a, _ in plan.spatial), *(rhs.axes[d] for d in features))
     mapped = tuple((n, s) for n, s in (*lhs.mapped, *rhs.mapped) if n in plan.named_shape)
     result = wrap(out, axes, mapped)
     if isinstance(x, NamedArray) or isinstance(kernel, NamedArray):
