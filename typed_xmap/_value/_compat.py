@@ -3,8 +3,8 @@
 JAX has no public API for these. Each reader checks what it gets and raises ``JaxCompatibilityError``,
 naming the JAX version and what changed, when a JAX release no longer has it: never a silent wrong answer.
 The texts of JAX's errors that xmap translates are read here too (a reworded one would only leave JAX's
-message untranslated). tests/test_compat.py exercises every reader against the installed JAX. (What was public is used as such:
-``jax.extend.source_info_util.summarize``, ``jax.sharding.get_abstract_mesh``.)
+message untranslated). tests/test_compat.py exercises every reader against the installed JAX. (What was
+public is used as such: ``jax.extend.source_info_util.summarize``, ``jax.sharding.get_abstract_mesh``.)
 """
 
 from __future__ import annotations
