@@ -7,6 +7,7 @@ name; and each raises ``JaxCompatibilityError`` (never a silent wrong answer) wh
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -210,3 +211,18 @@ def test_jits_incompatible_devices_error_is_recognised():
     one, other = jax.devices()[:2]
     error = _raised(jax.jit(lambda a, b: a + b), jax.device_put(jnp.ones(4), one), jax.device_put(jnp.ones(4), other))
     assert isinstance(error, ValueError) and _compat.is_incompatible_devices_error(error)
+
+
+def test_the_plugins_jax_names_are_where_the_installed_jax_defines_them():
+    """The plugin (which never imports jax) knows JAX's transforms and ``jax.Array`` by the names mypy reads
+    in JAX's sources: a JAX that moved one would leave the plugin passing its calls through untyped."""
+    from typed_xmap.plugin._indexing import _SCALAR_INDICES
+    from typed_xmap.plugin._named_vmap import POSITIONAL
+    from typed_xmap.plugin._transforms import TRANSFORMS
+
+    for public in ("jit", "grad", "value_and_grad", "vmap", "checkpoint", "remat"):
+        defined = getattr(jax, public)
+        assert TRANSFORMS.get(f"{defined.__module__}.{defined.__qualname__}") == TRANSFORMS[f"jax.{public}"], public
+    stub = Path(jax.__file__).parent / "_src" / "basearray.pyi"
+    assert re.search(r"^class Array\b", stub.read_text(), re.M)
+    assert "jax._src.basearray.Array" in _SCALAR_INDICES & POSITIONAL
