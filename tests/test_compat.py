@@ -7,6 +7,7 @@ name; and each raises ``JaxCompatibilityError`` (never a silent wrong answer) wh
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -151,3 +152,77 @@ def test_array_impl_is_the_type_of_a_concrete_array():
     from typed_xmap._value._compat import array_impl
 
     assert type(jnp.ones(2)) is array_impl()
+
+
+# JAX's error texts that xmap translates (typed_xmap/_xmap/_jax_errors.py), each provoked with plain JAX
+
+
+def _raised(fn, *args):
+    try:
+        fn(*args)
+    except Exception as error:
+        return error
+    raise AssertionError(f"{fn} raised nothing")
+
+
+@pytest.mark.parametrize(
+    "collective",
+    [
+        lambda v: jax.lax.psum(v, "z"),
+        lambda v: v + jax.lax.axis_index("z"),
+        lambda v: jax.lax.all_gather(v, "z"),
+        lambda v: v * jax.lax.axis_size("z"),
+        lambda v: jax.lax.psum_scatter(v, "z"),
+    ],
+    ids=["psum", "axis_index", "all_gather", "axis_size", "psum_scatter"],
+)
+def test_unbound_axis_name_reads_every_collectives_unbound_axis_error(collective):
+    error = _raised(jax.vmap(collective, axis_name="i"), jnp.ones((8, 8)))
+    assert isinstance(error, NameError) and _compat.unbound_axis_name(error) == "z"
+
+
+def test_unbound_axis_name_is_none_for_other_errors():
+    assert _compat.unbound_axis_name(NameError("name 'z' is not defined")) is None
+    assert _compat.unbound_axis_name(NameError("unbound axis name: heads")) == "heads"
+
+
+def test_vmaps_out_axes_error_is_recognised():
+    error = _raised(jax.vmap(lambda v: v, out_axes=None), jnp.ones(3))
+    assert isinstance(error, ValueError) and _compat.is_unlisted_by_vmap_error(error)
+    assert not _compat.is_unlisted_by_vmap_error(ValueError("out_axes must be an int"))
+
+
+def test_a_permute_over_two_vmapped_axes_is_recognised():
+    def permute(v):
+        return jax.lax.ppermute(v, ("i", "j"), [(k, (k + 1) % 8) for k in range(8)])
+
+    error = _raised(jax.vmap(jax.vmap(permute, axis_name="j"), axis_name="i"), jnp.ones((2, 4)))
+    assert isinstance(error, AssertionError) and _compat.is_multi_axis_permute_error(error)
+
+
+@pytest.mark.parametrize("leaf", ["abc", object()], ids=["str", "object"])
+def test_jits_not_an_array_error_is_recognised(leaf):
+    error = _raised(jax.jit(lambda v: v), leaf)
+    assert isinstance(error, TypeError) and _compat.is_not_an_array_error(error)
+    assert not _compat.is_not_an_array_error(TypeError("unsupported operand type(s)"))
+
+
+def test_jits_incompatible_devices_error_is_recognised():
+    one, other = jax.devices()[:2]
+    error = _raised(jax.jit(lambda a, b: a + b), jax.device_put(jnp.ones(4), one), jax.device_put(jnp.ones(4), other))
+    assert isinstance(error, ValueError) and _compat.is_incompatible_devices_error(error)
+
+
+def test_the_plugins_jax_names_are_where_the_installed_jax_defines_them():
+    """The plugin (which never imports jax) knows JAX's transforms and ``jax.Array`` by the names mypy reads
+    in JAX's sources: a JAX that moved one would leave the plugin passing its calls through untyped."""
+    from typed_xmap.plugin._indexing import _SCALAR_INDICES
+    from typed_xmap.plugin._named_vmap import POSITIONAL
+    from typed_xmap.plugin._transforms import TRANSFORMS
+
+    for public in ("jit", "grad", "value_and_grad", "vmap", "checkpoint", "remat"):
+        defined = getattr(jax, public)
+        assert TRANSFORMS.get(f"{defined.__module__}.{defined.__qualname__}") == TRANSFORMS[f"jax.{public}"], public
+    stub = Path(jax.__file__).parent / "_src" / "basearray.pyi"
+    assert re.search(r"^class Array\b", stub.read_text(), re.M)
+    assert "jax._src.basearray.Array" in _SCALAR_INDICES & POSITIONAL

@@ -188,6 +188,17 @@ def test_collective_over_an_unbound_name_is_worded_for_xmap():
     assert isinstance(info.value.__cause__, NameError)  # JAX's own error stays attached, as raised
 
 
+@pytest.mark.parametrize(
+    "collective",
+    [lambda a: lax.all_gather(a, "zz"), lambda a: a * lax.axis_size("zz"), lambda a: lax.psum_scatter(a, "zz")],
+    ids=["all_gather", "axis_size", "psum_scatter"],
+)
+def test_every_collective_over_an_unbound_name_is_worded_for_xmap(collective):
+    """JAX words these without the period psum's message has ("unbound axis name: zz"): ours all the same."""
+    with pytest.raises(tx.UnboundAxisError, match=r"^a collective in <lambda> uses axis 'zz', which no enclosing"):
+        xmap(collective, in_axes=["i", ...], out_axes=["i", ...])(np.ones((4, 4), np.float32))
+
+
 def test_input_committed_to_other_devices():
     with jax.set_mesh(jax.make_mesh((1,), ("a",))):
         x = jnp.ones((8,))

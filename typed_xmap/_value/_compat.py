@@ -2,12 +2,14 @@
 
 JAX has no public API for these. Each reader checks what it gets and raises ``JaxCompatibilityError``,
 naming the JAX version and what changed, when a JAX release no longer has it: never a silent wrong answer.
-tests/test_compat.py exercises every reader against the installed JAX. (What was public is used as such:
-``jax.extend.source_info_util.summarize``, ``jax.sharding.get_abstract_mesh``.)
+The texts of JAX's errors that xmap translates are read here too (a reworded one would only leave JAX's
+message untranslated). tests/test_compat.py exercises every reader against the installed JAX. (What was
+public is used as such: ``jax.extend.source_info_util.summarize``, ``jax.sharding.get_abstract_mesh``.)
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -18,11 +20,16 @@ __all__ = [
     "batched_at",
     "current_trace",
     "hide_frames_under",
+    "is_incompatible_devices_error",
+    "is_multi_axis_permute_error",
+    "is_not_an_array_error",
+    "is_unlisted_by_vmap_error",
     "is_user_filename",
     "legacy_mesh",
     "on_abstractify",
     "scan_layout",
     "traceback_boundary",
+    "unbound_axis_name",
     "user_frames",
     "while_layout",
 ]
@@ -191,3 +198,35 @@ def _jax_caller() -> str:
     while frame.f_back is not None and frame.f_code.co_name in _ABSTRACTIFIERS:
         frame = frame.f_back
     return frame.f_code.co_name
+
+
+# JAX's error texts. JAX reports some faults of an xmap call in terms of what xmap lowers to (vmap levels, the
+# internal jitted function) and says which fault only in its message; tests/test_compat.py provokes each of
+# these errors with plain JAX, so a reworded message fails there by name.
+_UNBOUND_AXIS = re.compile(r"unbound axis name: (\S+?)\.?(?:\s|$)")
+
+
+def unbound_axis_name(error: BaseException) -> str | None:
+    """The axis of a collective's "unbound axis name: NAME" (no vmap or shard_map binds it), else ``None``."""
+    match = _UNBOUND_AXIS.search(str(error))
+    return None if match is None else match.group(1)
+
+
+def is_unlisted_by_vmap_error(error: BaseException) -> bool:
+    """vmap's out_axes check: an output batched along an axis its ``out_axes`` leave unmapped."""
+    return "out_axes" in str(error) and "batched" in str(error)
+
+
+def is_multi_axis_permute_error(error: BaseException) -> bool:
+    """The assertion of vmap's ``ppermute`` rule against a permutation over several axes."""
+    return "Permutation doesn't match the axis size" in str(error)
+
+
+def is_not_an_array_error(error: BaseException) -> bool:
+    """jit's error for an argument it cannot take as an array (a string, an arbitrary object)."""
+    return "is not a valid JAX type" in str(error) or "as an abstract array" in str(error)
+
+
+def is_incompatible_devices_error(error: BaseException) -> bool:
+    """jit's error for arguments committed to different devices."""
+    return "incompatible devices" in str(error)

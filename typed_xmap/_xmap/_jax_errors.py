@@ -1,19 +1,26 @@
 """JAX's errors in xmap's words: each names the axis, the argument and the way out, never our internals.
 
 JAX reports some faults of an xmap call in terms of what xmap lowers to (``vmap`` levels, the internal
-jitted function, ``shard_map``). Each function here recognises one such error and returns ours (or the
-error unchanged when it is something else).
+jitted function, ``shard_map``). Each function here turns one such error into ours (or returns the error
+unchanged when it is something else); which error it is, JAX says only in its text, which
+``_value/_compat.py`` reads.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 
 from .._algebra import ErrorKind, NamedShapeError, UnboundAxisError
+from .._value._compat import (
+    is_incompatible_devices_error,
+    is_multi_axis_permute_error,
+    is_not_an_array_error,
+    is_unlisted_by_vmap_error,
+    unbound_axis_name,
+)
 
 __all__ = [
     "invalid_argument_error",
@@ -27,10 +34,9 @@ __all__ = [
 
 def unbound_axis_error(error: NameError, scope: Sequence[str], fun_name: str) -> Exception:
     """JAX's "unbound axis name" (which suggests shard_map) in xmap's words; other NameErrors as they are."""
-    match = re.search(r"unbound axis name: (\S+?)\.", str(error))
-    if match is None or isinstance(error, UnboundAxisError):
+    name = unbound_axis_name(error)
+    if name is None or isinstance(error, UnboundAxisError):
         return error
-    name = match.group(1)
     return UnboundAxisError(
         f"a collective in {fun_name} uses axis {name!r}, which no enclosing xmap or vmap binds "
         f"(axes in scope: {', '.join(repr(n) for n in scope) or 'none'}). Fix: use one of those names, or "
@@ -39,8 +45,9 @@ def unbound_axis_error(error: NameError, scope: Sequence[str], fun_name: str) ->
 
 
 def loop_axis_error(error: NameError, loop_axis: str | None, loop: Any) -> Exception:
-    """A collective over the serial-loop axis, which no vmap level binds."""
-    if loop_axis is None or (repr(loop_axis) not in str(error) and f": {loop_axis}." not in str(error)):
+    """A collective over the serial-loop axis, which no vmap level binds (JAX's error, or ours from it)."""
+    jax_error = error.__cause__ if isinstance(error, UnboundAxisError) else error
+    if loop_axis is None or jax_error is None or unbound_axis_name(jax_error) != loop_axis:
         return error
     return NamedShapeError(
         f"axis {loop_axis!r} is assigned the serial loop {loop!r}, so it cannot be "
@@ -52,7 +59,7 @@ def loop_axis_error(error: NameError, loop_axis: str | None, loop: Any) -> Excep
 
 def unlisted_by_vmap_error(error: ValueError, fun_name: str) -> Exception:
     """vmap's own out_axes check, should ours ever miss a carried axis."""
-    if isinstance(error, NamedShapeError) or "out_axes" not in str(error) or "batched" not in str(error):
+    if isinstance(error, NamedShapeError) or not is_unlisted_by_vmap_error(error):
         return error
     return NamedShapeError(
         f"an output of {fun_name} carries a named axis that its out_axes do not list ({error}). "
@@ -83,7 +90,7 @@ def multi_axis_permute_error(
     fun_name: str,
 ) -> Exception:
     """``lax.ppermute``/``pshuffle`` over several axes, which JAX's vmap rule asserts against."""
-    if "Permutation doesn't match the axis size" not in str(error):
+    if not is_multi_axis_permute_error(error):
         return error
     from ._inference import user_line
 
@@ -108,7 +115,7 @@ def multi_axis_permute_error(
 
 def invalid_argument_error(error: TypeError, fun_name: str, args: tuple[Any, ...]) -> Exception:
     """jit's "not a valid JAX type" (which names our internal function) for the argument at fault."""
-    if "is not a valid JAX type" not in str(error) and "as an abstract array" not in str(error):
+    if not is_not_an_array_error(error):
         return error
     for path, leaf in jax.tree_util.tree_flatten_with_path(args)[0]:
         try:
@@ -125,7 +132,7 @@ def invalid_argument_error(error: TypeError, fun_name: str, args: tuple[Any, ...
 
 def on_other_devices_error(error: ValueError, fun_name: str, args: tuple[Any, ...], mesh: Any) -> Exception:
     """jit's "incompatible devices" (which names our internal function) in xmap's words."""
-    if "incompatible devices" not in str(error):
+    if not is_incompatible_devices_error(error):
         return error
     devices = set(mesh.devices.flat) if mesh is not None else None
     for path, leaf in jax.tree_util.tree_flatten_with_path(args)[0]:
