@@ -7,7 +7,7 @@ import pytest
 
 import typed_xmap as tx
 from typed_xmap import NamedShapeError
-from typed_xmap._value._named_array import shape_repr
+from typed_xmap._value._printing import shape_repr
 
 
 def ones(*named, positional=()):

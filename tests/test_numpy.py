@@ -452,14 +452,14 @@ def test_elementwise_size_clash_names_the_function():
 
 
 def test_eager_calls_fuse_into_one_cached_jit_per_op_and_layout():
-    from typed_xmap._value import _named_array
+    from typed_xmap._value import _layout
 
     x, b = named(data(3, 4, 5), ["batch", "out"]), named(data(5, seed=1), ["out"])
     want = np.asarray(x.data) + np.asarray(b.data)[None, None, :]
     for _ in range(3):  # the miss, then the cached jit
         got = x + b
         assert got.axes == ("batch", "out") and np.allclose(got.data, want)
-    assert _named_array._FUSED  # one jit per (op, layouts)
+    assert _layout._FUSED  # one jit per (op, layouts)
     traced = jax.jit(lambda x, b: (x + b).data)(x, b)  # under a trace the ops are emitted directly
     np.testing.assert_allclose(traced, want, rtol=1e-6)
     for keepdims in (False, True, True):
@@ -485,15 +485,15 @@ def test_cached_layouts_still_raise_for_a_clash_and_a_missing_axis():
 
 
 def test_ufunc_keywords_and_clip_do_not_grow_the_fused_cache():
-    from typed_xmap._value import _named_array
+    from typed_xmap._value import _layout
 
     x, b = named(data(2, 3), ["batch", "out"]), named(data(3), ["out"])
     tnp.round(x, decimals=2)
-    before = len(_named_array._FUSED)
+    before = len(_layout._FUSED)
     for _ in range(5):
         tnp.round(x * b, decimals=2)
         tnp.clip(x, b, 0.5)
-    assert len(_named_array._FUSED) <= before + 1  # x * b only
+    assert len(_layout._FUSED) <= before + 1  # x * b only
     np.testing.assert_allclose(tnp.clip(x, b, 0.5).data, np.clip(x.data, b.data[None], 0.5))
 
 

@@ -13,7 +13,7 @@ from beartype.roar import BeartypeCallHintParamViolation, BeartypeDoorHintViolat
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import Float, NamedArray, NamedShapeError, NamedShapeSyntaxError, f32, i32
-from typed_xmap._value._named_array import shape_repr
+from typed_xmap._value._printing import shape_repr
 
 
 def named(shape, names):

@@ -21,7 +21,8 @@ from beartype.door import is_bearable
 from beartype.roar import BeartypeCallHintParamViolation
 
 from .._algebra import Binding, ErrorKind, Mismatch, NamedShapeError, format_named_shape
-from .._value._named_array import NamedArray, shape_repr
+from .._value._named_array import NamedArray
+from .._value._printing import shape_repr
 from .._value._tracebacks import entry_point
 from ._annotations import NamedArrayHint, call_state, mentions_named_array
 from ._containers import Failure, container_check, holds_named_arrays

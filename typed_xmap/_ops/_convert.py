@@ -7,7 +7,8 @@ from typing import Any
 import jax.numpy as jnp
 
 from .._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
-from .._value._named_array import NamedArray, shape_repr, wrap
+from .._value._named_array import NamedArray, wrap
+from .._value._printing import shape_repr
 
 __all__ = ["named", "positional", "to_named", "to_positional"]
 

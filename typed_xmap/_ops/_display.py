@@ -12,7 +12,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .._value._named_array import NamedArray, summary_line
+from .._value._named_array import NamedArray
+from .._value._printing import summary_line
 
 __all__ = ["DISPLAY_HOOKS"]
 

@@ -37,7 +37,9 @@ from .._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from .._value._named_array import NamedArray, in_order, index_mapped, shape_repr, wrap
+from .._value._layout import index_mapped
+from .._value._named_array import NamedArray, in_order, wrap
+from .._value._printing import shape_repr
 from .._value._tracebacks import entry_point
 from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from ._tnp._mapped_axes import gather

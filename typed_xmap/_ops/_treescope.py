@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 from treescope import ndarray_adapters, rendering_parts
 
-from .._value._named_array import NamedArray, readable, summary_line
+from .._value._named_array import NamedArray
+from .._value._printing import readable, summary_line
 
 
 def render(x: NamedArray, path: str | None) -> Any:

@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .._algebra import ErrorKind, NamedShapeError
-from .._value._named_array import NamedArray, shape_repr
+from .._value._named_array import NamedArray
+from .._value._printing import shape_repr
 from ._sharding import resources_of
 
 __all__ = ["visualize"]

@@ -32,7 +32,7 @@ def run_demo() -> int:
         import typed_xmap as tx
         import typed_xmap.numpy as tnp
         from typed_xmap._ops._devices import describe_mesh
-        from typed_xmap._value._named_array import shape_repr
+        from typed_xmap._value._printing import shape_repr
 
         tour = _example("tour")  # the user code of steps 1 and 2
 

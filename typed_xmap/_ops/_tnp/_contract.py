@@ -23,7 +23,8 @@ import opt_einsum
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from ..._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
-from ..._value._named_array import NamedArray, apply_elementwise, index_mapped, wrap
+from ..._value._layout import apply_elementwise, index_mapped
+from ..._value._named_array import NamedArray, wrap
 from ._mapped_axes import as_mapped, gather
 
 __all__ = ["dot", "einsum"]

@@ -25,7 +25,9 @@ from ..._algebra import (
     single_axis,
     split_axis,
 )
-from ..._value._named_array import NamedArray, apply_elementwise, fused, is_eager, shape_repr, wrap
+from ..._value._layout import apply_elementwise, fused
+from ..._value._named_array import NamedArray, is_eager, wrap
+from ..._value._printing import shape_repr
 from ._mapped_axes import as_mapped, gather
 
 __all__ = [

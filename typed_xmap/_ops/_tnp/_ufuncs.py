@@ -16,7 +16,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from ..._algebra import OpKind, operations_of
-from ..._value._named_array import apply_elementwise
+from ..._value._layout import apply_elementwise
 
 __all__ = ["UFUNCS", "clip", "where"]
 

@@ -23,7 +23,8 @@ from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._algebra import ConvPlan, ErrorKind, NamedShapeError, conv_plan, conv_transpose_plan, pool_plan
-from ..._value._named_array import NamedArray, index_mapped, wrap
+from ..._value._layout import index_mapped
+from ..._value._named_array import NamedArray, wrap
 from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
