@@ -1,17 +1,24 @@
-"""Host cost of a ``jit`` call's pytree work: flatten + unflatten of NamedArray trees against plain arrays.
+"""Host cost of a ``jit`` call's pytree work: NamedArray trees against plain arrays, per-leaf nodes beside them.
 
-Every ``jax.jit`` call flattens its arguments and unflattens its results in JAX's C++ pytree registry. The
-trees here are the transformer's params and its AdamW state (``bench/_transformer_models.py``, 445 leaves),
-as ``jnp`` arrays and as NamedArrays. A third row is the floor of any custom pytree node: the same leaves in
-a class registered with ``jax.tree_util.register_dataclass``, whose flatten runs no Python at all (its
-unflatten calls the class). Times are this thread's CPU time per leaf (host-only work: other processes on a
-shared machine do not count), medians of interleaved rounds; the ratio is to plain arrays.
-Goal (DESIGN.md): flatten + unflatten <= 1.5x plain arrays.
+Every ``jax.jit`` call flattens its arguments and unflattens its results in JAX's C++ pytree registry. Two
+tables:
+
+1. *Flatten + unflatten* of the transformer's params and AdamW state (``bench/_transformer_models.py``, 445
+   leaves), per leaf, this thread's CPU time (host-only work: other processes on a shared machine do not
+   count). Beside NamedArray: the floor of any per-leaf node (a class whose flatten is an attribute read and
+   whose unflatten returns at once, ``floor node``), a ``register_dataclass`` node, an equinox ``Module`` and
+   a Haliax ``NamedArray`` where installed. Goal (issue 27): NamedArray <= 3x plain arrays.
+2. *A train-step-like call*: a jitted ``a + a`` over every leaf of params + Adam state, 10, 100 and 450 leaves
+   of small ``[in, out]`` arrays, wall-clock per call (the dispatch and its device work count). Goal: <= 1.3x
+   plain arrays.
+
+Medians of interleaved rounds; ratios to plain arrays.
 
 Run: ``PYTHONPATH=. python bench/pytree_flatten.py`` or ``typed-xmap bench pytree_flatten``.
 """
 
 import dataclasses
+import operator
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,44 +27,113 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import _transformer_models as models
 import jax
+import jax.numpy as jnp
+import numpy as np
 import optax
-from _timing import flatten_unflatten
+from _timing import flatten_unflatten, interleaved
+
+import typed_xmap as tx
+
+FLATTEN_GOAL, CALL_GOAL = 3.0, 1.3
 
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass
 class DataclassNode:
-    """The floor: a node whose flatten JAX's C++ does alone (a data field and one static field)."""
+    """A node whose flatten JAX's C++ does alone (a data field and one static field); its unflatten calls it."""
 
     data: Any
     axes: tuple[str, ...] = dataclasses.field(metadata={"static": True})
 
 
-def trees() -> dict[str, Any]:
-    raw = models.init_params(models.Config())
-    out = {}
-    plain = models.jnp_params(raw)
-    named = models.named_params(raw)
-    opt = optax.adamw(1e-3)
-    out["plain arrays"] = (plain, opt.init(plain))
-    out["NamedArray"] = (named, opt.init(named))
-    out["dataclass node (floor)"] = jax.tree.map(lambda a: DataclassNode(a, ("embed",)), out["plain arrays"])
+class FloorNode:
+    """The floor of any per-leaf node: the flatten reads a stored result, the unflatten returns at once."""
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, data: Any, axes: tuple[str, ...]) -> None:
+        self._flat = ((data,), axes)
+
+
+jax.tree_util.register_pytree_node(FloorNode, operator.attrgetter("_flat"), lambda aux, children: children)
+
+
+def _others(plain: Any) -> dict[str, Any]:
+    """The same leaves in the other libraries' per-leaf nodes that are installed."""
+    out: dict[str, Any] = {}
+    try:
+        import equinox as eqx
+
+        class EqxNamed(eqx.Module):  # type: ignore[misc]
+            data: Any
+            axes: tuple[str, ...] = eqx.field(static=True)
+
+        out[f"equinox {eqx.__version__} Module"] = jax.tree.map(lambda a: EqxNamed(a, ("embed",)), plain)
+    except ImportError:
+        print("  (equinox is not installed: no equinox row)")
+    try:
+        import haliax as hax
+
+        out["Haliax NamedArray"] = jax.tree.map(lambda a: hax.named(a, tuple(f"d{i}" for i in range(a.ndim))), plain)
+    except ImportError:
+        print("  (Haliax is not installed: no Haliax row)")
     return out
 
 
-def main() -> int:
-    cases = trees()
+def flatten_table() -> None:
+    raw = models.init_params(models.Config())
+    plain, named = models.jnp_params(raw), models.named_params(raw)
+    opt = optax.adamw(1e-3)
+    cases = {"plain arrays": (plain, opt.init(plain)), "NamedArray": (named, opt.init(named))}
+    cases["floor node"] = jax.tree.map(lambda a: FloorNode(a, ("embed",)), cases["plain arrays"])
+    cases["dataclass node"] = jax.tree.map(lambda a: DataclassNode(a, ("embed",)), cases["plain arrays"])
+    cases.update(_others(cases["plain arrays"]))
     per_leaf = flatten_unflatten(cases)
     base = len(jax.tree.leaves(cases["plain arrays"]))
     print(f"pytree flatten + unflatten, transformer params + AdamW state ({base} leaves), ns per leaf")
-    print("  (goal: NamedArray flatten + unflatten <= 1.5x plain arrays)")
+    print(f"  (goal: NamedArray flatten + unflatten <= {FLATTEN_GOAL:g}x plain arrays)")
     plain_fl, plain_un = per_leaf["plain arrays"]
     for name, (fl, un) in per_leaf.items():
         ratio = (fl + un) / (plain_fl + plain_un)
         print(
-            f"  {name:<24} flatten {fl * 1e9:7.1f} ({fl / plain_fl:5.2f}x)   unflatten {un * 1e9:7.1f}"
+            f"  {name:<28} flatten {fl * 1e9:7.1f} ({fl / plain_fl:5.2f}x)   unflatten {un * 1e9:7.1f}"
             f" ({un / plain_un:5.2f}x)   both {ratio:5.2f}x"
         )
+
+
+def _step_trees(count: int) -> tuple[Any, Any]:
+    """Params + Adam state of ``count`` leaves in all (params, mu, nu and the step count), plain and named."""
+    n = (count - 1) // 3
+    rng = np.random.default_rng(0)
+    plain = {f"w{i}": jnp.asarray(rng.normal(size=(4, 8)), jnp.float32) for i in range(n)}
+    named = {k: tx.named(v, ["in", "out"]) for k, v in plain.items()}
+    opt = optax.adam(1e-3)
+    return (plain, opt.init(plain)), (named, opt.init(named))
+
+
+def call_table() -> None:
+    step = jax.jit(lambda tree: jax.tree.map(lambda a: a + a, tree))
+    print(f"a train-step-like jit call over params + Adam state, per call  (goal: <= {CALL_GOAL:g}x plain arrays)")
+    for count in (10, 100, 450):
+        plain, named = _step_trees(count)
+        leaves = len(jax.tree.leaves(plain))
+        times = interleaved(
+            {
+                "plain": lambda plain=plain: jax.block_until_ready(step(plain)),
+                "named": lambda named=named: jax.block_until_ready(step(named)),
+            },
+            rounds=9,
+            calls=30,
+        )
+        print(
+            f"  {leaves:4d} leaves   plain arrays {times['plain'] * 1e6:8.1f} us   NamedArray"
+            f" {times['named'] * 1e6:8.1f} us   {times['named'] / times['plain']:5.2f}x"
+        )
+
+
+def main() -> int:
+    flatten_table()
+    call_table()
     return 0
 
 

@@ -108,44 +108,46 @@ def _transposes(f, *args):
 def test_a_vit_stem_keeps_the_layout_jnp_gives_it():
     """Splitting an axis in place, merging side-by-side axes, a broadcast laid out in the target's order and a
     join in the largest operand's layout: the patch embedding and class token of a ViT, as jnp lays them out
-    (a class token in another layout made every later layer norm reduce over a major dim)."""
+    (a class token in another layout made every later layer norm reduce over a major dim). The layouts are
+    those of traced values (what XLA compiles); the concrete results come back in name order."""
     images = np.arange(2 * 4 * 4 * 3, dtype=np.float32).reshape(2, 4, 4, 3)
     x = tx.named(jnp.asarray(images), ["batch", "height", "width", "channels"])  # stored (batch, channels, h, w)
-    tiles = tx.split_axis(tx.split_axis(x, "height", {"gh": 2, "ph": 2}), "width", {"gw": 2, "pw": 2})
-    assert tiles.axes == ("batch", "channels", "gh", "ph", "gw", "pw")
-    assert _transposes(lambda x: tx.split_axis(x, "height", {"gh": 2, "ph": 2}), x) == 0
-    expected = images.reshape(2, 2, 2, 2, 2, 3)  # batch, gh, ph, gw, pw, channels
-    np.testing.assert_array_equal(tx.positional(tiles, ["batch", "gh", "ph", "gw", "pw", "channels"]), expected)
-    emb = tnp.einsum(
-        "{ph,pw,channels},{ph,pw,channels,embed}->{embed}",
-        tiles,
-        tx.named(jnp.ones((2, 2, 3, 5)), ["ph", "pw", "channels", "embed"]),
-    )
-    assert emb.axes == ("batch", "gh", "gw", "embed")
-    seq = tx.merge_axes(emb, ("gh", "gw"), "seq")
-    assert seq.axes == ("batch", "seq", "embed")
-    assert _transposes(lambda e: tx.merge_axes(e, ("gh", "gw"), "seq"), emb) == 0
-    np.testing.assert_allclose(
-        tx.positional(seq, ["batch", "seq", "embed"]),
-        tx.positional(emb, ["batch", "gh", "gw", "embed"]).reshape(2, 4, 5),
-    )
+    kernel = tx.named(jnp.ones((2, 2, 3, 5)), ["ph", "pw", "channels", "embed"])
     cls = tx.named(jnp.arange(5.0), ["embed"])
-    token = tx.broadcast_to(cls, {"batch": 2, "seq": 1, "embed": 5})
-    assert token.axes == ("batch", "seq", "embed")
+    layouts = {}
+
+    def stem(x, kernel, cls):
+        tiles = tx.split_axis(tx.split_axis(x, "height", {"gh": 2, "ph": 2}), "width", {"gw": 2, "pw": 2})
+        emb = tnp.einsum("{ph,pw,channels},{ph,pw,channels,embed}->{embed}", tiles, kernel)
+        seq = tx.merge_axes(emb, ("gh", "gw"), "seq")
+        token = tx.broadcast_to(cls, {"batch": 2, "seq": 1, "embed": 5})
+        joined = tnp.concatenate([token, seq], "seq")
+        apart = tx.merge_axes(tiles, ("ph", "pw"), "p")  # not side by side: a transpose brings them together
+        out = {"tiles": tiles, "emb": emb, "seq": seq, "token": token, "joined": joined, "apart": apart}
+        layouts.update({k: v.axes for k, v in out.items()})
+        return out
+
+    out = jax.jit(stem)(x, kernel, cls)
+    assert layouts == {
+        "tiles": ("batch", "channels", "gh", "ph", "gw", "pw"),
+        "emb": ("batch", "gh", "gw", "embed"),
+        "seq": ("batch", "seq", "embed"),
+        "token": ("batch", "seq", "embed"),
+        "joined": ("batch", "seq", "embed"),
+        "apart": ("batch", "channels", "gh", "p", "gw"),
+    }
+    assert all(v.axes == tuple(sorted(v.axes)) for v in out.values())  # concrete: in name order
+    assert _transposes(lambda x: tx.split_axis(x, "height", {"gh": 2, "ph": 2}), x) == 0
+    assert _transposes(lambda e: tx.merge_axes(e, ("gh", "gw"), "seq"), out["emb"]) == 0
+    expected = images.reshape(2, 2, 2, 2, 2, 3)  # batch, gh, ph, gw, pw, channels
+    np.testing.assert_array_equal(tx.positional(out["tiles"], ["batch", "gh", "ph", "gw", "pw", "channels"]), expected)
+    seq = tx.positional(out["seq"], ["batch", "seq", "embed"])
+    np.testing.assert_allclose(seq, tx.positional(out["emb"], ["batch", "gh", "gw", "embed"]).reshape(2, 4, 5))
+    token = np.broadcast_to(np.arange(5.0), (2, 1, 5))
+    np.testing.assert_array_equal(tx.positional(out["token"], ["batch", "seq", "embed"]), token)
+    np.testing.assert_allclose(tx.positional(out["joined"], ["batch", "seq", "embed"]), np.concatenate([token, seq], 1))
     np.testing.assert_array_equal(
-        tx.positional(token, ["batch", "seq", "embed"]), np.broadcast_to(np.arange(5.0), (2, 1, 5))
-    )
-    joined = tnp.concatenate([token, seq], "seq")
-    assert joined.axes == ("batch", "seq", "embed")
-    np.testing.assert_allclose(
-        tx.positional(joined, ["batch", "seq", "embed"]),
-        np.concatenate([np.broadcast_to(np.arange(5.0), (2, 1, 5)), tx.positional(seq, ["batch", "seq", "embed"])], 1),
-    )
-    # merging axes that are not side by side still works (a transpose brings them together first)
-    apart = tx.merge_axes(tiles, ("ph", "pw"), "p")
-    assert apart.axes == ("batch", "channels", "gh", "p", "gw")
-    np.testing.assert_array_equal(
-        tx.positional(apart, ["batch", "gh", "gw", "p", "channels"]),
+        tx.positional(out["apart"], ["batch", "gh", "gw", "p", "channels"]),
         expected.transpose(0, 1, 3, 2, 4, 5).reshape(2, 2, 2, 4, 3),
     )
 
@@ -163,3 +165,64 @@ def test_jit_results_flatten_to_the_structure_of_their_arguments():
     np.testing.assert_allclose(tx.positional(total, ["batch"]), X.sum(1))
     sums = jax.tree.map(jnp.sum, {"x": out})  # a leaf reduced to a scalar stays a plain scalar
     assert not isinstance(sums["x"], tx.NamedArray)
+
+
+def _in_name_order(v):
+    """Laid out in name order, and a jit call's flatten hands JAX the data as it is (no transpose to run)."""
+    return v.axes == tuple(sorted(v.axes)) and jax.tree.leaves(v)[0] is v.data
+
+
+def test_concrete_results_of_eager_operations_are_laid_out_in_name_order():
+    """Issue 27: an operation that lays out its result in another order (for XLA, under a trace) gives a
+    concrete result in name order, so passing it to ``jit`` runs no transpose at the boundary, first call on."""
+    x, g = values()
+    w = tx.named(jnp.arange(12.0).reshape(3, 4), ["embed", "a"])
+    produced = {
+        "rename": x.rename({"batch": "z"}),  # [z, embed] as produced
+        "einsum": tnp.einsum("{embed},{embed,a}->{a}", x, w),  # dot_general's [batch, a]
+        "broadcast_to": tx.broadcast_to(g, {"seq": 2, "embed": 3}),  # the target's [seq, embed]
+        "outer broadcast": x + tx.named(jnp.arange(4.0), ["a"]),  # [batch, embed] + [a]
+        "constructor": tx.NamedArray(jnp.asarray(X), ["z", "embed"]),
+        "numpy data": tx.NamedArray(X, ["z", "embed"]),
+    }
+    for name, v in produced.items():
+        assert _in_name_order(v), name
+    np.testing.assert_array_equal(tx.positional(produced["rename"], ["z", "embed"]), X)
+    np.testing.assert_allclose(tx.positional(produced["einsum"], ["batch", "a"]), X @ np.arange(12.0).reshape(3, 4))
+    np.testing.assert_array_equal(tx.positional(produced["broadcast_to"], ["seq", "embed"]), np.stack([G, G]))
+    outer = X[:, :, None] + np.arange(4.0)
+    np.testing.assert_array_equal(tx.positional(produced["outer broadcast"], ["batch", "embed", "a"]), outer)
+    np.testing.assert_array_equal(tx.positional(produced["constructor"], ["z", "embed"]), X)
+    np.testing.assert_array_equal(tx.positional(produced["numpy data"], ["z", "embed"]), X)
+    times = tx.named(jnp.arange(12.0).reshape(4, 3), ["time", "embed"])
+    _, ys = tx.scan(lambda c, t: (c, t * c), g, times, axis="time")  # time-major outputs
+    assert _in_name_order(ys)
+    np.testing.assert_allclose(tx.positional(ys, ["time", "embed"]), np.arange(12.0).reshape(4, 3) * G)
+
+
+def test_traced_values_keep_the_layout_their_operation_produced():
+    """Under a trace the order an operation produced stays (what XLA compiles best); the jit's result is put in
+    name order inside the program (its flatten, in the trace) and comes back so."""
+    x, _ = values()
+    seen = []
+
+    def f(x):
+        renamed = x.rename({"batch": "z"})
+        seen.append(renamed.axes)
+        return renamed
+
+    out = jax.jit(f)(x)
+    assert seen == [("z", "embed")]
+    assert _in_name_order(out)
+    np.testing.assert_array_equal(tx.positional(out, ["z", "embed"]), X)
+
+
+def test_an_operation_reads_back_the_layout_it_asked_for():
+    """``in_order`` lays a concrete value out as asked (an operation reads the data by position)."""
+    from typed_xmap._value._named_array import in_order
+
+    x, _ = values()
+    swapped = in_order(x, ("embed", "batch"))
+    assert swapped.axes == ("embed", "batch")
+    np.testing.assert_array_equal(swapped.data, X.T)
+    np.testing.assert_array_equal(tx.positional(tnp.concatenate([swapped, x], "batch"), ["batch", "embed"]), [*X, *X])

@@ -71,13 +71,21 @@ def test_conv_values_and_gradients_equal_lax(options, reference):
 
 def test_conv_reads_any_layout_and_names_the_result():
     """The same convolution whatever order the data holds the axes in; the result is batch, out and spatial,
-    laid out batch, spatial, out (NHWC: the new axes minor, as the layer norms and contractions after a patch
-    stem want them)."""
+    laid out batch, spatial, out under a trace (NHWC: the new axes minor, as the layer norms and contractions
+    after a patch stem want them); a concrete result in name order."""
     image = tx.named(np.transpose(X, (3, 1, 0, 2)), ["channels", "height", "batch", "width"])
     kernel = tx.named(np.transpose(W, (3, 2, 1, 0)), ["out", "channels", "kw", "kh"])
-    result = tnp.conv(image, kernel, SPATIAL, "channels")
+    layouts = []
+
+    def conv(image, kernel):
+        out = tnp.conv(image, kernel, SPATIAL, "channels")
+        layouts.append(out.axes)
+        return out
+
+    result = jax.jit(conv)(image, kernel)
+    assert layouts == [("batch", "height", "width", "out")]
     assert result.named_shape == {"batch": 2, "out": 5, "height": 7, "width": 7}
-    assert result.axes == ("batch", "height", "width", "out")
+    assert tnp.conv(image, kernel, SPATIAL, "channels").axes == ("batch", "height", "out", "width")
     np.testing.assert_allclose(
         tx.positional(result, ["batch", "height", "width", "out"]), named_conv(X, W), rtol=1e-5, atol=1e-5
     )

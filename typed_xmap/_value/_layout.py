@@ -9,10 +9,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from .._algebra import NamedShapeError, broadcast_positional, different_meshes, union_named_shapes
-from ._flat import CACHE_SIZE
-from ._named_array import NamedArray, wrap
+from ._flat import CACHE_SIZE, SORTED_AUX, canonical_order
+from ._named_array import NamedArray, laid_out, wrap
 
 __all__ = ["align", "apply_elementwise", "fused", "index_mapped"]
 
@@ -48,8 +49,9 @@ def _layout_key(values: Sequence[Any]) -> tuple[Any, ...] | None:
     return tuple(key) if named else None
 
 
-def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> Plan:
-    """The layout plan of ``values`` (none of them with mapped axes), checking that they broadcast."""
+def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None, name_order: bool = False) -> Plan:
+    """The layout plan of ``values`` (none of them with mapped axes), checking that they broadcast; with
+    ``name_order``, the result's named dims sorted by name (a concrete result's layout, ``wrap``)."""
     named = [v for v in values if isinstance(v, NamedArray)]
     labels = None
     if operands is not None:
@@ -59,6 +61,8 @@ def _plan(values: Sequence[Any], operation: str, operands: Sequence[str] | None)
     union = union_named_shapes([v.named_shape for v in named], operation=operation, operands=labels)
     widest = max(named, key=lambda v: len(v.axes)).axes if named else ()
     result_axes = (*widest, *(a for a in union if a not in widest))
+    if name_order:
+        result_axes = tuple(sorted(result_axes))
     positional = [v.shape if isinstance(v, NamedArray) else np.shape(v) for v in values]
     broadcast_positional(positional, operation=operation, operands=operands)
     rank = max((len(p) for p in positional), default=0)
@@ -87,6 +91,21 @@ def _cached_plan(key: Any, values: Sequence[Any], operation: str, operands: Sequ
             _PLANS.clear()
         _PLANS[key] = plan
     return plan
+
+
+def _planned(key: Any, values: Sequence[Any], operation: str, operands: Sequence[str] | None) -> tuple[Any, Plan]:
+    """The plan for ``key``'s layouts, and the key it is cached under. A concrete result comes out in name order
+    (the layout ``wrap`` gives a concrete value), laid out so by the same operation, not by a second transpose."""
+    plan = _cached_plan(key, values, operation, operands)
+    axes = plan[1]
+    if len(axes) < 2 or SORTED_AUX.get(axes) is not None or canonical_order(axes) is None:
+        return key, plan
+    if any(isinstance(v.data if type(v) is NamedArray else v, Tracer) for v in values):
+        return key, plan  # traced: the layout XLA gets best (the widest operand's)
+    key = (key, "name order")
+    plan = _PLANS.get(key) or _plan(values, operation, operands, name_order=True)
+    _PLANS[key] = plan
+    return key, plan
 
 
 def _lay_out(steps: tuple[Step, ...], data: Sequence[Any]) -> list[Any]:
@@ -124,7 +143,7 @@ def align(
     """
     key = _layout_key(values)
     if key is not None:  # no mapped axes: a plan cached per layout
-        steps, axes = _cached_plan(key, values, operation, operands)
+        _, (steps, axes) = _planned(key, values, operation, operands)
         data = [v.data if isinstance(v, NamedArray) else v for v in values]
         return _lay_out(steps, data), axes, ()
     named = [v for v in values if isinstance(v, NamedArray)]
@@ -135,7 +154,7 @@ def align(
     mapped_names = {n for v in named for n, _ in v.mapped}
     result_mapped = tuple((n, s) for n, s in union.items() if n in mapped_names and s is not None)  # sizes known
     values = [index_mapped(v, mapped_names) if isinstance(v, NamedArray) else v for v in values]
-    unmapped = [wrap(v.data, v.axes) if isinstance(v, NamedArray) else v for v in values]
+    unmapped = [laid_out(v.data, v.axes) if isinstance(v, NamedArray) else v for v in values]
     steps, axes = _plan(unmapped, operation, operands)
     return _lay_out(steps, [v.data if isinstance(v, NamedArray) else v for v in values]), axes, result_mapped
 
@@ -174,9 +193,9 @@ def apply_elementwise(
         if key is None:
             if not any(isinstance(v, NamedArray) for v in values):
                 return fn(*values)
-            laid_out, axes, mapped = align(values, operation=operation, operands=operands)
-            return wrap(fn(*laid_out), axes, mapped)
-        steps, axes = _cached_plan(key, values, operation, operands)
+            arrays, axes, mapped = align(values, operation=operation, operands=operands)
+            return wrap(fn(*arrays), axes, mapped)
+        key, (steps, axes) = _planned(key, values, operation, operands)
         data = [v.data if isinstance(v, NamedArray) else v for v in values]
         if not any(steps):  # laid out already: the operation itself
             return wrap(fn(*data), axes)

@@ -22,9 +22,9 @@ import numpy as np
 from jax.core import Tracer
 
 from .._algebra import ErrorKind, NamedShapeError
-from ._flat import SORTED_AUX, flat_of
+from ._flat import SORTED_AUX, ArrayImpl, canonical_order, flat_of
 
-__all__ = ["NamedArray", "holds_array", "in_order", "is_eager", "wrap"]
+__all__ = ["NamedArray", "holds_array", "in_name_order", "in_order", "is_eager", "laid_out", "wrap"]
 
 
 class NamedArray:
@@ -71,6 +71,8 @@ class NamedArray:
                 f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
                 kind=ErrorKind.SYNTAX,
             )
+        if not mapped and isinstance(data, _CONCRETE):
+            data, axes = in_name_order(data, axes)
         self.data, self.axes = data, axes
         self.mapped = mapped
         self._flat = flat_of(data, axes, mapped)
@@ -123,25 +125,56 @@ def is_eager(data: Any) -> bool:
 
 
 def in_order(x: NamedArray, axes: tuple[str, ...]) -> NamedArray:
-    """``x`` with its named dims laid out in the order ``axes`` (the same set as ``x.axes``)."""
+    """``x`` with its named dims laid out in the order ``axes`` (the same set as ``x.axes``), concrete or traced:
+    for an operation that reads the data by position (``laid_out``); not a value to hand back to users."""
     if x.axes == axes:
         return x
     rank = x.data.ndim - len(axes)
     perm = tuple(range(rank)) + tuple(rank + x.axes.index(a) for a in axes)
-    return wrap(jax.lax.transpose(x.data, perm), axes, x.mapped)
+    return laid_out(jax.lax.transpose(x.data, perm), axes, x.mapped)
 
 
 def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
-    """Build a NamedArray from data laid out as positional dims + ``axes`` (no checks).
+    """Build a NamedArray from data laid out as positional dims + ``axes`` (no checks): an operation's result.
 
-    The named dims keep the order given (the producing operation's layout); only the pytree flatten
-    puts them in the canonical order (sorted by name).
+    A concrete value (a jax or numpy array: made eagerly, outside any trace) is laid out in name order (its
+    named dims sorted by name; a transpose when they are not): the layout the pytree flatten gives, so a
+    ``jit`` call it is passed to does no device work at its boundary, on its first call as on every other.
+    A traced value keeps the order given (the producing operation's layout, which XLA lays out best); only
+    its pytree flatten, inside the trace, puts it in name order.
     """
     x = _new(NamedArray)
-    x.data, x.axes, x.mapped = data, tuple(axes), mapped
-    aux = None if mapped else SORTED_AUX.get(x.axes)
-    x._flat = ((data,), aux) if aux is not None else flat_of(data, x.axes, mapped)
+    axes = tuple(axes)
+    if not mapped:
+        aux = SORTED_AUX.get(axes)
+        if aux is not None:  # in name order already
+            x.data, x.axes, x.mapped, x._flat = data, axes, (), ((data,), aux)
+            return x
+        if isinstance(data, _CONCRETE):
+            data, axes = in_name_order(data, axes)
+    x.data, x.axes, x.mapped = data, axes, mapped
+    x._flat = flat_of(data, axes, mapped)
     return x
 
 
+def laid_out(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
+    """A NamedArray whose data keeps the layout ``axes`` even when it is concrete: an operation's intermediate
+    value that it reads back by position (``in_order``). Its flatten would transpose: never return it."""
+    x = _new(NamedArray)
+    x.data, x.axes, x.mapped = data, tuple(axes), mapped
+    x._flat = flat_of(data, x.axes, mapped)
+    return x
+
+
+def in_name_order(data: Any, axes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+    """Concrete ``data`` laid out as ``axes`` -> the same values with the named dims sorted by name, and those axes."""
+    order = canonical_order(axes) if len(axes) > 1 else None
+    if order is None or data.ndim < len(axes):  # in order, or not a NamedArray's data (the constructor says why)
+        return data, axes
+    rank = data.ndim - len(axes)
+    perm = (*range(rank), *(rank + p for p in order[1]))
+    return (np.transpose(data, perm) if isinstance(data, np.ndarray) else jax.lax.transpose(data, perm)), order[0]
+
+
 _new = object.__new__
+_CONCRETE = (ArrayImpl, np.ndarray)

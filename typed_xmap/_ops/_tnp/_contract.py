@@ -20,9 +20,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import opt_einsum
+from jax.core import Tracer
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from ..._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
+from ..._value._flat import SORTED_AUX, canonical_order
 from ..._value._layout import apply_elementwise, index_mapped
 from ..._value._named_array import NamedArray, wrap
 from ._mapped_axes import as_mapped, gather
@@ -54,8 +56,10 @@ def _einsum(
     planned = _PLANS.get(key) if key is not None else None
     if planned is not None:  # checked before for these layouts: the subscripts and the result's axes
         subscripts, out_axes = planned
-        data = _contract(subscripts, [v.data for v in operands], precision, preferred_element_type)
-        return wrap(data, out_axes)
+        arrays = [v.data for v in operands]
+        if SORTED_AUX.get(out_axes) is None and not any(isinstance(a, Tracer) for a in arrays):
+            subscripts, out_axes = _name_ordered(subscripts, out_axes)  # a concrete result: in name order
+        return wrap(_contract(subscripts, arrays, precision, preferred_element_type), out_axes)
     parsed = parse_einsum(spec)
     operation = where or f"tnp.einsum({spec!r})"
     labels = list(labels) if labels is not None else [f"operand {i}" for i in range(len(operands))]
@@ -87,7 +91,10 @@ def _einsum(
         if len(_PLANS) > _CACHE_SIZE:
             _PLANS.clear()
         _PLANS[key] = (subscripts, out_axes)
-    data = _contract(subscripts, [v.data for v in values], precision, preferred_element_type)
+    arrays = [v.data for v in values]
+    if any(isinstance(v, NamedArray) for v in operands) and not any(isinstance(a, Tracer) for a in arrays):
+        subscripts, out_axes = _name_ordered(subscripts, out_axes)  # a concrete result: in name order
+    data = _contract(subscripts, arrays, precision, preferred_element_type)
     if not any(isinstance(v, NamedArray) for v in operands):
         return data
     sizes = {n: s for v in values for n, s in v.mapped}
@@ -96,6 +103,18 @@ def _einsum(
 
 _PLANS: dict[Any, tuple[str, tuple[str, ...]]] = {}
 _CACHE_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_ordered(subscripts: str, out_axes: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The subscripts with the result's named dims in name order (the contraction lays them out so, as one
+    program), and those axes: a concrete result's layout (``wrap``)."""
+    order = canonical_order(out_axes) if len(out_axes) > 1 else None
+    if order is None:
+        return subscripts, out_axes
+    inputs, out = subscripts.split("->")
+    lead = len(out) - len(out_axes)
+    return f"{inputs}->{out[:lead]}{''.join(out[lead + p] for p in order[1])}", order[0]
 
 
 def _layout_key(spec: str, operands: Sequence[Any]) -> tuple[Any, ...] | None:
