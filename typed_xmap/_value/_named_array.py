@@ -32,11 +32,16 @@ class NamedArray:
 
     Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
     ``NamedArray[f32, "batch features"]`` is the annotation form, checked by ``@tx.typed``.
-    A named shape is a set: the named dims keep the order the producing operation laid them out in
-    (``x.axes``), and the pytree flatten puts them in sorted order, so the pytree structure never
-    depends on the order they came in. ``print(x)`` shows the values (a summary for large arrays).
-    ``x.sum('batch')``, ``x[{...}]``, ``x.at[...]`` and the other methods that are operations are bound onto the
-    class by ``typed_xmap._ops._methods``; ``NamedArray[...]`` by ``typed_xmap._checking._annotations``.
+    A named shape is a set: ``x.data`` holds the positional dims, then the named dims in the order ``x.axes``
+    lists, and that order is an implementation detail. A concrete value (made outside any trace) is laid
+    out in name order (its named dims sorted by name), so a ``jit`` call it is passed to costs the same
+    whatever order the operation that made it produced; under a trace a value keeps its operation's layout
+    (what XLA compiles best), and its pytree flatten puts it in name order, so the pytree structure never
+    depends on the order (``lax.scan``/``cond``/``while_loop`` carries and branches match). To hand the data
+    to another library, say the order: ``tx.positional(x, ["batch", "features"])``. ``print(x)`` shows the
+    values (a summary for large arrays). ``x.sum('batch')``, ``x[{...}]``, ``x.at[...]`` and the other methods
+    that are operations are bound onto the class by ``typed_xmap._ops._methods``; ``NamedArray[...]`` by
+    ``typed_xmap._checking._annotations``.
     """
 
     __slots__ = ("_flat", "axes", "data", "mapped")
@@ -44,8 +49,13 @@ class NamedArray:
     __array_ufunc__ = None  # np.float32(2) * x: numpy defers to our reflected operators
 
     data: jax.Array
+    """The array: the positional dims, then one dim per name of ``axes``, in that order. Which order that is
+    is an implementation detail (name order for a concrete value): read ``axes`` with it, or take
+    ``tx.positional(x, order)``, which lays the data out in the order you give, to hand it to another library."""
     axes: tuple[str, ...]
+    """The names of the trailing dims of ``data``, in the order ``data`` holds them."""
     mapped: tuple[tuple[str, int], ...]
+    """``(name, size)`` of the named axes an enclosing ``tx.xmap``/``tx.vmap`` level maps (no dim of ``data``)."""
     _flat: tuple[Any, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]]  # the pytree flatten's result
 
     def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None:
