@@ -9,8 +9,9 @@ tables:
    whose unflatten returns at once, ``floor node``), a ``register_dataclass`` node, an equinox ``Module`` and
    a Haliax ``NamedArray`` where installed. Goal (issue 27): NamedArray <= 3x plain arrays.
 2. *A train-step-like call*: a jitted ``a + a`` over every leaf of params + Adam state, 10, 100 and 450 leaves
-   of small ``[in, out]`` arrays, wall-clock per call (the dispatch and its device work count). Goal: <= 1.3x
-   plain arrays.
+   of small ``[in, out]`` arrays, this thread's CPU time per call (the call's host work: flatten, dispatch,
+   unflatten; XLA runs the program on its own threads, whose time on a loaded machine moved 2x between runs).
+   Goal: <= 1.3x plain arrays.
 
 Medians of interleaved rounds; ratios to plain arrays.
 
@@ -20,6 +21,7 @@ Run: ``PYTHONPATH=. python bench/pytree_flatten.py`` or ``typed-xmap bench pytre
 import dataclasses
 import operator
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +126,7 @@ def call_table() -> None:
             },
             rounds=9,
             calls=30,
+            clock=time.thread_time,
         )
         print(
             f"  {leaves:4d} leaves   plain arrays {times['plain'] * 1e6:8.1f} us   NamedArray"
