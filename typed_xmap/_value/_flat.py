@@ -24,10 +24,11 @@ def flat_of(data: Any, axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...
 
     A named shape is a set, so the structure must not depend on the order an operation produced
     (``lax.scan``/``cond``/``while_loop`` carries and branches match): the aux holds the axes sorted by name
-    (and the mapped axes, sorted), and the leaf is the data with its named dims in that order. Data laid out in
-    another order gets a leaf that transposes when the flatten reads it (``_Sorted``), so under ``jit`` the
-    transpose sits at the boundary only and making the value costs none. A placeholder (data with no dims)
-    keeps its axes as they came.
+    (and the mapped axes, sorted), and the leaf is the data with its named dims in that order. A concrete value
+    is laid out so when it is made (``wrap``), so its leaf is its data: a ``jit`` call runs no transpose at its
+    boundary. Traced data laid out in another order gets a leaf that transposes, inside the trace, when the
+    flatten reads it (``_Sorted``; most values inside a trace are never flattened). A placeholder (data with
+    no dims) keeps its axes as they came.
 
     Every ``jit`` call flattens its arguments and unflattens its results, a few hundred NamedArrays for a
     model and its optimizer state; storing this result lets the flatten be a C attribute read
@@ -71,8 +72,8 @@ _ARRAY_TYPES = (Tracer, ArrayImpl, np.ndarray)
 
 
 class _Sorted:
-    """The flatten's leaf of data whose named dims are not in sorted order: the data transposed to sorted order
-    when the flatten reads it, not when the value is made (most values inside a trace are never flattened)."""
+    """The flatten's leaf of traced data whose named dims are not in sorted order: the data transposed to sorted
+    order when the flatten reads it, not when the value is made (most values inside a trace are never flattened)."""
 
     __slots__ = ("data", "perm")
 

@@ -44,18 +44,25 @@ class NamedArray:
     ``typed_xmap._checking._annotations``.
     """
 
-    __slots__ = ("_flat", "axes", "data", "mapped")
+    __slots__ = {  # noqa: RUF023  # the docs list them in this order
+        "data": (
+            "The array: the positional dims, then one dim per name of ``axes``, in that order. Which order that "
+            "is is an implementation detail (name order for a value made outside any trace): read ``axes`` with "
+            "it, or take ``tx.positional(x, order)``, which lays the data out in the order you give, to hand it "
+            "to another library."
+        ),
+        "axes": "The names of the trailing dims of ``data``, in the order ``data`` holds them.",
+        "mapped": (
+            "``(name, size)`` of the named axes an enclosing ``tx.xmap``/``tx.vmap`` level maps (no dim of ``data``)."
+        ),
+        "_flat": "The pytree flatten's result, made with the value.",
+    }
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
     __array_ufunc__ = None  # np.float32(2) * x: numpy defers to our reflected operators
 
     data: jax.Array
-    """The array: the positional dims, then one dim per name of ``axes``, in that order. Which order that is
-    is an implementation detail (name order for a concrete value): read ``axes`` with it, or take
-    ``tx.positional(x, order)``, which lays the data out in the order you give, to hand it to another library."""
     axes: tuple[str, ...]
-    """The names of the trailing dims of ``data``, in the order ``data`` holds them."""
     mapped: tuple[tuple[str, int], ...]
-    """``(name, size)`` of the named axes an enclosing ``tx.xmap``/``tx.vmap`` level maps (no dim of ``data``)."""
     _flat: tuple[Any, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]]  # the pytree flatten's result
 
     def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None:
