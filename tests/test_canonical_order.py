@@ -226,3 +226,13 @@ def test_an_operation_reads_back_the_layout_it_asked_for():
     assert swapped.axes == ("embed", "batch")
     np.testing.assert_array_equal(swapped.data, X.T)
     np.testing.assert_array_equal(tx.positional(tnp.concatenate([swapped, x], "batch"), ["batch", "embed"]), [*X, *X])
+
+
+def test_data_matches_axes_and_positional_gives_the_order_asked():
+    """Issue 29.5: ``.data`` never mislabels: its dims are in ``.axes`` order (name order for a concrete value,
+    not the order given to ``tx.named``), and ``tx.positional`` lays the data out in the order it is given."""
+    q = tx.named(jnp.arange(64.0).reshape(8, 2, 4), ["embed", "heads", "head_dim"])
+    assert q.axes == ("embed", "head_dim", "heads")
+    assert q.data.shape == tuple(q.named_shape[a] for a in q.axes) == (8, 4, 2)
+    np.testing.assert_array_equal(q.data, np.arange(64.0).reshape(8, 2, 4).transpose(0, 2, 1))
+    np.testing.assert_array_equal(tx.positional(q, ["embed", "heads", "head_dim"]), np.arange(64.0).reshape(8, 2, 4))
