@@ -2,6 +2,4 @@
 
 Importing the package equips the class: its printing, operators and conversions, and its pytree node."""
 
-from . import _operators, _printing, _pytree
-
-__all__ = ["_operators", "_printing", "_pytree"]
+from . import _operators, _printing, _pytree  # noqa: F401  # each installs itself on NamedArray
