@@ -251,15 +251,33 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     padding_arg = plan.padding if isinstance(plan.padding, str) else pads
     data = value.data
     if average:
-        out = lax.reduce_window(data, np.zeros((), data.dtype), lax.add, dims, steps, padding_arg)
-        out = out / math.prod(dims)
+        total = _accumulator(data.dtype)
+        out = lax.reduce_window(data.astype(total), np.zeros((), total), lax.add, dims, steps, padding_arg)
+        out = (out / math.prod(dims)).astype(_averaged(data.dtype))
     else:
-        lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else np.iinfo(data.dtype).min
-        out = lax.reduce_window(data, np.array(lowest, data.dtype), lax.max, dims, steps, padding_arg)
+        out = lax.reduce_window(data, np.array(_lowest(data.dtype), data.dtype), lax.max, dims, steps, padding_arg)
     result = wrap(out, value.axes, value.mapped)
     if isinstance(x, NamedArray):
         return result
     return _per_element(result, value.named_shape, names, operation=operation)
+
+
+def _averaged(dtype: Any) -> Any:
+    """The dtype of an average, ``jnp.mean``'s: an inexact dtype stays, ints and bools become the default float."""
+    return dtype if jnp.issubdtype(dtype, jnp.inexact) else jnp.result_type(float)
+
+
+def _accumulator(dtype: Any) -> Any:
+    """Where an average's window sums: float32 at least (a sum of int8s or float16s would overflow or round in
+    its own dtype, as ``jnp.mean`` never lets it)."""
+    return jnp.promote_types(_averaged(dtype), jnp.float32)
+
+
+def _lowest(dtype: Any) -> Any:
+    """The identity of ``max`` in ``dtype``: what padding holds in a max pool."""
+    if jnp.issubdtype(dtype, jnp.bool_):
+        return False
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min
 
 
 def max_pool(
@@ -275,5 +293,10 @@ def max_pool(
 def avg_pool(
     x: Any, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
 ) -> Any:
-    """The mean over windows along named axes (padding counts as zeros, divided by the full window size)."""
+    """The mean over windows along named axes (padding counts as zeros, divided by the full window size).
+
+    As ``jnp.mean``: int and bool inputs give the default float dtype, and every window is summed in float32 at
+    least (an int8 or float16 window never overflows or rounds in its own dtype), then cast to the result's
+    dtype (float16 and bfloat16 stay theirs).
+    """
     return _pool(x, window, strides, padding, operation="tnp.avg_pool", average=True)
