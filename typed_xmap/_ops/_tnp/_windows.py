@@ -60,6 +60,12 @@ def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequenc
     return NamedSharding(mesh, PartitionSpec(batch, *([None] * (len(lhs_spec) - 2)), features))  # NHWC
 
 
+def _split_first(data: Any, dims: Sequence[int]) -> list[int]:
+    """``dims`` (a group merged into one dim) with the dims split over mesh axes first, in their order: JAX
+    merges split dims into one only when each is major to every whole one (Explicit meshes refuse the rest)."""
+    return sorted(dims, key=lambda d: _spec_entry(data, d) is None)
+
+
 def _spec_entry(array: Any, dim: int) -> Any:
     spec = tuple(getattr(jax.typeof(array).sharding, "spec", ()))
     return spec[dim] if dim < len(spec) else None
@@ -183,9 +189,12 @@ def _convolved(
             f"contracted and output axes). Fix: tx.named(kernel, ...) names every dim",
             kind=ErrorKind.POSITIONAL,
         )
+    common = jnp.result_type(lhs.data, rhs.data)  # promoted as tnp.einsum and the elementwise functions do
+    lhs, rhs = (v if v.dtype == common else wrap(v.data.astype(common), v.axes, v.mapped) for v in (lhs, rhs))
     x_dim = {a: lhs.ndim + i for i, a in enumerate(lhs.axes)}
-    batch = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
-    features = [rhs.axes.index(f) for f in plan.features if f in rhs.axes]
+    batch_dims = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
+    feature_dims = [rhs.axes.index(f) for f in plan.features if f in rhs.axes]
+    batch, features = _split_first(lhs.data, batch_dims), _split_first(rhs.data, feature_dims)
     lhs_data, lhs_spec = _merged(
         lhs.data, [batch, [x_dim[c] for c in plan.contract], *([x_dim[a]] for a, _ in plan.spatial)]
     )
@@ -213,7 +222,15 @@ def _convolved(
     shape = [lhs.data.shape[d] for d in batch] + list(out.shape[1:-1]) + [rhs.data.shape[d] for d in features]
     if tuple(shape) != out.shape:
         out = lax.reshape(out, shape)
-    axes = (*(a for a in plan.batch if a in x_dim), *(a for a, _ in plan.spatial), *(rhs.axes[d] for d in features))
+    windowed = range(len(batch), len(batch) + spatial_dims)
+    perm = [
+        *(batch.index(d) for d in batch_dims),
+        *windowed,
+        *(len(shape) - len(features) + features.index(d) for d in feature_dims),
+    ]
+    if perm != sorted(perm):
+        out = lax.transpose(out, perm)
+    axes = (*(a for a in plan.batch if a in x_dim), *(a for a, _ in plan.spatial), *(rhs.axes[d] for d in feature_dims))
     mapped = tuple((n, s) for n, s in (*lhs.mapped, *rhs.mapped) if n in plan.named_shape)
     result = wrap(out, axes, mapped)
     if isinstance(x, NamedArray) or isinstance(kernel, NamedArray):
