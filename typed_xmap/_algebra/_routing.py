@@ -23,10 +23,6 @@ Shape = Mapping[str, Size]
 ROUTE = "tx.moe_route"
 
 
-def _invalid(message: str) -> NamedShapeError:
-    return NamedShapeError(f"{ROUTE}: {message}", kind=ErrorKind.INVALID_ARGUMENT)
-
-
 def route_axes(
     named: Shape, k: object, capacity: object, *, expert: object, tokens: object, slot: object
 ) -> tuple[tuple[str, ...], str]:
@@ -35,31 +31,35 @@ def route_axes(
     expert never takes more, so a larger capacity is slots no token fills)."""
     names = (tokens,) if isinstance(tokens, str) else tuple(tokens) if isinstance(tokens, (tuple, list)) else None
     if not names:
-        raise _invalid(
-            f"tokens={tokens!r}; tokens names the axes whose tokens share an expert's capacity (at least one). "
-            f"Fix: tokens='seq', or tokens=('seq', 'patch')"
+        raise NamedShapeError(
+            f"{ROUTE}: tokens={tokens!r}; tokens names the axes whose tokens share an expert's capacity (at least "
+            f"one). Fix: tokens='seq', or tokens=('seq', 'patch')",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     experts = named[carried_axis(named, _axis(expert, "expert"), operation=ROUTE, operand="logits")]
     for name in names:
         carried_axis(named, _axis(name, "tokens"), operation=ROUTE, operand="logits")
     if len(set(names)) != len(names) or expert in names:
-        raise _invalid(
-            f"tokens={tokens!r} with expert={expert!r} names an axis twice. Fix: list each token axis once, and "
-            f"never the expert axis"
+        raise NamedShapeError(
+            f"{ROUTE}: tokens={tokens!r} with expert={expert!r} names an axis twice. Fix: list each token axis "
+            f"once, and never the expert axis",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     new_axis(named, _axis(slot, "slot"), operation=ROUTE, operand="logits")
     if not is_size(k) or k == 0 or (experts is not None and k > experts):
-        raise _invalid(
-            f"k={k!r}; each token picks k of the {_count(experts)} experts, so k is an int from 1 to "
-            f"{_count(experts)}. Fix: k=1 (Switch) or k=2 (GShard)"
+        raise NamedShapeError(
+            f"{ROUTE}: k={k!r}; each token picks k of the {_count(experts)} experts, so k is an int from 1 to "
+            f"{_count(experts)}. Fix: k=1 (Switch) or k=2 (GShard)",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     sizes = [named[n] for n in names]
     group = None if None in sizes else math.prod(s for s in sizes if s is not None)
     if not is_size(capacity) or capacity == 0 or (group is not None and capacity > group):
-        raise _invalid(
-            f"capacity={capacity!r}; an expert takes from 1 to {_count(group)} tokens of a group (the tokens "
-            f"{names}), so capacity is an int in that range (a larger one is slots no token fills). Fix: "
-            f"capacity = k * tokens / experts, times a capacity factor such as 1.25, at most {_count(group)}"
+        raise NamedShapeError(
+            f"{ROUTE}: capacity={capacity!r}; an expert takes from 1 to {_count(group)} tokens of a group (the "
+            f"tokens {names}), so capacity is an int in that range (a larger one is slots no token fills). Fix: "
+            f"capacity = k * tokens / experts, times a capacity factor such as 1.25, at most {_count(group)}",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     choice = f"{expert}_choice"
     while choice in named or choice == slot:
@@ -69,7 +69,10 @@ def route_axes(
 
 def _axis(value: object, argument: str) -> str:
     if not isinstance(value, str) or not value.isidentifier():
-        raise _invalid(f"{argument}={value!r} is not an axis name. Fix: pass a name such as {argument}='{argument}'")
+        raise NamedShapeError(
+            f"{ROUTE}: {argument}={value!r} is not an axis name. Fix: pass a name such as {argument}='{argument}'",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
     return value
 
 

@@ -58,7 +58,8 @@ def fitting_mesh(
     for a program whose point is the sharding, not the speed. ``mesh.devices.flat[0].platform`` and
     ``mesh.shape`` say what it got.
 
-    ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one.
+    ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one. Sizes are ints of any
+    integer type (``np.int64`` too); names are strings, each once.
     """
     shape, names = _checked(shape, names)
     devices = jax.devices()

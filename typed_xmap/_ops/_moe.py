@@ -59,7 +59,8 @@ def moe_route(
     token takes a slot of an expert; ``combine`` holds its gate (the softmax probability) there; both have
     ``logits``' axes and ``slot``. ``balance_loss`` (no axes) is Switch/GShard's load-balancing loss,
     ``experts * sum over experts of (share of routed tokens) * (mean probability)``, averaged over groups:
-    1 when the load is even.
+    1 when the load is even. ``k`` is from 1 to the number of experts and ``capacity`` from 1 to the tokens of a
+    group (an expert never takes more): anything else is a ``NamedShapeError`` naming the argument.
     """
     logits = as_named(logits, operation="tx.moe_route", argument="logits")
     names, choice = route_axes(logits.named_shape, k, capacity, expert=expert, tokens=tokens, slot=slot)
