@@ -441,7 +441,7 @@ CONV_PLACEMENTS = [
 def test_conv_on_every_explicit_mesh_layout_equals_off_mesh(layout, placement, kernel_placement):
     """A second batch axis split (alone or with the first, in any order of the dims), the output features split:
     the same values as off the mesh (JAX refuses to merge a split dim minor to a whole one: split ones go first)."""
-    values = normal(2, 4, 7, 4)
+    values = normal(4, 4, 7, 4)
     weights = normal(3, 4, 4, 2)
     kernel_axes = ["kh", "channels", "out", "extra"]
     expected = tnp.conv(tx.named(values, CONV_LAYOUTS[0]), tx.named(weights, kernel_axes), {"height": "kh"}, "channels")

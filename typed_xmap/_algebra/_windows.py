@@ -123,7 +123,8 @@ def _out_size(
     spread: int = 1,
 ) -> Size:
     """The length of a windowed axis: ``lax.conv_general_dilated``'s and ``lax.reduce_window``'s rule (its
-    elements ``spread`` apart: ``lhs_dilation``)."""
+    elements ``spread`` apart: ``lhs_dilation``). A non-empty axis shorter than its window (padded) is an error;
+    an empty one gives the windows its padding alone holds, none if it holds none (lax's rule)."""
     if size is None or window is None:
         return None
     if pad == "SAME":
@@ -132,6 +133,8 @@ def _out_size(
     span = (window - 1) * dilation + 1
     length = (size - 1) * spread + 1 if size else 0
     if length + low + high < span:
+        if size == 0:  # an empty axis stays empty: no window fits, as lax computes it
+            return 0
         padded = f" ({length + low + high} padded)" if low + high else ""
         spaced = f" (spread to {length} by stride {spread})" if spread > 1 else ""
         raise NamedShapeError(

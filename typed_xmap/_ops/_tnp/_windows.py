@@ -66,6 +66,24 @@ def _split_first(data: Any, dims: Sequence[int]) -> list[int]:
     return sorted(dims, key=lambda d: _spec_entry(data, d) is None)
 
 
+def _split_sharding(out: Any, parts: tuple[list[Any], list[Any]], spatial_dims: int) -> Any:
+    """On an Explicit mesh, where the batch and feature dims of ``out`` (NHWC, each group one dim) go once
+    split back into their axes: each axis its operand's mesh axes when the merged dim holds exactly those, in
+    order; else the merged dim's all on the group's first axis (JAX refuses to guess). ``None`` elsewhere."""
+    if not explicit_mesh([out]):
+        return None
+    spec = [*getattr(jax.typeof(out).sharding, "spec", ()), *([None] * out.ndim)][: out.ndim]
+    groups = []
+    for merged, entries in zip((spec[0], spec[-1]), parts, strict=True):
+        held = tuple(m for e in entries if e is not None for m in _names(e))
+        if held == (() if merged is None else _names(merged)):
+            groups.append(list(entries))
+        else:
+            groups.append([merged, *([None] * (len(entries) - 1))])
+    entries = [*groups[0], *([None] * spatial_dims), *groups[1]]
+    return NamedSharding(jax.typeof(out).sharding.mesh, PartitionSpec(*entries))
+
+
 def _spec_entry(array: Any, dim: int) -> Any:
     spec = tuple(getattr(jax.typeof(array).sharding, "spec", ()))
     return spec[dim] if dim < len(spec) else None
@@ -221,7 +239,8 @@ def _convolved(
     )
     shape = [lhs.data.shape[d] for d in batch] + list(out.shape[1:-1]) + [rhs.data.shape[d] for d in features]
     if tuple(shape) != out.shape:
-        out = lax.reshape(out, shape)
+        parts = ([_spec_entry(lhs.data, d) for d in batch], [_spec_entry(rhs.data, d) for d in features])
+        out = lax.reshape(out, shape, out_sharding=_split_sharding(out, parts, spatial_dims))
     windowed = range(len(batch), len(batch) + spatial_dims)
     perm = [
         *(batch.index(d) for d in batch_dims),
