@@ -18,6 +18,7 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     """Name the dims of ``array`` (a positional array or a NamedArray's positional dims)."""
     base_axes: tuple[str, ...] = ()
     mapped: tuple[tuple[str, int], ...] = ()
+    data: Any
     if isinstance(array, NamedArray):
         base_axes, mapped, data = array.axes, array.mapped, array.data
     elif isinstance(array, jax.ShapeDtypeStruct):  # a restore target (orbax): a shape, no data

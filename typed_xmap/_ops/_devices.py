@@ -72,7 +72,7 @@ def fitting_mesh(
     return jax.make_mesh(fitted, tuple(names), axis_types, devices=devices[: math.prod(fitted)])
 
 
-def _checked(shape: Sequence[int], names: Sequence[str]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _checked(shape: object, names: object) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """``shape`` as ints (``np.int64`` sizes included) and ``names`` as a tuple: one size of at least 1 per
     name, each name a string given once."""
     sizes = _sizes(shape)
@@ -83,7 +83,7 @@ def _checked(shape: Sequence[int], names: Sequence[str]) -> tuple[tuple[int, ...
             f"{names!r}. Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names",
             kind=ErrorKind.INVALID_ARGUMENT,
         )
-    bad = [n for n in listed if not isinstance(n, str) or not n]
+    bad = [n for n in listed if not isinstance(n, str) or not n]  # the annotation says str; a caller may not
     twice = sorted({n for n in listed if listed.count(n) > 1}, key=str)
     if bad or twice:
         raise NamedShapeError(

@@ -313,7 +313,7 @@ def _lowest(dtype: Any) -> Any:
     """The identity of ``max`` in ``dtype``: what padding holds in a max pool."""
     if jnp.issubdtype(dtype, jnp.bool_):
         return False
-    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else np.iinfo(dtype).min
 
 
 def max_pool(
