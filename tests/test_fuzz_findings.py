@@ -445,6 +445,10 @@ ABSURD = {"a": 10**12, "b": 10**12}
         lambda: tx.random.normal(jax.random.key(0), ABSURD),
         lambda: tnp.pad(tnp.zeros({"a": 2}), {"a": (10**12, 0)}),
         lambda: tx.broadcast_to(tnp.zeros({"a": 2}), {"a": 2, "b": 10**13}),
+        lambda: tnp.max_pool(tnp.zeros({"a": 2, "b": 10**6}), {"a": 1}, padding={"a": (10**12, 0)}),
+        lambda: tnp.conv(
+            tnp.zeros({"h": 2, "b": 10**6}), tnp.zeros({"kh": 1, "o": 2}), {"h": "kh"}, padding={"h": (10**12, 0)}
+        ),
     ],
     ids=[
         "zeros",
@@ -458,6 +462,8 @@ ABSURD = {"a": 10**12, "b": 10**12}
         "normal",
         "pad",
         "broadcast_to",
+        "max_pool padding",
+        "conv padding",
     ],
 )
 def test_absurd_sizes_are_named_before_jax_is_asked(make):

@@ -24,6 +24,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._algebra import ConvPlan, ErrorKind, NamedShapeError, conv_plan, conv_transpose_plan, pool_plan
 from ..._value._named_array import NamedArray, index_mapped, wrap
+from .._memory import allocatable
 from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
@@ -208,6 +209,7 @@ def _convolved(
             kind=ErrorKind.POSITIONAL,
         )
     common = jnp.result_type(lhs.data, rhs.data)  # promoted as tnp.einsum and the elementwise functions do
+    allocatable(plan.named_shape, preferred_element_type or common, operation=operation, positional=lhs.shape)
     lhs, rhs = (v if v.dtype == common else wrap(v.data.astype(common), v.axes, v.mapped) for v in (lhs, rhs))
     x_dim = {a: lhs.ndim + i for i, a in enumerate(lhs.axes)}
     batch_dims = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
@@ -275,6 +277,7 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     names = list(window) if isinstance(window, Mapping) else []
     value = _operand(x, names, operation=operation)
     plan = pool_plan(value.named_shape, window, strides, padding, operation=operation)
+    allocatable(plan.named_shape, value.dtype, operation=operation, positional=value.shape)
     rank = value.data.ndim
     dims = [1] * rank
     steps = [1] * rank
