@@ -1372,8 +1372,10 @@ def public_names() -> set[str]:
 def _isolated(count: int, budget: float) -> Tally:
     """Each family in a process of its own: an abort (SIGABRT) is a crash of that family, not the campaign's end."""
     tally = Tally()
-    for family in FAMILIES:
-        command = [sys.executable, __file__, str(count), str(budget / len(FAMILIES)), "--family", family]
+    deadline = time.monotonic() + budget
+    for i, family in enumerate(FAMILIES):
+        share = max(deadline - time.monotonic(), 0.0) / (len(FAMILIES) - i)  # what earlier families left, shared
+        command = [sys.executable, __file__, str(count), str(share), "--family", family]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if done.returncode or not lines:
