@@ -214,7 +214,7 @@ def runtime_hint(hint: Any) -> Any:
         return typing.Union[checked]  # noqa: UP007  # the args are a tuple built at run time
     if origin is typing.Annotated:
         return typing.Annotated[(checked[0], *hint.__metadata__)]
-    if isinstance(hint, types.GenericAlias):
+    if isinstance(hint, types.GenericAlias) and origin is not None:
         return types.GenericAlias(origin, checked)
     copy = getattr(hint, "copy_with", None)
     return copy(checked) if copy is not None else hint
