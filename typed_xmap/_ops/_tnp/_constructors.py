@@ -58,7 +58,7 @@ def _like(x: Any, fill_value: Any, dtype: Any, new_axes: Mapping[str, int] | Non
     """``x``'s named shape, positional dims and placement (plus ``new_axes``, in front of its named dims)."""
     x = as_named(x, operation=operation)
     sizes = like_shape(x.named_shape, new_axes, operation=operation)
-    allocatable(sizes, dtype or x.dtype, operation=operation, positional=x.shape)
+    allocatable(sizes, x.dtype if dtype is None else dtype, operation=operation, positional=x.shape)
     data = jnp.full_like(x.data, fill_value, dtype=dtype)
     if new_axes is None:
         return wrap(data, x.axes, x.mapped)
@@ -92,7 +92,7 @@ def arange(
 ) -> NamedArray:
     """``jnp.arange`` along one named axis: ``tnp.arange('seq', 8)`` is ``0..7`` over ``seq=8``."""
     named = arange_shape(axis, start, stop, step, operation="tnp.arange")
-    allocatable(named, dtype or jnp.result_type(start, stop or 0, step), operation="tnp.arange")
+    allocatable(named, jnp.int32 if dtype is None else dtype, operation="tnp.arange")
     (name,) = named
     return place(wrap(jnp.arange(start, stop, step, dtype=dtype), (name,)), sharding)
 

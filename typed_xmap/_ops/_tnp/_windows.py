@@ -209,7 +209,7 @@ def _convolved(
             kind=ErrorKind.POSITIONAL,
         )
     common = jnp.result_type(lhs.data, rhs.data)  # promoted as tnp.einsum and the elementwise functions do
-    allocatable(plan.named_shape, preferred_element_type or common, operation=operation, positional=lhs.shape)
+    allocatable(plan.named_shape, common, operation=operation, positional=lhs.shape)
     lhs, rhs = (v if v.dtype == common else wrap(v.data.astype(common), v.axes, v.mapped) for v in (lhs, rhs))
     x_dim = {a: lhs.ndim + i for i, a in enumerate(lhs.axes)}
     batch_dims = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
