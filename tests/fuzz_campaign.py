@@ -724,7 +724,7 @@ def updates(draw: Any) -> Case:
 
 def _reference(name: str) -> Callable[..., Any]:
     """The positional function a tnp elementwise function applies by name: jax.numpy's or jax.nn's."""
-    return getattr(jnp, name, None) or getattr(jax.nn, name)
+    return getattr(jnp, name, None) or getattr(jax.nn, name, None) or getattr(jax.scipy.special, name)
 
 
 def _arity(name: str) -> int:
@@ -1223,7 +1223,8 @@ def more_structure(draw: Any) -> Case:
         text = f"tnp.take(x{shape}, ids{ids.tolist()} over k, {name!r})"
         if dim < 0:
             return Case("more_structure", text, call, Invalid("no such axis"))
-        taken = np.moveaxis(np.asarray(jnp.take(jnp.asarray(values), ids, axis=dim)), dim, 0)  # jnp.take's modes
+        clamped = np.clip(ids, 0, shape[name] - 1)  # x[{axis: ids}]'s rule, JAX's gathers': out of bounds clamps
+        taken = np.moveaxis(np.take(values, clamped, axis=dim), dim, 0)
         return Case("more_structure", text, call, Valid(taken, ("k", *(a for a in axes if a != name))))
     if which == "split_axis":
         parts = {"p": draw(st.sampled_from([1, 2, 3])), "q": draw(st.sampled_from([1, 2]))}
