@@ -1139,6 +1139,11 @@ def sizes(draw: Any) -> Case:
     )
 
 
+def _from_end(start: int, size: int) -> int:
+    """A negative start counts from the end (lax.dynamic_slice's allow_negative_indices), then is clamped."""
+    return start + size if start < 0 else start
+
+
 @st.composite
 def more_structure(draw: Any) -> Case:
     shape = draw(named_shapes(1, 2))
@@ -1242,7 +1247,7 @@ def more_structure(draw: Any) -> Case:
         text = f"tnp.dynamic_slice(x{shape}, {{{name!r}: {start}}}, {{{name!r}: {size}}})"
         if dim < 0 or size > shape[name]:
             return Case("more_structure", text, call, Invalid("no such axis, or a slice longer than it"))
-        begin = min(max(start, 0), shape[name] - size)  # lax.dynamic_slice clamps the start
+        begin = min(max(_from_end(start, shape[name]), 0), shape[name] - size)  # lax clamps the start
         index = (slice(None),) * dim + (slice(begin, begin + size),)
         return Case("more_structure", text, call, Valid(values[index], axes))
     update_size = min(size, shape.get(name, 1))
@@ -1251,7 +1256,7 @@ def more_structure(draw: Any) -> Case:
     text = f"tnp.dynamic_update_slice(x{shape}, update{update.shape}, {{{name!r}: {start}}})"
     if dim < 0:
         return Case("more_structure", text, call, Invalid("no such axis"))
-    begin = min(max(start, 0), shape[name] - update_size)
+    begin = min(max(_from_end(start, shape[name]), 0), shape[name] - update_size)
     want = values.copy()
     index = (slice(None),) * dim + (slice(begin, begin + update_size),)
     want[index] = update
