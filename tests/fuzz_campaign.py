@@ -25,9 +25,15 @@ import os
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import contextlib
+import itertools
+import json
 import math
+import signal
 import string
+import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -38,13 +44,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from jax import lax
 from jax.sharding import AxisType
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, NamedShapeError, f32
 
-OUTCOMES = ("correct", "named error", "generic error", "silent acceptance", "wrong value", "crash")
+OUTCOMES = ("correct", "named error", "generic error", "silent acceptance", "wrong value", "crash", "hang")
 BAD = OUTCOMES[2:]
 CRASHES = (AssertionError, AttributeError, KeyError, RecursionError, SystemError, UnboundLocalError, MemoryError)
 NAMES = ("a", "b", "c")
@@ -77,20 +84,53 @@ class Case:
 class Tally:
     counts: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    by_family: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add(self, case: Case, outcome: str, detail: str) -> None:
         self.counts[outcome] += 1
+        self.by_family.setdefault(case.family, Counter())[outcome] += 1
         if outcome in BAD:
             self.examples.setdefault(outcome, []).append(f"[{case.family}] {case.text}: {detail}")
 
     def report(self) -> str:
         lines = [f"{outcome}: {self.counts[outcome]}" for outcome in OUTCOMES]
+        width = max((len(f) for f in self.by_family), default=6)
+        lines.append(f"{'family':<{width}} " + " ".join(f"{o.split()[0]:>8}" for o in OUTCOMES))
+        for family, counts in sorted(self.by_family.items()):
+            lines.append(f"{family:<{width}} " + " ".join(f"{counts[o]:>8}" for o in OUTCOMES))
         for outcome, cases in self.examples.items():
             lines += [f"  {outcome}: {c[:300]}" for c in cases[:5]]
         return "\n".join(lines)
 
 
+HANG_SECONDS = 120.0
+"""A case still running after this long is a hang (its family's run goes on with the next case)."""
+
+
+class _Hang(BaseException):
+    """Raised by the alarm in a case that ran past ``HANG_SECONDS`` (a BaseException: no handler takes it)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Hang
+
+
 def classify(case: Case) -> tuple[str, str]:
+    timed = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if timed:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+    try:
+        return _classified(case)
+    except _Hang:
+        return "hang", f"still running after {HANG_SECONDS:.0f} s"
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def _classified(case: Case) -> tuple[str, str]:
     try:
         result = case.call()
     except NamedShapeError as error:
@@ -121,7 +161,12 @@ def _compare(result: Any, oracle: Valid) -> tuple[str, str]:
     want = np.asarray(oracle.values)
     if got.shape != want.shape:
         return "wrong value", f"shape {got.shape}, expected {want.shape}"
-    same = np.array_equal(got, want) if oracle.exact else np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    nan = got.dtype.kind in "fc" and want.dtype.kind in "fc"
+    same = (
+        np.array_equal(got, want, equal_nan=nan)
+        if oracle.exact
+        else np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    )
     return ("correct", "") if same else ("wrong value", f"values {got.ravel()[:6]} != {want.ravel()[:6]}")
 
 
@@ -674,6 +719,550 @@ def updates(draw: Any) -> Case:
     return Case("updates", text, call, Valid(want, axes))
 
 
+# -- the vocabulary added since the first campaign (issue 28) ---------------------------------------------------
+
+
+def _reference(name: str) -> Callable[..., Any]:
+    """The positional function a tnp elementwise function applies by name: jax.numpy's or jax.nn's."""
+    return getattr(jnp, name, None) or getattr(jax.nn, name, None) or getattr(jax.scipy.special, name)
+
+
+def _arity(name: str) -> int:
+    try:
+        _reference(name)(jnp.ones(2))
+    except TypeError:
+        return 2
+    return 1
+
+
+def _exact(values: Any) -> bool:
+    return not np.issubdtype(np.asarray(values).dtype, np.inexact)
+
+
+@st.composite
+def ufuncs(draw: Any) -> Case:
+    name = draw(st.sampled_from(sorted(tnp.UFUNC_NAMES)))
+    shapes = [draw(named_shapes(0, 2)), draw(named_shapes(0, 2))]
+    if draw(st.booleans()) and shapes[0] and shapes[1]:  # a clash on purpose
+        common = sorted(set(shapes[0]) & set(shapes[1]))
+        if common:
+            shapes[1][common[0]] = shapes[0][common[0]] % 3 + 1
+    arrays = [_values(tuple(s.values()), draw) / 2 for s in shapes]
+    axes = [tuple(s) for s in shapes]
+    fn = getattr(tnp, name)
+    if _arity(name) == 1:
+        text = f"tnp.{name}(x{shapes[0]})"
+        want = np.asarray(_reference(name)(jnp.asarray(arrays[0])))
+        return Case("ufuncs", text, lambda: fn(_named(arrays[0], axes[0])), Valid(want, axes[0], _exact(want)))
+    text = f"tnp.{name}(x{shapes[0]}, y{shapes[1]})"
+    call = lambda: fn(_named(arrays[0], axes[0]), _named(arrays[1], axes[1]))
+    if any(shapes[0][a] != shapes[1][a] for a in set(shapes[0]) & set(shapes[1])):
+        return Case("ufuncs", text, call, Invalid("an axis has two sizes"))
+    union = {**shapes[0], **shapes[1]}
+    left, right = (jnp.asarray(_broadcast(a, x, union)) for a, x in zip(arrays, axes, strict=True))
+    want = np.asarray(_reference(name)(left, right))
+    return Case("ufuncs", text, call, Valid(want, tuple(union), _exact(want)))
+
+
+NAMED_REDUCTIONS: dict[str, Callable[..., Any]] = {
+    "std": jnp.std,
+    "var": jnp.var,
+    "mean": jnp.mean,
+    "logsumexp": jax.scipy.special.logsumexp,
+    "all": jnp.all,
+    "any": jnp.any,
+    "argmin": jnp.argmin,
+    "softmax": jax.nn.softmax,
+    "log_softmax": jax.nn.log_softmax,
+}
+
+
+@st.composite
+def named_reductions(draw: Any) -> Case:
+    shape = draw(named_shapes(1))
+    axes = tuple(shape)
+    values = _values(tuple(shape.values()), draw) / 2
+    fname = draw(st.sampled_from(sorted(NAMED_REDUCTIONS)))
+    axis = draw(st.sampled_from([*axes, "zz"]))
+    text = f"tnp.{fname}(x{shape}, {axis!r})"
+    call = lambda: getattr(tnp, fname)(_named(values, axes), axis)
+    if axis not in shape:
+        return Case("named_reductions", text, call, Invalid("no such axis"))
+    want = np.asarray(NAMED_REDUCTIONS[fname](jnp.asarray(values), axis=axes.index(axis)))
+    kept = axes if fname in ("softmax", "log_softmax") else tuple(a for a in axes if a != axis)
+    return Case("named_reductions", text, call, Valid(want, kept, _exact(want)))
+
+
+IMAGE_AXES = ("batch", "h", "w", "c")
+KERNEL_AXES = ("kh", "kw", "c", "o")
+PADDINGS = ["VALID", "SAME", 1, (1, 0), "FULL", -1]
+
+
+def _pads(padding: Any, sizes: tuple[int, ...], window: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+    """Explicit (low, high) pairs per spatial dim for lax and NumPy, or None when ``padding`` is not one."""
+    if padding in ("VALID", "SAME"):
+        return lax.padtype_to_pads(sizes, window, strides, padding)
+    if isinstance(padding, int) and padding >= 0:
+        return [(padding, padding)] * len(sizes)
+    if isinstance(padding, tuple):
+        return [padding] * len(sizes)
+    return None
+
+
+def _pooled(values: np.ndarray, window: tuple[int, int], strides: tuple[int, int], pads: Any, average: bool) -> Any:
+    """NumPy's pool over dims 1 and 2 of ``values`` (batch h w c): padded with max's identity or zeros."""
+    if average:
+        data = values.astype(np.float32)
+        fill: Any = 0
+    else:
+        data = values
+        fill = False if values.dtype == bool else -np.inf if values.dtype.kind == "f" else np.iinfo(values.dtype).min
+    padded = np.pad(data, [(0, 0), pads[0], pads[1], (0, 0)], constant_values=fill)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, window, axis=(1, 2))[:, :: strides[0], :: strides[1]]
+    if not average:
+        return windows.max(axis=(-2, -1))
+    mean = windows.sum(axis=(-2, -1)) / (window[0] * window[1])
+    return mean.astype(values.dtype if values.dtype.kind == "f" else np.float32)
+
+
+@st.composite
+def windows(draw: Any) -> Case:
+    sizes = dict(
+        zip(IMAGE_AXES, (draw(st.integers(1, 2)), draw(st.integers(0, 6)), draw(st.integers(1, 6)), 2), strict=True)
+    )
+    window = (draw(st.sampled_from([1, 2, 3, 1, 2, 0])), draw(st.integers(1, 3)))
+    strides = (draw(st.sampled_from([1, 2, 1, 2, 0])), draw(st.sampled_from([1, 2])))
+    padding = draw(st.sampled_from([*PADDINGS[:4] * 3, *PADDINGS[4:]]))
+    which = draw(st.sampled_from(["conv", "conv_transpose", "max_pool", "avg_pool"]))
+    dtype = draw(st.sampled_from([np.float32, np.int32, np.int8, np.bool_] if "pool" in which else [np.float32]))
+    values = _values(tuple(sizes.values()), draw, dtype)
+    x = lambda: _named(values, IMAGE_AXES)
+    pads = _pads(padding, (sizes["h"], sizes["w"]), window, strides) if 0 not in window + strides else None
+    if "pool" in which:
+        text = f"tnp.{which}(x{sizes} {np.dtype(dtype).name}, window {window}, strides {strides}, padding {padding!r})"
+        call = lambda: getattr(tnp, which)(
+            x(), {"h": window[0], "w": window[1]}, dict(zip("hw", strides, strict=True)), padding
+        )
+        spans = [sizes[a] + p[0] + p[1] for a, p in zip("hw", pads or [], strict=False)]
+        short = [s < k and sizes[a] > 0 for a, s, k in zip("hw", spans, window, strict=False)]
+        if pads is None or any(short):
+            why = "a window of 0, a stride of 0, a bad padding or a window too long"
+            return Case("windows", text, call, Invalid(why))
+        if spans[0] < window[0]:  # an empty axis no window fits: empty, as lax makes it
+            width = (spans[1] - window[1]) // strides[1] + 1
+            dtype_out = values.dtype if which == "max_pool" or values.dtype.kind == "f" else np.float32
+            return Case("windows", text, call, Valid(np.zeros((sizes["batch"], 0, width, 2), dtype_out), IMAGE_AXES))
+        want = _pooled(values, window, strides, pads, which == "avg_pool")
+        return Case("windows", text, call, Valid(want, IMAGE_AXES, exact=which == "max_pool"))
+    kernel_dtype = draw(st.sampled_from([np.float32, np.int32]))  # mixed dtypes promote, as einsum's
+    weights = _values((*window, 2, 3), draw, kernel_dtype)
+    spatial = draw(st.sampled_from([{"h": "kh", "w": "kw"}] * 3 + [{"h": "kh", "w": "kh"}, {"h": "kh", "w": "zz"}]))
+    kernel_text = f"kernel{window} {np.dtype(kernel_dtype).name}"
+    text = f"tnp.{which}(x{sizes}, {kernel_text}, {spatial}, strides {strides}, padding {padding!r})"
+    options = {"strides": dict(zip("hw", strides, strict=True)), "padding": padding}
+    call = lambda: getattr(tnp, which)(x(), _named(weights, KERNEL_AXES), spatial, "c", **options)
+    if spatial != {"h": "kh", "w": "kw"} or 0 in window + strides or pads is None:
+        return Case(
+            "windows", text, call, Invalid("a shared or missing window axis, a window or stride of 0, a bad padding")
+        )
+    common = jnp.result_type(values, weights)
+    lhs, rhs = jnp.asarray(values, common), jnp.asarray(weights, common)
+    numbers = ("NHWC", "HWIO", "NHWC")
+    try:
+        if which == "conv":
+            want = lax.conv_general_dilated(lhs, rhs, strides, pads, dimension_numbers=numbers)
+        else:
+            given = padding if isinstance(padding, str) else pads
+            want = lax.conv_transpose(lhs, rhs, strides, given, dimension_numbers=numbers)
+    except Exception as error:  # lax's own refusal: the input is invalid whatever typed_xmap says
+        return Case("windows", text, call, Invalid(f"lax refuses it: {type(error).__name__}"))
+    if 0 in want.shape[1:3] and sizes["h"]:  # lax gives an empty axis; typed_xmap names the short axis
+        return Case("windows", text, call, Invalid("a window longer than its padded axis"))
+    return Case("windows", text, call, Valid(np.asarray(want), ("batch", "h", "w", "o")))
+
+
+SELECTION_DTYPES = {
+    "uint8": lambda v: (v + 4).astype(np.uint8),
+    "int32": lambda v: np.where(v == 4, np.iinfo(np.int32).min, np.where(v == -4, np.iinfo(np.int32).max, v)).astype(
+        np.int32
+    ),
+    "float32": lambda v: np.where(v == 3, np.nan, v).astype(np.float32),
+    "bool": lambda v: v > 0,
+}
+
+
+def _descending(values: np.ndarray) -> np.ndarray:
+    """lax.top_k's order along the last dim: largest first, NaN above every number, ties by lower index."""
+    rank = values.astype(np.float64)
+    if values.dtype.kind == "f":
+        rank = np.where(np.isnan(values), np.inf, rank)
+        nan = np.isnan(values)
+    else:
+        nan = np.zeros(values.shape, bool)
+    index = np.broadcast_to(np.arange(values.shape[-1]), values.shape)
+    return np.lexsort((index, -rank, ~nan), axis=-1)
+
+
+@st.composite
+def selection(draw: Any) -> Case:
+    shape = {"a": draw(st.sampled_from([1, 2, 4])), "b": draw(st.integers(1, 4))}
+    dtype = draw(st.sampled_from(sorted(SELECTION_DTYPES)))
+    values = SELECTION_DTYPES[dtype](_values((shape["a"], shape["b"]), draw, np.int32))
+    which = draw(st.sampled_from(["sort", "argsort", "top_k values", "top_k indices"]))
+    axis = draw(st.sampled_from(["b", "b", "zz"]))
+    k = draw(st.integers(0, 5))
+    new = draw(st.sampled_from(["k", "k", "a"]))
+    on_mesh = draw(st.booleans())
+    text = f"tnp.{which}(x{shape} {dtype}, axis={axis!r}, k={k}, new_axis={new!r}){' on a 2x4 mesh' if on_mesh else ''}"
+
+    def call() -> Any:
+        with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"))) if on_mesh else contextlib.nullcontext():
+            x = _named(values, ("a", "b"))
+            if on_mesh:
+                x = tx.shard(x, {"a": "data"} if shape["a"] % 2 == 0 else {})
+            if which == "sort":
+                return tnp.sort(x, axis)
+            if which == "argsort":
+                return tnp.argsort(x, axis)
+            top, indices = tnp.top_k(x, k, axis=axis, new_axis=new)
+            return top if which == "top_k values" else indices
+
+    if axis != "b":
+        return Case("selection", text, call, Invalid("no such axis"))
+    if which == "sort":
+        return Case("selection", text, call, Valid(np.sort(values, axis=1, kind="stable"), ("a", "b"), exact=True))
+    if which == "argsort":
+        return Case("selection", text, call, Valid(np.argsort(values, axis=1, kind="stable"), ("a", "b"), exact=True))
+    if not 1 <= k <= shape["b"] or new == "a":
+        return Case("selection", text, call, Invalid("k out of range, or a new axis the value has"))
+    order = _descending(values)[:, :k]
+    want = np.take_along_axis(values, order, axis=1) if which == "top_k values" else order
+    return Case("selection", text, call, Valid(want, ("a", "k"), exact=True))
+
+
+@st.composite
+def draws(draw: Any) -> Case:
+    which = draw(st.sampled_from(["randint", "categorical", "permutation", "bernoulli", "uniform"]))
+    key = jax.random.key(draw(st.integers(0, 3)))
+    if which in ("randint", "bernoulli", "uniform"):
+        shape = draw(st.dictionaries(st.sampled_from(["a", "b"]), st.sampled_from([0, 1, 3, -1]), max_size=2))
+        dtype = draw(st.sampled_from([jnp.int32, jnp.uint8, jnp.float32]))
+        ordered = tuple(sorted(shape))
+        dims = tuple(shape[a] for a in ordered)
+        text = f"tx.random.{which}(key, {shape}{', ' + jnp.dtype(dtype).name if which == 'randint' else ''})"
+        if which == "randint":
+            call = lambda: tx.random.randint(key, shape, 0, 5, dtype)
+            bad = not jnp.issubdtype(dtype, jnp.integer)
+            reference = lambda: jax.random.randint(key, dims, 0, 5, dtype)
+        elif which == "bernoulli":
+            call = lambda: tx.random.bernoulli(key, 0.5, shape)
+            bad, reference = False, lambda: jax.random.bernoulli(key, 0.5, dims)
+        else:
+            call = lambda: tx.random.uniform(key, shape)
+            bad, reference = False, lambda: jax.random.uniform(key, dims)
+        if bad or any(s < 0 for s in dims):
+            return Case("draws", text, call, Invalid("a float dtype for integers, or a negative size"))
+        want = np.asarray(reference())
+        return Case("draws", text, call, Valid(want, ordered, exact=_exact(want)))
+    shape = {"a": draw(st.integers(0, 3)), "b": draw(st.integers(1, 3))}
+    dtype = draw(st.sampled_from([np.float32, np.float32, np.int32, np.bool_]))
+    values = _values((shape["a"], shape["b"]), draw, dtype)
+    axis = draw(st.sampled_from(["a", "b", "zz"]))
+    text = f"tx.random.{which}(key, x{shape} {np.dtype(dtype).name}, {axis!r})"
+    call = lambda: getattr(tx.random, which)(key, _named(values, ("a", "b")), axis)
+    if axis not in shape:
+        return Case("draws", text, call, Invalid("no such axis"))
+    dim = ("a", "b").index(axis)
+    if which == "permutation":
+        order = np.asarray(jax.random.permutation(key, shape[axis]))
+        return Case("draws", text, call, Valid(np.take(values, order, axis=dim), ("a", "b"), exact=True))
+    if shape[axis] == 0 or dtype is not np.float32:
+        return Case("draws", text, call, Invalid("an empty axis, or logits that are not floats"))
+    want = np.asarray(jax.random.categorical(key, jnp.asarray(values), axis=dim))
+    return Case("draws", text, call, Valid(want, tuple(a for a in ("a", "b") if a != axis), exact=True))
+
+
+def _routed(logits: np.ndarray, k: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """GShard's routing in NumPy for one group (seq, expert): the dispatch and combine tables (seq, expert,
+    slot). First choices first, then in token order; an expert takes at most ``capacity`` tokens."""
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs = probs / probs.sum(axis=1, keepdims=True)
+    choices = _descending(probs.astype(np.float32))[:, :k]
+    seq, experts = logits.shape
+    dispatch = np.zeros((seq, experts, capacity), np.float32)
+    combine = np.zeros((seq, experts, capacity), np.float32)
+    taken = [0] * experts
+    for j in range(k):
+        for t in range(seq):
+            e = choices[t, j]
+            if taken[e] < capacity:
+                dispatch[t, e, taken[e]] = 1.0
+                combine[t, e, taken[e]] = probs[t, e]
+            taken[e] += 1
+    return dispatch, combine
+
+
+@st.composite
+def moe(draw: Any) -> Case:
+    seq, experts = draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    logits = _values((seq, experts), draw) / 2
+    k = draw(st.one_of(st.integers(1, experts), st.integers(0, 5)))
+    capacity = draw(st.one_of(st.integers(1, seq), st.sampled_from([-1, 0, seq + 1, 10**12])))
+    tokens = draw(st.one_of(st.just("seq"), st.sampled_from([(), ("seq", "seq"), "zz", "expert"])))
+    which = draw(
+        st.sampled_from(["dispatch", "combine", "moe_dispatch", "moe_combine", "moe_dispatch of an expert axis"])
+    )
+    features = _values((seq, 2), draw)
+    text = f"tx.moe_route(logits(seq={seq}, expert={experts}), {k}, {capacity}, tokens={tokens!r}) -> {which}"
+
+    def call() -> Any:
+        named = _named(logits, ("seq", "expert"))
+        dispatch, combine, _ = tx.moe_route(named, k, capacity, tokens=tokens)
+        if which == "dispatch":
+            return dispatch
+        if which == "combine":
+            return combine
+        x = _named(features, ("seq", "feat"))
+        if which == "moe_dispatch of an expert axis":
+            return tx.moe_dispatch(tx.broadcast_to(x, {"seq": seq, "feat": 2, "expert": experts}), dispatch)
+        inputs = tx.moe_dispatch(x, dispatch)
+        return inputs if which == "moe_dispatch" else tx.moe_combine(inputs * 2, combine)
+
+    if tokens != "seq" or not 1 <= k <= experts or not 1 <= capacity <= seq:
+        return Case(
+            "moe", text, call, Invalid("no token axes, a token axis twice or missing, k or capacity out of range")
+        )
+    if which == "moe_dispatch of an expert axis":
+        return Case("moe", text, call, Invalid("x has the table's expert axis: a diagonal"))
+    dispatch, combine = _routed(logits, k, capacity)
+    table = ("seq", "expert", "slot")
+    if which in ("dispatch", "combine"):
+        return Case("moe", text, call, Valid(dispatch if which == "dispatch" else combine, table))
+    inputs = np.einsum("tf,tes->esf", features, dispatch)
+    if which == "moe_dispatch":
+        return Case("moe", text, call, Valid(inputs, ("expert", "slot", "feat")))
+    return Case("moe", text, call, Valid(np.einsum("esf,tes->tf", inputs * 2, combine), ("seq", "feat")))
+
+
+def _fitted(shape: tuple[int, ...], count: int) -> tuple[int, ...]:
+    """The largest mesh of at most ``count`` devices whose sizes divide ``shape``'s, earlier axes larger on a
+    tie: every combination when there are few, else (sizes and count powers of two) the greedy fill."""
+    if len(shape) <= 5:
+        divisors = [[d for d in range(1, s + 1) if s % d == 0] for s in shape]
+        fitting = [c for c in itertools.product(*divisors) if math.prod(c) <= count]
+        return max(fitting, key=lambda c: (math.prod(c), c))
+    left, fitted = count, []
+    for size in shape:
+        fitted.append(min(size, left))
+        left //= fitted[-1]
+    return tuple(fitted)
+
+
+@st.composite
+def fitting_meshes(draw: Any) -> Case:
+    many = draw(st.booleans())
+    ints = [1, 2, 3, 4, 6, 8, np.int64(2), np.int32(4)]
+    sizes = st.sampled_from([1, 2, 4, 8]) if many else st.sampled_from([*ints * 4, 0, True, 2.0])
+    shape = tuple(draw(st.lists(sizes, min_size=6 if many else 1, max_size=16 if many else 4)))
+    names: list[Any] = [f"m{i}" for i in range(len(shape))]
+    fault = draw(st.sampled_from([None, None, None, "twice", "not a string", "one name short"]))
+    if fault == "twice" and len(names) > 1:
+        names[1] = names[0]
+    elif fault == "not a string":
+        names[0] = 3
+    elif fault == "one name short":
+        names = names[:-1]
+    text = f"tx.fitting_mesh({shape!r}, {tuple(names)!r})"
+    call = lambda: np.asarray(tuple(tx.fitting_mesh(shape, tuple(names)).shape.values()))
+    bad_size = any(isinstance(s, bool | float) or s < 1 for s in shape)
+    if (
+        bad_size
+        or len(set(names)) != len(names)
+        or len(names) != len(shape)
+        or not all(isinstance(n, str) for n in names)
+    ):
+        return Case("fitting_mesh", text, call, Invalid("a bad size, or a name twice, missing or not a string"))
+    return Case("fitting_mesh", text, call, Valid(np.asarray(_fitted(tuple(int(s) for s in shape), 8)), (), exact=True))
+
+
+HOST_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+HUGE = st.sampled_from([1, 3, 10**6, 10**12, 2**40, 2**62])
+
+
+@st.composite
+def sizes(draw: Any) -> Case:
+    """Sizes against what can be allocated: a value past the host's memory (8 emulated CPU devices share it)
+    is a named error, never JAX's abort."""
+    which = draw(
+        st.sampled_from(
+            ["zeros", "full", "normal", "randint", "pad", "one_hot", "broadcast_to", "zeros_like", "arange"]
+        )
+    )
+    first, second = draw(HUGE), draw(st.sampled_from([1, 2, 10**6]))
+    small = _named(np.ones((2,), np.float32), ("a",))
+    key = jax.random.key(0)
+    calls: dict[str, tuple[Callable[[], Any], dict[str, int], int, Any]] = {
+        "zeros": (lambda: tnp.zeros({"a": first, "b": second}), {"a": first, "b": second}, 4, 0.0),
+        "full": (lambda: tnp.full({"a": first, "b": second}, 2), {"a": first, "b": second}, 4, 2),
+        "normal": (lambda: tx.random.normal(key, {"a": first, "b": second}), {"a": first, "b": second}, 4, None),
+        "randint": (
+            lambda: tx.random.randint(key, {"a": first, "b": second}, 0, 5),
+            {"a": first, "b": second},
+            4,
+            None,
+        ),
+        "pad": (lambda: tnp.pad(small, {"a": (first, 0)}), {"a": first + 2}, 4, None),
+        "one_hot": (
+            lambda: tnp.one_hot(tx.named(jnp.zeros(second, jnp.int32), ["seq"]), "v", first),
+            {"seq": second, "v": first},
+            4,
+            None,
+        ),
+        "broadcast_to": (lambda: tx.broadcast_to(small, {"a": 2, "b": first}), {"a": 2, "b": first}, 4, 1.0),
+        "zeros_like": (lambda: tnp.zeros_like(small, new_axes={"b": first}), {"a": 2, "b": first}, 4, 0.0),
+        "arange": (lambda: tnp.arange("a", first), {"a": first}, 4, None),
+    }
+    call, shape, itemsize, fill = calls[which]
+    text = f"{which} of named shape {shape}"
+    count = math.prod(shape.values())
+    if count * itemsize > HOST_MEMORY:
+        return Case("sizes", text, call, Invalid("more than the devices' memory"))
+    ordered = tuple(sorted(shape)) if which != "one_hot" else ("seq", "v")
+    if fill is not None:
+        want: Any = np.full([shape[a] for a in ordered], fill, np.float32)
+        return Case("sizes", text, call, Valid(want, ordered))
+    return Case(
+        "sizes",
+        text,
+        lambda: tx.positional(call(), [*ordered]).shape,
+        Valid(np.asarray([shape[a] for a in ordered]), (), exact=True),
+    )
+
+
+def _from_end(start: int, size: int) -> int:
+    """A negative start counts from the end (lax.dynamic_slice's allow_negative_indices), then is clamped."""
+    return start + size if start < 0 else start
+
+
+@st.composite
+def more_structure(draw: Any) -> Case:
+    shape = draw(named_shapes(1, 2))
+    axes = tuple(shape)
+    values = _values(tuple(shape.values()), draw)
+    x = lambda: _named(values, axes)
+    name = draw(st.sampled_from([*axes, "zz"]))
+    which = draw(
+        st.sampled_from(
+            [
+                "stack",
+                "split",
+                "take",
+                "where",
+                "clip",
+                "dynamic_slice",
+                "dynamic_update_slice",
+                "split_axis",
+                "dot",
+                "cumprod",
+                "ones",
+                "ones_like",
+                "full_like",
+            ]
+        )
+    )
+    text = f"tnp.{which}(x{shape}, {name!r})"
+    if which == "stack":
+        new = draw(st.sampled_from(["s", *axes]))
+        call = lambda: tnp.stack([x(), x() * 2], new)
+        if new in shape:
+            return Case("more_structure", f"tnp.stack([x{shape}, 2x], {new!r})", call, Invalid("the new axis exists"))
+        return Case(
+            "more_structure",
+            f"tnp.stack([x{shape}, 2x], {new!r})",
+            call,
+            Valid(np.stack([values, values * 2]), (new, *axes)),
+        )
+    if which in ("where", "clip", "ones", "ones_like", "full_like"):
+        if which == "where":
+            call, want = (lambda: tnp.where(x() > 0, x(), -x())), np.abs(values)
+        elif which == "clip":
+            call, want = (lambda: tnp.clip(x(), -1.0, 2.0)), np.clip(values, -1.0, 2.0)
+        elif which == "ones":
+            call, want = (lambda: tnp.ones(shape)), np.ones_like(values)
+            axes = tuple(sorted(shape))
+            want = np.ones([shape[a] for a in axes], np.float32)
+        elif which == "ones_like":
+            call, want = (lambda: tnp.ones_like(x())), np.ones_like(values)
+        else:
+            call, want = (lambda: tnp.full_like(x(), 3.0)), np.full_like(values, 3.0)
+        return Case("more_structure", f"tnp.{which}(x{shape})", call, Valid(want, axes))
+    dim = axes.index(name) if name in shape else -1
+    if which == "dot":
+        call = lambda: tnp.dot(x(), x(), axis=name)
+        if dim < 0:
+            return Case("more_structure", text, call, Invalid("no such axis"))
+        return Case(
+            "more_structure", text, call, Valid((values * values).sum(axis=dim), tuple(a for a in axes if a != name))
+        )
+    if which == "cumprod":
+        call = lambda: tnp.cumprod(x(), name)
+        if dim < 0:
+            return Case("more_structure", text, call, Invalid("no such axis"))
+        return Case("more_structure", text, call, Valid(np.cumprod(values, axis=dim), axes))
+    if which == "split":
+        sections = draw(st.sampled_from([1, 2, 3]))
+        call = lambda: tnp.concatenate([p * (i + 1) for i, p in enumerate(tnp.split(x(), name, sections))], name)
+        text = f"tnp.split(x{shape}, {name!r}, {sections})"
+        if dim < 0 or shape[name] % sections:
+            return Case("more_structure", text, call, Invalid("no such axis, or sections do not divide it"))
+        parts = np.split(values, sections, axis=dim)
+        return Case(
+            "more_structure",
+            text,
+            call,
+            Valid(np.concatenate([p * (i + 1) for i, p in enumerate(parts)], axis=dim), axes),
+        )
+    if which == "take":
+        ids = np.asarray(draw(st.lists(st.integers(0, 3), min_size=1, max_size=3)), np.int32)
+        call = lambda: tnp.take(x(), tx.named(jnp.asarray(ids), ["k"]), name)
+        text = f"tnp.take(x{shape}, ids{ids.tolist()} over k, {name!r})"
+        if dim < 0:
+            return Case("more_structure", text, call, Invalid("no such axis"))
+        clamped = np.clip(ids, 0, shape[name] - 1)  # x[{axis: ids}]'s rule, JAX's gathers': out of bounds clamps
+        taken = np.moveaxis(np.take(values, clamped, axis=dim), dim, 0)
+        return Case("more_structure", text, call, Valid(taken, ("k", *(a for a in axes if a != name))))
+    if which == "split_axis":
+        parts = {"p": draw(st.sampled_from([1, 2, 3])), "q": draw(st.sampled_from([1, 2]))}
+        call = lambda: tx.split_axis(x(), name, parts)
+        text = f"tx.split_axis(x{shape}, {name!r}, {parts})"
+        if dim < 0 or parts["p"] * parts["q"] != shape[name] or any(p in shape for p in parts):
+            return Case("more_structure", text, call, Invalid("no such axis, or the parts do not multiply to it"))
+        rest = tuple(a for a in axes if a != name)
+        moved = _order(values, axes, (name, *rest)).reshape(parts["p"], parts["q"], *[shape[a] for a in rest])
+        return Case("more_structure", text, call, Valid(moved, ("p", "q", *rest)))
+    start = draw(st.integers(-1, 3))
+    size = draw(st.integers(0, 3))
+    if which == "dynamic_slice":
+        call = lambda: tnp.dynamic_slice(x(), {name: start}, {name: size})
+        text = f"tnp.dynamic_slice(x{shape}, {{{name!r}: {start}}}, {{{name!r}: {size}}})"
+        if dim < 0 or size > shape[name]:
+            return Case("more_structure", text, call, Invalid("no such axis, or a slice longer than it"))
+        begin = min(max(_from_end(start, shape[name]), 0), shape[name] - size)  # lax clamps the start
+        index = (slice(None),) * dim + (slice(begin, begin + size),)
+        return Case("more_structure", text, call, Valid(values[index], axes))
+    update_size = min(size, shape.get(name, 1))
+    update = _values(tuple(update_size if a == name else shape[a] for a in axes), draw)
+    call = lambda: tnp.dynamic_update_slice(x(), _named(update, axes), {name: start})
+    text = f"tnp.dynamic_update_slice(x{shape}, update{update.shape}, {{{name!r}: {start}}})"
+    if dim < 0:
+        return Case("more_structure", text, call, Invalid("no such axis"))
+    begin = min(max(_from_end(start, shape[name]), 0), shape[name] - update_size)
+    want = values.copy()
+    index = (slice(None),) * dim + (slice(begin, begin + update_size),)
+    want[index] = update
+    return Case("more_structure", text, call, Valid(want, axes))
+
+
 FAMILIES: dict[str, st.SearchStrategy[Case]] = {
     "conversions": conversions(),
     "xmap": xmaps(),
@@ -689,6 +1278,15 @@ FAMILIES: dict[str, st.SearchStrategy[Case]] = {
     "random": randoms(),
     "sharding": sharding(),
     "typed": typed(),
+    "ufuncs": ufuncs(),
+    "named_reductions": named_reductions(),
+    "windows": windows(),
+    "selection": selection(),
+    "draws": draws(),
+    "moe": moe(),
+    "fitting_mesh": fitting_meshes(),
+    "sizes": sizes(),
+    "more_structure": more_structure(),
 }
 
 
@@ -719,10 +1317,95 @@ def run(
     return tally
 
 
+# -- what the families cover: every public name, or a reason it is not fuzzed ------------------------------
+
+RANDOM = "random."
+COVERS: dict[str, set[str]] = {
+    "conversions": {"named", "positional"},
+    "xmap": {"xmap"},
+    "updates": set(),  # NamedArray's x.at[...] methods: no public name of its own
+    "indexing": set(),  # NamedArray's x[...]
+    "binary": {"maximum"},
+    "reduction": {"sum", "mean", "max", "min", "prod", "argmax"},
+    "constructor": {"zeros", "full", "arange", "one_hot", "causal_mask"},
+    "structure": {"rename", "broadcast_to", "cumsum", "roll", "merge_axes", "concatenate"},
+    "einsum": {"einsum"},
+    "spec": {"NamedArray", "f32"},
+    "transforms": {"vmap", "scan", "stack", "concatenate"},
+    "random": {RANDOM + "normal", RANDOM + "uniform"},
+    "sharding": {"shard", "constrain", "resources_of"},
+    "typed": {"typed", "NamedArray", "f32", "NamedShapeError"},
+    "ufuncs": set(tnp.UFUNC_NAMES),
+    "named_reductions": set(NAMED_REDUCTIONS),
+    "windows": {"conv", "conv_transpose", "max_pool", "avg_pool"},
+    "selection": {"sort", "argsort", "top_k"},
+    "draws": {RANDOM + n for n in ("randint", "categorical", "permutation", "bernoulli", "uniform")},
+    "moe": {"moe_route", "moe_dispatch", "moe_combine", "broadcast_to"},
+    "fitting_mesh": {"fitting_mesh"},
+    "sizes": {"zeros", "full", "pad", "one_hot", "broadcast_to", "zeros_like", "arange", RANDOM + "normal"},
+    "more_structure": {
+        *("stack", "split", "take", "where", "clip", "dynamic_slice", "dynamic_update_slice", "split_axis"),
+        *("dot", "cumprod", "ones", "ones_like", "full_like", "concatenate", RANDOM + "randint"),
+    },
+}
+"""The public names each family calls (``typed_xmap``'s, ``typed_xmap.numpy``'s, ``random.`` + the random
+module's); tests/test_fuzz_campaign.py holds every public name to this table or to ``NOT_FUZZED``."""
+
+_MARKERS = ("bf16", "bool_", "c64", "f16", "f64", "i8", "i16", "i32", "i64", "u8", "u32", "Float", "Int", "Num")
+NOT_FUZZED: dict[str, str] = {
+    **{m: "a dtype marker of NamedArray[...] annotations (tests/test_typed.py checks each)" for m in _MARKERS},
+    "Shaped": "a dtype marker of NamedArray[...] annotations (tests/test_typed.py)",
+    "AnyNamedArray": "a type alias for annotations, no run-time behaviour",
+    "AxisResourceConflict": "an exception class: the sharding family meets it",
+    "NamedShapeSyntaxError": "an exception class: the spec family meets it",
+    "UnboundAxisError": "an exception class (tests/test_xmap_tnp.py)",
+    "XmapFunction": "the type xmap returns: the xmap family calls it",
+    "SerialLoop": "the type serial_loop returns (tests/test_xmap_errors.py)",
+    "serial_loop": "a loop resource of xmap's axis_resources (tests/test_xmap_errors.py, tests/test_xmap_mesh.py)",
+    "ImportHook": "installs @tx.typed on a package at import (tests/test_import_hook.py)",
+    "install_import_hook": "installs @tx.typed on a package at import (tests/test_import_hook.py)",
+    "visualize": "prints a placement picture (tests/test_display.py)",
+    "random": "the module: its functions are listed one by one",
+    "UFUNC_NAMES": "the list of elementwise names: the ufuncs family draws from it",
+}
+
+
+def public_names() -> set[str]:
+    """Every public name: ``typed_xmap``'s, ``typed_xmap.numpy``'s and (``random.``-prefixed) the random module's."""
+    return {*tx.__all__, *tnp.__all__, *(RANDOM + n for n in tx.random.__all__)}
+
+
+def _isolated(count: int, budget: float) -> Tally:
+    """Each family in a process of its own: an abort (SIGABRT) is a crash of that family, not the campaign's end."""
+    tally = Tally()
+    deadline = time.monotonic() + budget
+    for i, family in enumerate(FAMILIES):
+        share = max(deadline - time.monotonic(), 0.0) / (len(FAMILIES) - i)  # what earlier families left, shared
+        command = [sys.executable, __file__, str(count), str(share), "--family", family]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode or not lines:
+            tally.by_family.setdefault(family, Counter())["crash"] += 1
+            tally.counts["crash"] += 1
+            tally.examples.setdefault("crash", []).append(f"[{family}] exit {done.returncode}: {done.stderr[-200:]}")
+            continue
+        part = json.loads(lines[-1])
+        tally.by_family[family] = Counter(part["counts"])
+        tally.counts.update(part["counts"])
+        for outcome, cases in part["examples"].items():
+            tally.examples.setdefault(outcome, []).extend(cases)
+    return tally
+
+
 if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     budget = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
     started = time.monotonic()
-    result = run(count, budget)
-    print(result.report())
-    print(f"{sum(result.counts.values())} cases in {time.monotonic() - started:.0f} s")
+    if "--family" in sys.argv:
+        name = sys.argv[sys.argv.index("--family") + 1]
+        part = run(count, budget, {name: FAMILIES[name]})
+        print(json.dumps({"counts": dict(part.counts), "examples": part.examples}))
+    else:
+        result = _isolated(count, budget)
+        print(result.report())
+        print(f"{sum(result.counts.values())} cases in {time.monotonic() - started:.0f} s")

@@ -2,7 +2,8 @@
 
 CI runs a slice (a few cases of each family, well under a minute). ``TYPED_XMAP_FUZZ_EXAMPLES=N`` (cases per
 family) runs a larger campaign, e.g. ``TYPED_XMAP_FUZZ_EXAMPLES=300 pytest tests/test_fuzz_campaign.py -s``;
-``python tests/fuzz_campaign.py 300`` prints the same counts without pytest.
+``python tests/fuzz_campaign.py 300`` prints the same counts without pytest, per family, each family in a
+process of its own (an abort is that family's crash); a case running past ``HANG_SECONDS`` is a hang.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ def _check(tally: fuzz_campaign.Tally) -> None:
 @pytest.mark.parametrize("family", sorted(fuzz_campaign.FAMILIES))
 def test_a_slice_of_the_campaign(family):
     _check(fuzz_campaign.run(8, 30.0, {family: fuzz_campaign.FAMILIES[family]}, derandomize=True))
+
+
+def test_every_public_name_is_fuzzed_or_says_why_not():
+    """A function added to typed_xmap, typed_xmap.numpy or tx.random joins a family (COVERS) or NOT_FUZZED
+    with its reason: none is forgotten."""
+    covered = set().union(*fuzz_campaign.COVERS.values())
+    public = fuzz_campaign.public_names()
+    assert set(fuzz_campaign.COVERS) == set(fuzz_campaign.FAMILIES)
+    assert not public - covered - set(fuzz_campaign.NOT_FUZZED), "public names no family calls"
+    assert not (covered | set(fuzz_campaign.NOT_FUZZED)) - public, "names that are not public (stale)"
+    assert not covered & set(fuzz_campaign.NOT_FUZZED), "both fuzzed and exempt"
 
 
 @pytest.mark.skipif(not FULL, reason="set TYPED_XMAP_FUZZ_EXAMPLES=N (cases per family) for the full campaign")

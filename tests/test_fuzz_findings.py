@@ -377,3 +377,194 @@ def test_orbax_restore_without_a_target_keeps_the_names():
     (key,) = restored["w"]
     assert key == "data[a,b]"  # the names, in the order of the stored dims
     np.testing.assert_array_equal(np.asarray(restored["w"][key]), values)
+
+
+# -- issue 28: the fourth round ------------------------------------------------------------------------------
+
+
+def logits(seq=4, experts=3):
+    return tx.named(jnp.asarray(np.random.default_rng(0).normal(size=(seq, experts)), jnp.float32), ["seq", "expert"])
+
+
+@pytest.mark.parametrize(
+    "arguments, argument",
+    [
+        ({"k": 1, "capacity": 2, "tokens": ()}, "tokens=()"),
+        ({"k": 1, "capacity": 0}, "capacity=0"),
+        ({"k": 1, "capacity": 10**12}, "capacity=1000000000000"),
+        ({"k": 1, "capacity": -1}, "capacity=-1"),
+        ({"k": 1, "capacity": 2.0}, "capacity=2.0"),
+        ({"k": 0, "capacity": 2}, "k=0"),
+        ({"k": 4, "capacity": 2}, "k=4"),
+        ({"k": True, "capacity": 2}, "k=True"),
+        ({"k": 1, "capacity": 2, "tokens": ("seq", "seq")}, "names an axis twice"),
+        ({"k": 1, "capacity": 2, "tokens": "expert"}, "names an axis twice"),
+        ({"k": 1, "capacity": 2, "slot": "seq"}, "logits already has an axis 'seq'"),
+        ({"k": 1, "capacity": 2, "expert": 3}, "expert=3"),
+        ({"k": 1, "capacity": 2, "tokens": "batch"}, "names axis 'batch'"),
+    ],
+)
+def test_moe_route_names_itself_and_the_argument(arguments, argument):
+    with pytest.raises(NamedShapeError) as info:
+        tx.moe_route(logits(), **arguments)
+    assert str(info.value).startswith("tx.moe_route") and argument in str(info.value) and "Fix:" in str(info.value)
+
+
+def test_moe_route_capacity_up_to_the_tokens_and_a_choice_axis_of_its_own():
+    full, _, _ = tx.moe_route(logits(), 1, 4)  # every token fits one expert: capacity = tokens is allowed
+    assert full.named_shape == {"seq": 4, "expert": 3, "slot": 4}
+    clashing = tx.rename(logits(), {"seq": "expert_choice"})  # the internal choice axis takes another name
+    dispatch, _, _ = tx.moe_route(clashing, 2, 4, tokens="expert_choice")
+    assert float(dispatch.sum(tuple(dispatch.named_shape)).data) == 8.0  # 4 tokens x 2 experts, none dropped
+
+
+def test_moe_dispatch_of_a_value_with_its_own_expert_axis_is_named():
+    dispatch, _, _ = tx.moe_route(logits(), 1, 2)
+    with pytest.raises(NamedShapeError, match=r"tx\.moe_dispatch: x has an axis 'expert'.*diagonal.*Fix:"):
+        tx.moe_dispatch(tx.named(jnp.ones((4, 3)), ["seq", "expert"]), dispatch)
+    routed = tx.moe_dispatch(
+        tx.named(jnp.ones((4, 3)), ["seq", "expert"]), tx.rename(dispatch, {"expert": "e"}), expert="e"
+    )
+    assert routed.named_shape == {"expert": 3, "e": 3, "slot": 2}
+
+
+ABSURD = {"a": 10**12, "b": 10**12}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tnp.zeros(ABSURD),
+        lambda: tnp.full({"a": 10**13}, 2),
+        lambda: tnp.ones({"a": 2**62, "b": 4}),
+        lambda: tnp.zeros_like(tnp.zeros({"a": 2}), new_axes={"b": 10**13}),
+        lambda: tnp.arange("a", 10**13),
+        lambda: tnp.one_hot(tx.named(jnp.zeros(3, jnp.int32), ["seq"]), "vocab", 10**13),
+        lambda: tnp.causal_mask("q", "k", 10**7),
+        lambda: tx.random.randint(jax.random.key(0), {"a": 10**13}, 0, 5),
+        lambda: tx.random.normal(jax.random.key(0), ABSURD),
+        lambda: tnp.pad(tnp.zeros({"a": 2}), {"a": (10**12, 0)}),
+        lambda: tx.broadcast_to(tnp.zeros({"a": 2}), {"a": 2, "b": 10**13}),
+        lambda: tnp.max_pool(tnp.zeros({"a": 2, "b": 10**6}), {"a": 1}, padding={"a": (10**12, 0)}),
+        lambda: tnp.conv(
+            tnp.zeros({"h": 2, "b": 10**6}), tnp.zeros({"kh": 1, "o": 2}), {"h": "kh"}, padding={"h": (10**12, 0)}
+        ),
+    ],
+    ids=[
+        "zeros",
+        "full",
+        "int64 overflow",
+        "zeros_like",
+        "arange",
+        "one_hot",
+        "causal_mask",
+        "randint",
+        "normal",
+        "pad",
+        "broadcast_to",
+        "max_pool padding",
+        "conv padding",
+    ],
+)
+def test_absurd_sizes_are_named_before_jax_is_asked(make):
+    """XLA aborts the process (SIGABRT) on these; the bound is the devices' memory, checked first."""
+    with pytest.raises(NamedShapeError, match=r"more than the 8 cpu devices \(the host's memory\) hold.*Fix:") as info:
+        make()
+    assert info.value.kind is ErrorKind.AXIS_SIZE
+
+
+def test_the_allocation_bound_is_the_host_memory_on_cpu():
+    import os
+
+    from typed_xmap._ops._memory import device_memory
+
+    limit, where = device_memory()
+    assert limit == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert where == "the 8 cpu devices (the host's memory)"
+    assert tnp.zeros({"a": 1000, "b": 1000}).named_shape == {"a": 1000, "b": 1000}  # large but real: made
+
+
+@pytest.mark.parametrize(
+    "draw, kind",
+    [
+        (
+            lambda: tx.random.categorical(jax.random.key(0), tx.named(jnp.ones((0, 3)), ["vocab", "b"]), "vocab"),
+            ErrorKind.AXIS_SIZE,
+        ),
+        (
+            lambda: tx.random.categorical(
+                jax.random.key(0), tx.named(jnp.ones((2, 3), jnp.int32), ["vocab", "b"]), "vocab"
+            ),
+            ErrorKind.DTYPE,
+        ),
+        (
+            lambda: tx.random.categorical(jax.random.key(0), tx.named(jnp.ones((2, 3), bool), ["vocab", "b"]), "vocab"),
+            ErrorKind.DTYPE,
+        ),
+        (lambda: tx.random.randint(jax.random.key(0), {"a": 3}, 0, 5, jnp.float32), ErrorKind.DTYPE),
+    ],
+    ids=["empty axis", "int logits", "bool logits", "float randint"],
+)
+def test_random_draws_name_their_argument(draw, kind):
+    with pytest.raises(NamedShapeError, match=r"^tx\.random\.(categorical|randint): .*Fix:") as info:
+        draw()
+    assert info.value.kind is kind
+
+
+@pytest.mark.parametrize(
+    "shape, names, fault",
+    [
+        ((2, 2), ("x", "x"), "'x' twice"),
+        ((2, 2), ("x", 3), "3, not a non-empty string"),
+        ((2, 2), ("x", ""), "'', not a non-empty string"),
+        ((2,), "x", "as many sizes as names"),
+        ((2, True), ("x", "y"), "as many sizes as names"),
+        ((2, 0), ("x", "y"), "as many sizes as names"),
+    ],
+)
+def test_fitting_mesh_checks_names_and_sizes(shape, names, fault):
+    with pytest.raises(NamedShapeError, match=r"tx\.fitting_mesh.*Fix:") as info:
+        tx.fitting_mesh(shape, names)
+    assert fault in str(info.value)
+
+
+def test_fitting_mesh_takes_numpy_ints_and_many_axes():
+    assert dict(tx.fitting_mesh((np.int64(4), np.int32(2)), ("x", "y")).shape) == {"x": 4, "y": 2}
+    from typed_xmap._ops._devices import fitting_shape
+
+    assert fitting_shape((4,) * 16, 8) == (4, 2) + (1,) * 14  # 4**16 combinations, never listed
+    assert fitting_shape((6, 4), 8) == (2, 4)
+    assert fitting_shape((1024,) * 16, 4096) == (1024, 4) + (1,) * 14
+    mesh = tx.fitting_mesh((4,) * 16, tuple(f"m{i}" for i in range(16)))
+    assert mesh.devices.size == 8
+
+
+def test_named_shape_dtype_structs_are_restore_targets():
+    """docs/guide/orbax.md: a target leaf is a NamedArray of jax.ShapeDtypeStruct(shape, dtype, sharding=...)."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    mesh = explicit_mesh()
+    struct = jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, PartitionSpec("data")))
+    target = tx.named(struct, ["hidden", "embed"])  # moved to the canonical layout: embed, hidden
+    assert target.named_shape == {"hidden": 8, "embed": 4} and target.data.shape == (4, 8)
+    assert tx.resources_of(target) == {"hidden": "data"}
+    ocp = _orbax()
+    values = np.arange(32.0).reshape(8, 4)
+    with tempfile.TemporaryDirectory() as directory:
+        path = _saved(ocp, directory, {"w": tx.named(jnp.asarray(values), ["hidden", "embed"])})
+        with ocp.StandardCheckpointer() as checkpointer:
+            restored = checkpointer.restore(path, {"w": target})["w"]
+    np.testing.assert_array_equal(tx.positional(restored, ["hidden", "embed"]), values)
+    assert tx.resources_of(restored) == {"hidden": "data"}
+
+
+def test_annotation_classes_are_kept_in_a_bounded_cache():
+    """NamedArray[f32, f"b={n} e"] per call with a new n: at most HINT_CACHE_SIZE classes are kept."""
+    from typed_xmap._checking import _annotations
+
+    for n in range(_annotations.HINT_CACHE_SIZE + 500):
+        NamedArray[f32, f"b={n} e"]
+    assert _annotations._hint_class.cache_info().currsize <= _annotations.HINT_CACHE_SIZE
+    assert len(_annotations._hints_by_meaning) <= _annotations.HINT_CACHE_SIZE
+    recent = NamedArray[f32, f"b={_annotations.HINT_CACHE_SIZE + 499} e"]
+    assert recent is NamedArray[f32, f"e b={_annotations.HINT_CACHE_SIZE + 499}"]  # one class per meaning still

@@ -148,6 +148,26 @@ def kernel(channels=3, out="out"):
     return tx.named(jnp.ones((3, 3, channels, 4)), ["kh", "kw", "channels", out])
 
 
+def router():
+    return tx.named(jnp.ones((2, 4, 3)), ["batch", "seq", "expert"])
+
+
+def on_16_gib(fn):
+    """``fn`` with the devices' memory fixed at 16 GiB (the message names the limit, which is the host's)."""
+
+    def run():
+        from typed_xmap._ops import _memory
+
+        saved = _memory.device_memory
+        _memory.device_memory = lambda: (16 * 2**30, "the 8 cpu devices (the host's memory)")
+        try:
+            return fn()
+        finally:
+            _memory.device_memory = saved
+
+    return run
+
+
 def strided_pool(v):
     return tnp.max_pool(v, {"height": 2, "width": 1}).sum()
 
@@ -741,6 +761,51 @@ CASES = {
     "selection: new axis exists": (lambda: tnp.zeros_like(image(), new_axes={"batch": 2}), E, K.AXIS_MISSING),
     # _ops/_devices.py
     "fitting_mesh: shape and names differ": (lambda: tx.fitting_mesh((4, 2), ("x",)), E, K.INVALID_ARGUMENT),
+    # issue 28: moe routing, allocation bound, draws, windows, fitting_mesh
+    "moe: no token axes": (lambda: tx.moe_route(router(), 2, 3, tokens=()), E, K.INVALID_ARGUMENT),
+    "moe: a token axis twice": (lambda: tx.moe_route(router(), 2, 3, tokens=("seq", "seq")), E, K.INVALID_ARGUMENT),
+    "moe: k out of range": (lambda: tx.moe_route(router(), 5, 3), E, K.INVALID_ARGUMENT),
+    "moe: capacity out of range": (lambda: tx.moe_route(router(), 2, 10**12), E, K.INVALID_ARGUMENT),
+    "moe: expert not a name": (lambda: tx.moe_route(router(), 2, 3, expert=3), E, K.INVALID_ARGUMENT),  # type: ignore[arg-type]
+    "moe: dispatch of a value with an expert axis": (
+        lambda: tx.moe_dispatch(router(), tx.moe_route(router(), 1, 2)[0]),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "memory: more than the devices hold": (on_16_gib(lambda: tnp.zeros({"a": 10**12, "b": 10**12})), E, K.AXIS_SIZE),
+    "selection: sample along an empty axis": (
+        lambda: tx.random.categorical(jax.random.key(0), tx.named(jnp.ones((0, 3)), ["vocab", "batch"]), "vocab"),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "selection: integer logits": (
+        lambda: tx.random.categorical(
+            jax.random.key(0), tx.named(jnp.ones((2, 3), jnp.int32), ["vocab", "batch"]), "vocab"
+        ),
+        E,
+        K.DTYPE,
+    ),
+    "selection: randint of floats": (
+        lambda: tx.random.randint(jax.random.key(0), {"a": 3}, 0, 5, jnp.float32),
+        E,
+        K.DTYPE,
+    ),
+    "windows: one kernel axis for two spatial axes": (
+        lambda: tnp.conv(image(), kernel(), {"height": "kh", "width": "kh"}, "channels"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "windows: zero-size window": (
+        lambda: tnp.conv(
+            image(),
+            tx.named(jnp.ones((0, 3, 3, 4)), ["kh", "kw", "channels", "out"]),
+            {"height": "kh", "width": "kw"},
+            "channels",
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "fitting_mesh: a mesh axis name twice": (lambda: tx.fitting_mesh((4, 2), ("x", "x")), E, K.INVALID_ARGUMENT),
 }
 
 
@@ -1603,6 +1668,59 @@ MESSAGES = {
         "tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape (4, 2) for names ('x',). "
         "Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names"
     ),
+    "moe: no token axes": (
+        "tx.moe_route: tokens=(); tokens names the axes whose tokens share an expert's capacity (at least one). "
+        "Fix: tokens='seq', or tokens=('seq', 'patch')"
+    ),
+    "moe: a token axis twice": (
+        "tx.moe_route: tokens=('seq', 'seq') with expert='expert' names an axis twice. Fix: list each token axis "
+        "once, and never the expert axis"
+    ),
+    "moe: k out of range": (
+        "tx.moe_route: k=5; each token picks k of the 3 experts, so k is an int from 1 to 3. Fix: k=1 (Switch) or "
+        "k=2 (GShard)"
+    ),
+    "moe: capacity out of range": (
+        "tx.moe_route: capacity=1000000000000; an expert takes from 1 to 4 tokens of a group (the tokens ('seq',)), "
+        "so capacity is an int in that range (a larger one is slots no token fills). Fix: capacity = k * tokens / "
+        "experts, times a capacity factor such as 1.25, at most 4"
+    ),
+    "moe: expert not a name": ("tx.moe_route: expert=3 is not an axis name. Fix: pass a name such as expert='expert'"),
+    "moe: dispatch of a value with an expert axis": (
+        "tx.moe_dispatch: x has an axis 'expert', which the dispatch table brings (x 'batch=2 expert=3 seq=4'); the "
+        "einsum would pair the two and take their diagonal. Fix: rename x's axis (tx.rename(x, {'expert': ...})), "
+        "or route with expert=/slot= names x lacks"
+    ),
+    "memory: more than the devices hold": (
+        "tnp.zeros: a value of named shape 'a=1000000000000 b=1000000000000' is 3.64e+12 TiB, more than the 8 cpu "
+        "devices (the host's memory) hold (16 GiB); JAX would abort the process. Fix: check the sizes (a size in "
+        "bytes or a product of two sizes passed as one size?), or shard it over a larger mesh"
+    ),
+    "selection: sample along an empty axis": (
+        "tx.random.categorical: axis 'vocab' of logits has size 0, so there is no category to draw. Fix: draw along "
+        "an axis with at least one category"
+    ),
+    "selection: integer logits": (
+        "tx.random.categorical: logits have dtype int32; logits are unnormalised log-probabilities, floats. Fix: "
+        "logits.astype(jnp.float32) (or pass log-probabilities, tnp.log(probs))"
+    ),
+    "selection: randint of floats": (
+        "tx.random.randint: dtype=float32 is not an integer dtype; randint draws integers. Fix: dtype=jnp.int32, or "
+        "tx.random.uniform(key, shape, minval=..., maxval=...) for floats"
+    ),
+    "windows: one kernel axis for two spatial axes": (
+        "tnp.conv: kernel axis 'kh' is the window of both 'height' and 'width'; each spatial axis slides a kernel "
+        "axis of its own. Fix: give the kernel one window axis per spatial axis, e.g. spatial={'height': 'kh', "
+        "'width': 'kw'}"
+    ),
+    "windows: zero-size window": (
+        "tnp.conv: kernel axis 'kh' (the window of 'height') has size 0; a window holds at least one element. Fix: "
+        "give the kernel's window axes sizes of at least 1"
+    ),
+    "fitting_mesh: a mesh axis name twice": (
+        "tx.fitting_mesh: mesh axis names ('x', 'x') have 'x' twice; each mesh axis has a name of its own. Fix: "
+        "name every axis once with a string, e.g. ('data', 'model')"
+    ),
 }
 
 
@@ -1618,6 +1736,13 @@ EXEMPT = {
     # Needs devices of two platforms: backend= names a platform jax.devices() must have, and the tests'
     # mesh is of the same (CPU) devices, so backend and mesh cannot disagree here.
     ("typed_xmap/_xmap/_cache.py", ". Fix: drop backend=, or set a mesh of"),
+    # Defensive: every sharding a user can build (JAX 0.10 and later) is a NamedSharding or one device's (fully
+    # replicated); PositionalSharding is gone. A struct with another sharding could not be transposed with it.
+    (
+        "typed_xmap/_ops/_convert.py",
+        "cannot be moved with them. Fix: give the struct its named dims sorted by name (then nothing moves), or a "
+        "NamedSharding",
+    ),
     # Defensive: vmap's own out_axes check, behind ours (_body checks every carried axis is listed first).
     (
         "typed_xmap/_xmap/_jax_errors.py",

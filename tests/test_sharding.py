@@ -178,3 +178,22 @@ def test_xmap_axis_resources_keep_the_original_declaration_check():
     from typed_xmap._algebra import unknown_resource_keys
 
     assert unknown_resource_keys(["batch", "vocb"], ["batch", "vocab"]) == ["vocb"]
+
+
+@pytest.mark.parametrize("shape", [(3, 8), (8, 3), (3, 3)])
+def test_a_conflict_is_reported_before_an_axis_that_does_not_divide(shape):
+    """Two axes of one value on one mesh axis, one of them also not divisible by it: the conflict is the fault
+    (the plugin names it too), for tx.shard, tx.constrain and xmap's arguments alike."""
+    resources = {"a": "x", "b": "x"}
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        x = tx.named(jnp.ones(shape), ["a", "b"])
+        calls = [
+            lambda: tx.shard(x, resources),
+            lambda: tx.constrain(x, resources),
+            lambda: tx.xmap(lambda u: u * 2, in_axes=[["a", "b"]], out_axes=["a", "b"], axis_resources=resources)(
+                np.ones(shape, np.float32)
+            ),
+        ]
+        for call in calls:
+            with pytest.raises(AxisResourceConflict, match="both assigned to mesh axis 'x'"):
+                call()

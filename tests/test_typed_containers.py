@@ -1,5 +1,7 @@
 """``@tx.typed`` checks containers of NamedArrays in full, on every call, binding one size per name."""
 
+from typing import Protocol, runtime_checkable
+
 import jax.numpy as jnp
 import pytest
 
@@ -210,3 +212,69 @@ def test_named_tuple_carry_of_a_scan_step_is_checked_field_by_field():
         tx.scan(
             lambda c, p: drops_an_axis(c, p["x"]), Carry(v(2, 5, "batch hidden"), v(2, "batch")), layers, axis="layers"
         )
+
+
+def test_a_group_inside_a_container_is_open_per_value():
+    """dict[str, NamedArray[f32, "layers *weight"]]: each weight binds *weight for itself (DESIGN: open per
+    value, as the plugin keeps it); the axes it stands for still have one size across the call."""
+
+    @tx.typed
+    def total(p: dict[str, NamedArray[f32, "layers *weight"]], x: NamedArray[f32, "*weight"]) -> NamedArray[f32, ""]:
+        return sum((v.sum(tuple(v.named_shape)) for v in p.values()), x.sum(tuple(x.named_shape)))
+
+    params = {"query": v(2, 3, 4, "layers embed heads"), "norm": v(2, 3, "layers embed")}
+    assert float(total(params, v(5, "mlp")).data) == 24 + 6 + 5  # x's *weight is its own too
+    params["norm"] = v(2, 5, "layers embed")
+    with pytest.raises(NamedShapeError, match=r"p\['norm'\].*'embed' \(in \*weight\) has size 5 but was bound to 3"):
+        total(params, v(5, "mlp"))
+    params["norm"] = v(3, 3, "layers embed")
+    with pytest.raises(NamedShapeError, match=r"p\['norm'\].*axis 'layers' has size 3 but was bound to 2"):
+        total(params, v(5, "mlp"))
+
+
+def test_the_transformer_examples_loss_runs_under_typed():
+    import sys
+    from pathlib import Path
+
+    import jax
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from example_programs import load
+    finally:
+        sys.path.pop(0)
+    example = load(Path(__file__).resolve().parents[1] / "examples" / "transformer.py", "transformer_typed_loss")
+    config = example.Config()
+    params = example.init(config, jax.random.key(0))
+    tokens, targets = next(example.batches(config))
+    assert float(tx.typed(example.loss)(params, tokens, targets)) == pytest.approx(
+        float(example.loss(params, tokens, targets)), rel=1e-6
+    )
+
+
+class Model(Protocol):
+    def __call__(self, x: NamedArray[f32, "b"]) -> NamedArray[f32, "b"]: ...
+
+
+@runtime_checkable
+class Sized(Protocol):
+    def __len__(self) -> int: ...
+
+
+def test_a_plain_protocol_hint_is_unchecked_and_a_runtime_checkable_one_checked():
+    """typing refuses isinstance against a plain Protocol, so beartype cannot check it: it is left to the
+    static checker (as object), wherever it sits; a @runtime_checkable Protocol is checked."""
+
+    @tx.typed
+    def apply(m: Model, ms: list[Model] | None, x: NamedArray[f32, "b"]) -> NamedArray[f32, "b"]:
+        return m(x)
+
+    assert apply(lambda y: y * 2, None, v(3, "b")).named_shape == {"b": 3}
+
+    @tx.typed
+    def count(s: Sized, x: NamedArray[f32, "b"]) -> int:
+        return len(s)
+
+    assert count([1, 2], v(3, "b")) == 2
+    with pytest.raises(Exception, match="Sized"):
+        count(3, v(3, "b"))

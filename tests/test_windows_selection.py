@@ -379,3 +379,113 @@ def test_conv_transpose_input_shorter_than_its_window_is_named():
             strides=2,
             padding={"height": (0, 1)},
         )
+
+
+# -- issue 28: the vocabulary on a mesh, for every dtype ------------------------------------------------------
+
+SELECTION_VALUES = {
+    "uint8": np.array([[0, 3, 1, 2, 3, 255, 0, 7], [5, 0, 7, 1, 1, 0, 2, 2]], np.uint8),
+    "int32": np.array([[-(2**31), 3, 1, 2**31 - 1, 3, 0, -(2**31), 7], [5, 0, 7, 1, 1, 0, 2, 2]], np.int32),
+    "float32": np.array([[np.nan, 3, 1, 2, -np.inf, np.inf, np.nan, 0], [5, 0, np.nan, 1, 1, 0, -1, 2]], np.float32),
+    "bool": np.array([[True, False, True, False, False, True, True, False], [False] * 8]),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(SELECTION_VALUES))
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_top_k_sort_argsort_on_a_mesh_equal_numpy_for_every_dtype(dtype, axis_type):
+    """Unsigned zeros, the int minimum and maximum, NaN (largest for top_k, as lax.top_k; last for sort, as
+    NumPy) and bools rank on a mesh as they do off it: values never negated."""
+    values = SELECTION_VALUES[dtype]
+    order = np.argsort(values, axis=1, kind="stable")
+    with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)):
+        x = tx.shard(tx.named(jnp.asarray(values), ["batch", "seq"]), {"batch": "data", "seq": "model"})
+        top, indices = tnp.top_k(x, 3, axis="seq", new_axis="k")
+        ranked = np.asarray(tx.positional(indices, ["batch", "k"]))
+        np.testing.assert_array_equal(np.asarray(tx.positional(tnp.argsort(x, "seq"), ["batch", "seq"])), order)
+        np.testing.assert_array_equal(
+            np.asarray(tx.positional(tnp.sort(x, "seq"), ["batch", "seq"])), np.sort(values, axis=1, kind="stable")
+        )
+    off = jax.lax.top_k(jnp.asarray(values), 3)
+    np.testing.assert_array_equal(ranked, np.asarray(off[1]))
+    np.testing.assert_array_equal(np.asarray(tx.positional(top, ["batch", "k"])), np.asarray(off[0]))
+    if dtype != "float32":  # NaN ties aside, the top 3 are the last 3 of an ascending order
+        picked = np.take_along_axis(values, ranked, axis=1)
+        np.testing.assert_array_equal(picked, -np.sort(-values.astype(np.int64), axis=1)[:, :3])
+
+
+def test_pools_of_ints_average_without_overflow_and_take_bools():
+    """avg_pool sums in float32 at least, as jnp.mean: an average of int8 100s is 100.0, not -28; bools pool."""
+    hundreds = tx.named(jnp.full((4, 2), 100, jnp.int8), ["height", "width"])
+    averaged = tnp.avg_pool(hundreds, {"height": 2})
+    assert averaged.dtype == jnp.float32
+    np.testing.assert_array_equal(np.asarray(tx.positional(averaged, ["height", "width"])), np.full((2, 2), 100.0))
+    halves = tx.named(jnp.full((4,), 60000, jnp.float16), ["height"])  # a float16 sum of two overflows
+    assert np.asarray(tnp.avg_pool(halves, {"height": 2}).data).tolist() == [60000.0, 60000.0]
+    assert tnp.avg_pool(halves, {"height": 2}).dtype == jnp.float16
+    mask = tx.named(jnp.asarray([True, False, False, False]), ["height"])
+    assert np.asarray(tnp.max_pool(mask, {"height": 2}).data).tolist() == [True, False]
+    assert np.asarray(tnp.avg_pool(mask, {"height": 2}).data).tolist() == [0.5, 0.0]
+    assert np.asarray(tnp.max_pool(mask, {"height": 3}, strides=1, padding="SAME").data).tolist()[:2] == [True, True]
+
+
+CONV_LAYOUTS = [
+    ["batch", "group", "height", "channels"],
+    ["height", "batch", "channels", "group"],
+    ["group", "height", "batch", "channels"],
+]
+CONV_PLACEMENTS = [
+    {"group": "model"},
+    {"batch": "data", "group": "model"},
+    {"batch": "model", "group": "data"},
+    {"group": "data"},
+    {"channels": "model", "batch": "data"},
+]
+
+
+@pytest.mark.parametrize("layout", CONV_LAYOUTS, ids=lambda o: "-".join(o))
+@pytest.mark.parametrize("placement", CONV_PLACEMENTS, ids=lambda p: "-".join(f"{a}:{m}" for a, m in p.items()))
+@pytest.mark.parametrize("kernel_placement", [{}, {"out": "model"}, {"out": "model", "extra": "data"}], ids=str)
+def test_conv_on_every_explicit_mesh_layout_equals_off_mesh(layout, placement, kernel_placement):
+    """A second batch axis split (alone or with the first, in any order of the dims), the output features split:
+    the same values as off the mesh (JAX refuses to merge a split dim minor to a whole one: split ones go first)."""
+    values = normal(4, 4, 7, 4)
+    weights = normal(3, 4, 4, 2)
+    kernel_axes = ["kh", "channels", "out", "extra"]
+    expected = tnp.conv(tx.named(values, CONV_LAYOUTS[0]), tx.named(weights, kernel_axes), {"height": "kh"}, "channels")
+    order = ["batch", "group", "height", "out", "extra"]
+    with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)):
+        x = tx.named(np.transpose(values, [CONV_LAYOUTS[0].index(a) for a in layout]), layout)
+        x = tx.shard(x, placement)
+        kernel = tx.shard(tx.named(weights, kernel_axes), kernel_placement)
+        eager = tnp.conv(x, kernel, {"height": "kh"}, "channels")
+        jitted = jax.jit(lambda a, b: tnp.conv(a, b, {"height": "kh"}, "channels"))(x, kernel)
+    for got in (eager, jitted):
+        np.testing.assert_allclose(
+            np.asarray(tx.positional(got, order)), np.asarray(tx.positional(expected, order)), rtol=1e-5, atol=1e-5
+        )
+
+
+def test_conv_promotes_mixed_dtypes_as_einsum_does():
+    x = tx.named(jnp.ones((5, 2), jnp.bfloat16), ["height", "channels"])
+    kernel = tx.named(jnp.ones((3, 2, 4), jnp.float32), ["kh", "channels", "out"])
+    out = tnp.conv(x, kernel, {"height": "kh"}, "channels")
+    assert out.dtype == tnp.einsum("{channels},{channels}->{}", x, kernel).dtype == jnp.float32
+    np.testing.assert_array_equal(np.asarray(tx.positional(out, ["height", "out"])), np.full((3, 4), 6.0))
+    ints = tx.named(jnp.ones((5, 2), jnp.int8), ["height", "channels"])
+    assert tnp.conv(ints, kernel, {"height": "kh"}, "channels").dtype == jnp.float32
+
+
+@pytest.mark.parametrize(
+    "kernel_axes, shape, spatial, contract",
+    [
+        (["kh", "channels", "out"], (0, 2, 4), {"height": "kh"}, "channels"),
+        (["kh", "channels", "out"], (3, 2, 4), {"height": "kh", "width": "kh"}, "channels"),
+        (["kh", "channels", "out"], (2, 2, 4), {"height": "kh"}, ("channels", "kh")),
+    ],
+    ids=["zero-size window", "two spatial axes on one kernel axis", "window contracted"],
+)
+def test_conv_window_axes_are_named_errors(kernel_axes, shape, spatial, contract):
+    x = tx.named(jnp.ones((5, 5, 2)), ["height", "width", "channels"])
+    with pytest.raises(tx.NamedShapeError, match=r"tnp\.conv: kernel axis 'kh'.*Fix:"):
+        tnp.conv(x, tx.named(jnp.ones(shape), kernel_axes), spatial, contract)

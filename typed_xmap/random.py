@@ -14,8 +14,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ._algebra import ErrorKind, NamedShapeError, axis_sizes, sampled_shape
+from ._algebra import ErrorKind, NamedShapeError, axis_sizes, float_logits, integer_dtype, sampled_shape
 from ._ops import _methods  # noqa: F401  # binds x.sum, x[...], x.at onto NamedArray
+from ._ops._memory import allocatable
 from ._ops._structure import as_named
 from ._ops._tnp._constructors import place
 from ._ops._tnp._selection import along
@@ -58,6 +59,7 @@ def _drawn(
     """``sample(dims)`` of named shape ``shape``, placed by ``sharding``, once the key and shape are checked."""
     _check_key(key, operation)
     axes, dims = _shape(shape, operation)
+    allocatable(dict(zip(axes, dims, strict=True)), jnp.float32, operation=operation)
     return place(wrap(sample(dims), axes), sharding)
 
 
@@ -107,7 +109,8 @@ def randint(
     *,
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
-    """Integers in ``[minval, maxval)`` of named shape ``shape``."""
+    """Integers in ``[minval, maxval)`` of named shape ``shape`` (``dtype`` an integer dtype)."""
+    integer_dtype(str(jnp.dtype(dtype)), operation="tx.random.randint")
     return _drawn(
         "tx.random.randint", key, shape, sharding, lambda dims: jax.random.randint(key, dims, minval, maxval, dtype)
     )
@@ -121,6 +124,7 @@ def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
     _check_key(key, operation)
     named = as_named(logits, operation=operation, argument="logits")
     sampled_shape(named.named_shape, axis, operation=operation)
+    float_logits(str(named.dtype), operation=operation)
     value, _, _ = along(named, axis, operation=operation)  # axis is drawn from: no placement to restore
     ordered = in_order(value, tuple(sorted(value.axes)))
     dim = ordered.ndim + ordered.axes.index(axis)

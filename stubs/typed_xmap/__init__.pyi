@@ -167,6 +167,8 @@ def moe_dispatch(
     dispatch: NamedArray_[Any, Any, Any],
     *,
     tokens: str | Sequence[str] = "seq",
+    expert: str = "expert",
+    slot: str = "slot",
     resources: Mapping[str, Any] | None = None,
     from_resources: Mapping[str, Any] | None = None,
 ) -> NamedArray_[Any, Any, Any]: ...

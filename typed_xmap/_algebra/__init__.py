@@ -76,6 +76,10 @@ from ._indexing import (
     positional_key_error as positional_key_error,
     update_named_shape as update_named_shape,
 )
+from ._memory import (
+    INT64_MAX as INT64_MAX,
+    check_allocation as check_allocation,
+)
 from ._operations import (
     OPERATORS as OPERATORS,
     TNP_OPERATIONS as TNP_OPERATIONS,
@@ -115,7 +119,13 @@ from ._resources import (
     resource_name as resource_name,
     unknown_resource_keys as unknown_resource_keys,
 )
+from ._routing import (
+    dispatch_axes as dispatch_axes,
+    route_axes as route_axes,
+)
 from ._selection import (
+    float_logits as float_logits,
+    integer_dtype as integer_dtype,
     like_shape as like_shape,
     sampled_shape as sampled_shape,
     sorted_shape as sorted_shape,

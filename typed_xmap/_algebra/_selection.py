@@ -16,7 +16,7 @@ from ._errors import ErrorKind, NamedShapeError
 from ._shapes import Size, is_size
 from ._structure import axis_sizes, new_axis, require_axis
 
-__all__ = ["like_shape", "sampled_shape", "sorted_shape", "top_k_shape"]
+__all__ = ["float_logits", "integer_dtype", "like_shape", "sampled_shape", "sorted_shape", "top_k_shape"]
 
 Shape = Mapping[str, Size]
 
@@ -28,9 +28,36 @@ def sorted_shape(named: Shape, axis: object, *, operation: str) -> dict[str, Siz
 
 
 def sampled_shape(named: Shape, axis: object, *, operation: str) -> dict[str, Size]:
-    """``categorical(key, logits, axis)``: one draw per element of the other axes (``axis`` is gone)."""
+    """``categorical(key, logits, axis)``: one draw per element of the other axes (``axis`` is gone); there
+    is at least one category to draw."""
     name = require_axis(named, axis, operation=operation, operand="logits")
+    if named[name] == 0:
+        raise NamedShapeError(
+            f"{operation}: axis {name!r} of logits has size 0, so there is no category to draw. Fix: draw along "
+            f"an axis with at least one category",
+            kind=ErrorKind.AXIS_SIZE,
+        )
     return {a: s for a, s in named.items() if a != name}
+
+
+def float_logits(dtype: str, *, operation: str) -> None:
+    """Logits are floats: a categorical draw adds Gumbel noise to them (JAX's own error names no argument)."""
+    if not dtype.startswith(("float", "bfloat")):
+        raise NamedShapeError(
+            f"{operation}: logits have dtype {dtype}; logits are unnormalised log-probabilities, floats. Fix: "
+            f"logits.astype(jnp.float32) (or pass log-probabilities, tnp.log(probs))",
+            kind=ErrorKind.DTYPE,
+        )
+
+
+def integer_dtype(dtype: str, *, operation: str) -> None:
+    """``randint``'s dtype is an integer dtype."""
+    if not dtype.startswith(("int", "uint")):
+        raise NamedShapeError(
+            f"{operation}: dtype={dtype} is not an integer dtype; randint draws integers. Fix: dtype=jnp.int32, "
+            f"or tx.random.uniform(key, shape, minval=..., maxval=...) for floats",
+            kind=ErrorKind.DTYPE,
+        )
 
 
 def top_k_shape(named: Shape, k: object, axis: object, new: object, *, operation: str) -> dict[str, Size]:

@@ -123,7 +123,8 @@ def _out_size(
     spread: int = 1,
 ) -> Size:
     """The length of a windowed axis: ``lax.conv_general_dilated``'s and ``lax.reduce_window``'s rule (its
-    elements ``spread`` apart: ``lhs_dilation``)."""
+    elements ``spread`` apart: ``lhs_dilation``). A non-empty axis shorter than its window (padded) is an error;
+    an empty one gives the windows its padding alone holds, none if it holds none (lax's rule)."""
     if size is None or window is None:
         return None
     if pad == "SAME":
@@ -132,6 +133,8 @@ def _out_size(
     span = (window - 1) * dilation + 1
     length = (size - 1) * spread + 1 if size else 0
     if length + low + high < span:
+        if size == 0:  # an empty axis stays empty: no window fits, as lax computes it
+            return 0
         padded = f" ({length + low + high} padded)" if low + high else ""
         spaced = f" (spread to {length} by stride {spread})" if spread > 1 else ""
         raise NamedShapeError(
@@ -214,6 +217,7 @@ def _roles(
     )
     names = [a for a, _ in pairs]
     contracted = _names(contract, operation=operation, argument="contract")
+    _windows_apart(kernel, pairs, contracted, operation=operation)
     groups = _positive(feature_group_count, operation=operation, argument="feature_group_count")
     _contract_sizes(x, kernel, contracted, groups, operation=operation)
     windows = {w for _, w in pairs}
@@ -232,6 +236,27 @@ def _roles(
     pad = _padding(padding, names, operation=operation)
     out = {a: x[a] for a in batch} | {f: kernel[f] for f in features}
     return ConvPlan(pairs, contracted, batch, features, stride, dilate, pad, out)
+
+
+def _windows_apart(kernel: Shape, pairs: Sequence[tuple[str, str]], contract: Sequence[str], *, operation: str) -> None:
+    """Each spatial axis has a kernel axis of its own, of at least one element, that is not contracted."""
+    seen: dict[str, str] = {}
+    for axis, window in pairs:
+        other = seen.setdefault(window, axis)
+        if other != axis or window in contract:
+            role = f"of both {other!r} and {axis!r}" if other != axis else f"of {axis!r} and contracted too"
+            raise NamedShapeError(
+                f"{operation}: kernel axis {window!r} is the window {role}; each "
+                f"spatial axis slides a kernel axis of its own. Fix: give the kernel one window axis per spatial "
+                f"axis, e.g. spatial={{'height': 'kh', 'width': 'kw'}}",
+                kind=ErrorKind.AXIS_MISSING,
+            )
+        if kernel[window] == 0:
+            raise NamedShapeError(
+                f"{operation}: kernel axis {window!r} (the window of {axis!r}) has size 0; a window holds at least "
+                f"one element. Fix: give the kernel's window axes sizes of at least 1",
+                kind=ErrorKind.AXIS_SIZE,
+            )
 
 
 def conv_plan(

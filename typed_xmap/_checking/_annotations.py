@@ -10,7 +10,8 @@ from __future__ import annotations
 import copyreg
 import threading
 import typing
-from functools import cache
+from collections import OrderedDict
+from functools import lru_cache
 from typing import Any
 
 from .._algebra import (
@@ -180,18 +181,30 @@ def _as_spec(value: Any) -> str:
     return "batch features"
 
 
-@cache
+HINT_CACHE_SIZE = 4096
+"""How many annotation classes are kept (least recently used dropped first): a program that builds
+``NamedArray[f32, f"b={n} e"]`` per call with a new ``n`` each time keeps at most this many."""
+
+
+@lru_cache(maxsize=HINT_CACHE_SIZE)
 def _hint_class(dtype_spec: DTypeSpec, named: str, positional: str | None = None) -> type:
     spec = parse_shape_spec(named, positional)
     key = (dtype_spec, frozenset(spec.axes), spec.positional, spec.group)
-    cls = _hints_by_meaning.get(key)
-    if cls is None:
-        cls = _hints_by_meaning[key] = _new_hint_class(dtype_spec, spec, positional is not None)
+    with _meaning_lock:
+        cls = _hints_by_meaning.get(key)
+        if cls is None:
+            cls = _hints_by_meaning[key] = _new_hint_class(dtype_spec, spec, positional is not None)
+            if len(_hints_by_meaning) > HINT_CACHE_SIZE:
+                _hints_by_meaning.popitem(last=False)
+        else:
+            _hints_by_meaning.move_to_end(key)
     return cls
 
 
-_hints_by_meaning: dict[tuple[Any, ...], type] = {}
-"""One class per meaning: "a b", "b  a" and "a,b" annotate the same thing."""
+_hints_by_meaning: OrderedDict[tuple[Any, ...], type] = OrderedDict()
+"""One class per meaning: "a b", "b  a" and "a,b" annotate the same thing (the ``HINT_CACHE_SIZE`` most
+recently used meanings)."""
+_meaning_lock = threading.Lock()
 
 
 def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool) -> type:

@@ -109,8 +109,21 @@ def container_check(hint: Any) -> Check:
 
 
 def _named(hint: type, value: Any, path: str) -> Failure | None:
+    """One NamedArray element. Its axis names bind across the call, as every parameter's do; its ``*group``
+    is open per value (the plugin's rule too): ``dict[str, NamedArray[f32, "layers *weight"]]`` holds
+    weights of different shapes, so the group binds for this element only, never beside the call's."""
     call_state.failure = None
-    if isinstance(value, hint):
+    group = typing.cast(Any, hint).shape_spec.group_key
+    memo = call_state.memo
+    if group is not None and memo is not None:
+        outer = memo.pop(group, None)
+        fits = isinstance(value, hint)
+        memo.pop(group, None)
+        if outer is not None:
+            memo[group] = outer
+    else:
+        fits = isinstance(value, hint)
+    if fits:
         return None
     failure = _recorded()
     return Failure(path, hint, value, failure[2] if failure is not None and failure[1] is value else None)

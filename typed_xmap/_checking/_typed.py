@@ -12,6 +12,7 @@ import contextlib
 import functools
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -114,7 +115,7 @@ def _checked(fn: F, caller: Any, *, named_only: bool) -> F:
     def prepare() -> list[Any]:
         if not resolved:
             resolved.update(typing.get_type_hints(fn, localns=local_names, include_extras=True))
-        hints = dict(resolved)
+        hints = {name: runtime_hint(hint) for name, hint in resolved.items()}
         if named_only:
             hints = {name: hint for name, hint in hints.items() if mentions_named_array(hint)}
         kinds = {name: _hint_kind(hint) for name, hint in hints.items()}
@@ -195,6 +196,29 @@ class _Plan(_PickledEmpty, list):  # type: ignore[type-arg]
 
 class _Scope(_PickledEmpty, dict):  # type: ignore[type-arg]
     pass
+
+
+def runtime_hint(hint: Any) -> Any:
+    """``hint`` as it is checked at run time: a plain ``Protocol`` (not ``@runtime_checkable``) is ``object``,
+    unchecked (``isinstance`` refuses it, so beartype cannot check it; a static checker does), wherever it
+    sits in the hint (``Model | None``, ``list[Model]``); everything else as written."""
+    if isinstance(hint, type) and getattr(hint, "_is_protocol", False):
+        return hint if getattr(hint, "_is_runtime_protocol", False) or hint is typing.Protocol else object
+    args = typing.get_args(hint)
+    if not args or _named_hint(hint):
+        return hint
+    checked = tuple(runtime_hint(a) for a in args)
+    if checked == args:
+        return hint
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[checked]  # noqa: UP007  # the args are a tuple built at run time
+    if origin is typing.Annotated:
+        return typing.Annotated[(checked[0], *hint.__metadata__)]
+    if isinstance(hint, types.GenericAlias) and origin is not None:
+        return types.GenericAlias(origin, checked)
+    copy = getattr(hint, "copy_with", None)
+    return copy(checked) if copy is not None else hint
 
 
 def _hint_kind(hint: Any) -> str | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec
 
 from .._algebra import AxisMap, ErrorKind, NamedShapeError, check_named, check_positional, parse_axis_map
 from .._value._named_array import NamedArray, wrap
@@ -17,8 +19,11 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     """Name the dims of ``array`` (a positional array or a NamedArray's positional dims)."""
     base_axes: tuple[str, ...] = ()
     mapped: tuple[tuple[str, int], ...] = ()
+    data: Any
     if isinstance(array, NamedArray):
         base_axes, mapped, data = array.axes, array.mapped, array.data
+    elif isinstance(array, jax.ShapeDtypeStruct):  # a restore target (orbax): a shape, no data
+        data = array
     else:
         data = jnp.asarray(array)
     rank = len(data.shape) - len(base_axes)
@@ -31,8 +36,24 @@ def to_named(array: Any, spec: AxisMap, *, where: str) -> NamedArray:
     axes = tuple(sorted(source))
     perm = kept + [source[a] for a in axes]
     if perm != list(range(len(perm))):
-        data = jnp.transpose(data, perm)
+        data = _transposed_struct(data, perm) if isinstance(data, jax.ShapeDtypeStruct) else jnp.transpose(data, perm)
     return wrap(data, axes, mapped)
+
+
+def _transposed_struct(struct: Any, perm: list[int]) -> Any:
+    """A ``jax.ShapeDtypeStruct`` with its dims (and a ``NamedSharding``'s spec) in the order ``perm`` gives."""
+    sharding = struct.sharding
+    if isinstance(sharding, NamedSharding):
+        spec = (*sharding.spec, *([None] * (len(perm) - len(sharding.spec))))
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*(spec[d] for d in perm)))
+    elif sharding is not None and not sharding.is_fully_replicated:
+        raise NamedShapeError(
+            f"tx.named: the ShapeDtypeStruct's dims are moved to the canonical layout (named dims sorted by name), "
+            f"but its sharding {type(sharding).__name__} cannot be moved with them. Fix: give the struct its named "
+            f"dims sorted by name (then nothing moves), or a NamedSharding",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return jax.ShapeDtypeStruct(tuple(struct.shape[d] for d in perm), struct.dtype, sharding=sharding)
 
 
 def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:

@@ -7,8 +7,8 @@ over this one), and the mesh is as large as the devices allow.
 
 from __future__ import annotations
 
-import itertools
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,11 +23,23 @@ __all__ = ["describe_mesh", "fitting_mesh", "fitting_shape"]
 def fitting_shape(shape: Sequence[int], count: int) -> tuple[int, ...]:
     """The largest mesh shape of at most ``count`` devices whose every size divides ``shape``'s.
 
-    Ties go to the shape whose earlier axes are larger: ``(4, 2)`` on 2 devices is ``(2, 1)``.
+    Ties go to the shape whose earlier axes are larger: ``(4, 2)`` on 2 devices is ``(2, 1)``. The products
+    the later axes can reach (each at most ``count``) are listed once per axis, and the sizes are then picked
+    from the first axis on, each the largest that still reaches the best product: time grows with the number
+    of axes times ``count``, never with the number of combinations (16 axes of 4 would be 4**16).
     """
     divisors = [[d for d in range(min(size, count), 0, -1) if size % d == 0] for size in shape]
-    fitting = (c for c in itertools.product(*divisors) if math.prod(c) <= count)
-    return max(fitting, key=lambda c: (math.prod(c), c))
+    reach: list[set[int]] = [{1}]  # reach[j]: the products of the last j axes' divisors, at most count
+    for options in reversed(divisors):
+        reach.append({p * d for p in reach[-1] for d in options if p * d <= count})
+    reach.reverse()  # reach[i]: the products of axes i..n-1
+    product = max(reach[0])
+    fitted = []
+    for i, options in enumerate(divisors):
+        size = next(d for d in options if product % d == 0 and product // d in reach[i + 1])
+        fitted.append(size)
+        product //= size
+    return tuple(fitted)
 
 
 def fitting_mesh(
@@ -46,14 +58,10 @@ def fitting_mesh(
     for a program whose point is the sharding, not the speed. ``mesh.devices.flat[0].platform`` and
     ``mesh.shape`` say what it got.
 
-    ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one.
+    ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one. Sizes are ints of any
+    integer type (``np.int64`` too); names are strings, each once.
     """
-    if isinstance(shape, str | bytes) or len(shape) != len(names) or not all(is_size(s) and s > 0 for s in shape):
-        raise NamedShapeError(
-            f"tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape {shape!r} for names "
-            f"{names!r}. Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names",
-            kind=ErrorKind.INVALID_ARGUMENT,
-        )
+    shape, names = _checked(shape, names)
     devices = jax.devices()
     wanted = math.prod(shape)
     if emulate and len(devices) < wanted and jax.default_backend() != "cpu":
@@ -62,6 +70,41 @@ def fitting_mesh(
             devices = cpu
     fitted = fitting_shape(shape, len(devices))
     return jax.make_mesh(fitted, tuple(names), axis_types, devices=devices[: math.prod(fitted)])
+
+
+def _checked(shape: object, names: object) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``shape`` as ints (``np.int64`` sizes included) and ``names`` as a tuple: one size of at least 1 per
+    name, each name a string given once."""
+    sizes = _sizes(shape)
+    listed = tuple(names) if isinstance(names, Sequence) and not isinstance(names, str | bytes) else None
+    if sizes is None or listed is None or len(sizes) != len(listed):
+        raise NamedShapeError(
+            f"tx.fitting_mesh takes one size of at least 1 per mesh axis name, got shape {shape!r} for names "
+            f"{names!r}. Fix: tx.fitting_mesh((4, 2), ('x', 'y')): as many sizes as names",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    bad = [n for n in listed if not isinstance(n, str) or not n]  # the annotation says str; a caller may not
+    twice = sorted({n for n in listed if listed.count(n) > 1}, key=str)
+    if bad or twice:
+        raise NamedShapeError(
+            f"tx.fitting_mesh: mesh axis names {listed!r} have "
+            f"{f'{bad[0]!r}, not a non-empty string' if bad else f'{twice[0]!r} twice'}; each mesh axis has a "
+            f"name of its own. Fix: name every axis once with a string, e.g. ('data', 'model')",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
+    return sizes, listed
+
+
+def _sizes(shape: object) -> tuple[int, ...] | None:
+    """``shape``'s sizes as ints (any integer type but bool), each at least 1; None if it is not such."""
+    if not isinstance(shape, Sequence) or isinstance(shape, str | bytes):
+        return None
+    sizes = []
+    for size in shape:
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not is_size(int(size)) or size < 1:
+            return None
+        sizes.append(int(size))
+    return tuple(sizes)
 
 
 def describe_mesh(mesh: Any) -> str:

@@ -26,8 +26,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from .._algebra import dispatch_axes, route_axes
 from .._value._named_array import NamedArray
 from ._sharding import constrain
+from ._structure import as_named
 from ._tnp._constructors import one_hot
 from ._tnp._contract import einsum
 from ._tnp._reductions import softmax
@@ -57,10 +59,11 @@ def moe_route(
     token takes a slot of an expert; ``combine`` holds its gate (the softmax probability) there; both have
     ``logits``' axes and ``slot``. ``balance_loss`` (no axes) is Switch/GShard's load-balancing loss,
     ``experts * sum over experts of (share of routed tokens) * (mean probability)``, averaged over groups:
-    1 when the load is even.
+    1 when the load is even. ``k`` is from 1 to the number of experts and ``capacity`` from 1 to the tokens of a
+    group (an expert never takes more): anything else is a ``NamedShapeError`` naming the argument.
     """
-    names = _names(tokens)
-    choice = f"{expert}_choice"
+    logits = as_named(logits, operation="tx.moe_route", argument="logits")
+    names, choice = route_axes(logits.named_shape, k, capacity, expert=expert, tokens=tokens, slot=slot)
     probs: Any = softmax(logits, expert)  # Any: NamedArray's methods and operators are bound at run time
     gates, chosen = top_k(probs, k, axis=expert, new_axis=choice)
     experts = logits.named_shape[expert]
@@ -101,6 +104,8 @@ def moe_dispatch(
     dispatch: NamedArray,
     *,
     tokens: str | Sequence[str] = "seq",
+    expert: str = "expert",
+    slot: str = "slot",
     resources: Mapping[str, Any] | None = None,
     from_resources: Mapping[str, Any] | None = None,
 ) -> NamedArray:
@@ -108,8 +113,12 @@ def moe_dispatch(
     features)`` by one einsum over ``tokens``, then placed by ``resources`` (on a mesh): with ``expert`` on
     the mesh axes the groups give up, the tokens travel to their expert's devices (an all-to-all).
     ``from_resources``, the tokens' placement, is where the einsum's result is pinned first (needed on Auto
-    meshes, where XLA would otherwise gather the tokens to compute it in the experts' placement)."""
-    spec = ",".join(_names(tokens))
+    meshes, where XLA would otherwise gather the tokens to compute it in the experts' placement). ``x`` has
+    neither the table's ``expert`` nor its ``slot`` axis (the einsum would take a diagonal): a named error."""
+    names = _names(tokens)
+    x, dispatch = as_named(x, operation="tx.moe_dispatch"), as_named(dispatch, operation="tx.moe_dispatch")
+    dispatch_axes(x.named_shape, dispatch.named_shape, names, expert=expert, slot=slot)
+    spec = ",".join(names)
     gathered: NamedArray = einsum(f"{{{spec}}},{{{spec}}}->{{}}", x, dispatch)
     return _moved(gathered, resources, from_resources)
 

@@ -23,6 +23,7 @@ from .._algebra import (
     split_axis_shape,
 )
 from .._value._named_array import NamedArray, in_order, wrap
+from ._memory import allocatable
 from ._sharding import dim_resources, dividing, on_own_mesh_by_dim
 
 __all__ = ["as_named", "broadcast_to", "gather_mapped", "merge_axes", "rename", "reshape_named", "split_axis"]
@@ -130,7 +131,12 @@ def broadcast_to(x: NamedArray, shape: Mapping[str, int]) -> NamedArray:
     """``x`` broadcast to the named shape ``shape`` (``{'batch': 2, 'embed': 3}``): axes it lacks are added,
     constant along them; the ones it has must have the sizes ``shape`` gives."""
     x = as_named(x, operation="tx.broadcast_to")
-    broadcast_to_shape(x.named_shape, shape, operation="tx.broadcast_to")
+    allocatable(
+        broadcast_to_shape(x.named_shape, shape, operation="tx.broadcast_to"),
+        x.dtype,
+        operation="tx.broadcast_to",
+        positional=x.shape,
+    )
     held = x.named_shape
     if all(a in held for a in shape):
         return x

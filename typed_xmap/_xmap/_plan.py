@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import tree_flatten
 
-from .._algebra import Resource, SerialLoop, check_divisible
+from .._algebra import Resource, SerialLoop
 from .._value._frames import Frame, active_frames
 from .._value._named_array import NamedArray
 from ._checks import check_defined, check_in_scope, check_nesting
@@ -141,7 +141,6 @@ def make_plan(config: Config, mesh: Any, resources: Mapping[str, tuple[Resource,
     sizes = infer_sizes(leaves, shapes, config.sizes, names)
     mesh_shape = dict(mesh.shape) if mesh is not None else None
     check_in_scope(resources, mesh_shape)
-    check_divisible(sizes, resources, mesh_shape or {})
     all_resources = {n: r for f in outer for n, r in f.resources.items()}
     all_resources.update(resources)
     out_dims = [m.dims for m in config.out_spec.leaves]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from .._algebra import Resource
+from .._algebra import Resource, check_divisible
 from .._value._frames import Frame, active_frames
 from ._body import Observed, element_function, nest
 from ._config import Config
@@ -33,7 +33,8 @@ def trace_xmap(
     """Trace one xmap call of ``body`` (inside ``jit``, or ``inline`` inside an enclosing xmap)."""
     plan = make_plan(config, mesh, resources, args)
     data, _ = unwrap_arguments(args)
-    check_argument_conflicts(plan, data)
+    check_argument_conflicts(plan, data)  # before divisibility: a conflict is the fault the plugin names
+    check_divisible(plan.sizes, plan.resources, plan.mesh_shape or {})
     frame = Frame(plan.names, dict(plan.sizes), dict(plan.resources), mesh)
     observed = Observed()
     element = element_function(plan, body, args, observed)

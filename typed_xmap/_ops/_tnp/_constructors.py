@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from ..._algebra import arange_shape, axis_sizes, check_size, like_shape, new_axis, token_ids, two_axes
 from ..._value._named_array import NamedArray, wrap
+from .._memory import allocatable
 from .._structure import as_named
 
 __all__ = ["arange", "causal_mask", "full", "full_like", "one_hot", "ones", "ones_like", "place", "zeros", "zeros_like"]
@@ -38,6 +39,7 @@ def full(shape: Mapping[str, int], fill_value: Any, dtype: Any = None, *, shardi
 
 def _full(shape: Mapping[str, int], fill_value: Any, dtype: Any, sharding: Sharding, operation: str) -> NamedArray:
     sizes = axis_sizes(shape, operation=operation)
+    allocatable(sizes, dtype if dtype is not None else jnp.result_type(fill_value), operation=operation)
     axes = tuple(sorted(sizes))
     return place(wrap(jnp.full(tuple(sizes[a] for a in axes), fill_value, dtype), axes), sharding)
 
@@ -56,6 +58,7 @@ def _like(x: Any, fill_value: Any, dtype: Any, new_axes: Mapping[str, int] | Non
     """``x``'s named shape, positional dims and placement (plus ``new_axes``, in front of its named dims)."""
     x = as_named(x, operation=operation)
     sizes = like_shape(x.named_shape, new_axes, operation=operation)
+    allocatable(sizes, x.dtype if dtype is None else dtype, operation=operation, positional=x.shape)
     data = jnp.full_like(x.data, fill_value, dtype=dtype)
     if new_axes is None:
         return wrap(data, x.axes, x.mapped)
@@ -88,7 +91,9 @@ def arange(
     axis: str, start: int, stop: int | None = None, step: int = 1, *, dtype: Any = None, sharding: Sharding = None
 ) -> NamedArray:
     """``jnp.arange`` along one named axis: ``tnp.arange('seq', 8)`` is ``0..7`` over ``seq=8``."""
-    (name,) = arange_shape(axis, start, stop, step, operation="tnp.arange")
+    named = arange_shape(axis, start, stop, step, operation="tnp.arange")
+    allocatable(named, jnp.int32 if dtype is None else dtype, operation="tnp.arange")
+    (name,) = named
     return place(wrap(jnp.arange(start, stop, step, dtype=dtype), (name,)), sharding)
 
 
@@ -100,6 +105,7 @@ def one_hot(tokens: Any, axis: str, size: int, *, dtype: Any = jnp.float32) -> N
     name = new_axis(tokens.named_shape, axis, operation=operation, operand="tokens")
     check_size(size, operation=operation)
     token_ids(str(tokens.dtype), operation=operation)
+    allocatable({**tokens.named_shape, name: size}, dtype, operation=operation, positional=tokens.shape)
     return wrap(jax.nn.one_hot(tokens.data, size, dtype=dtype), (*tokens.axes, name), tokens.mapped)
 
 
@@ -110,5 +116,6 @@ def causal_mask(row: str, column: str, size: int, *, sharding: Sharding = None) 
     """
     first, second = two_axes(row, column, operation="tnp.causal_mask")
     check_size(size, operation="tnp.causal_mask")
+    allocatable({first: size, second: size}, jnp.bool_, operation="tnp.causal_mask")
     index = jnp.arange(size)
     return place(wrap(index[None, :] <= index[:, None], (first, second)), sharding)

@@ -57,9 +57,11 @@ def argsort(x: Any, axis: str) -> Any:
     return _result(x, value, placed_back(_order(value.data, dim), placement), value.axes)
 
 
-def _order(data: Any, dim: int) -> Any:
-    """The int32 stable argsort of ``data`` along ``dim``; indices have no gradient, so none is traced."""
-    return jnp.argsort(lax.stop_gradient(data), axis=dim, stable=True).astype(jnp.int32)
+def _order(data: Any, dim: int, *, descending: bool = False) -> Any:
+    """The int32 stable argsort of ``data`` along ``dim``; indices have no gradient, so none is traced.
+    ``descending``: largest first, ties by lower index, NaN before every number (``lax.top_k``'s order); the
+    values are never negated, which would wrap unsigned ints and the int minimum and move NaN last."""
+    return jnp.argsort(lax.stop_gradient(data), axis=dim, stable=True, descending=descending).astype(jnp.int32)
 
 
 def top_k(x: Any, k: int, axis: str, new_axis: str) -> tuple[Any, Any]:
@@ -84,5 +86,5 @@ def _on_mesh(data: Any) -> bool:
 def _sorted_top_k(data: Any, k: int) -> tuple[Any, Any]:
     """``lax.top_k`` (largest first, ties by lower index) from a stable argsort along the last dim, which XLA
     partitions along the other dims; the values are gathered at those indices (their gradient too)."""
-    order = _order(-data, -1)[..., :k]
+    order = _order(data, -1, descending=True)[..., :k]
     return jnp.take_along_axis(data, order, axis=-1), order

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from ..._algebra import concatenate_shape, pad_shape, require_axis, same_positional, split_shape, stack_shape
 from ..._value._named_array import NamedArray, in_order, wrap
+from .._memory import allocatable
 from .._sharding import dim_resources, dividing, on_own_mesh_by_dim
 from .._structure import as_named, gather_mapped
 
@@ -126,7 +127,9 @@ def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any =
     """Pad named axes with ``value``: ``{'seq': (1, 0)}`` adds one element before ``seq``'s first."""
     operation = "tnp.pad"
     x = as_named(x, operation=operation)
-    pad_shape(x.named_shape, pad_width, operation=operation)
+    allocatable(
+        pad_shape(x.named_shape, pad_width, operation=operation), x.dtype, operation=operation, positional=x.shape
+    )
     x = gather_mapped(x, pad_width, operation=operation)
     x, placement = whole(x, [x.ndim + x.axes.index(a) for a in pad_width])
     widths = [(0, 0)] * x.ndim + [tuple(pad_width.get(a, (0, 0))) for a in x.axes]

@@ -25,6 +25,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from ..._algebra import ConvPlan, ErrorKind, NamedShapeError, conv_plan, conv_transpose_plan, pool_plan
 from ..._value._layout import index_mapped
 from ..._value._named_array import NamedArray, wrap
+from .._memory import allocatable
 from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
@@ -59,6 +60,30 @@ def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequenc
         features = None
     mesh = jax.typeof(lhs).sharding.mesh
     return NamedSharding(mesh, PartitionSpec(batch, *([None] * (len(lhs_spec) - 2)), features))  # NHWC
+
+
+def _split_first(data: Any, dims: Sequence[int]) -> list[int]:
+    """``dims`` (a group merged into one dim) with the dims split over mesh axes first, in their order: JAX
+    merges split dims into one only when each is major to every whole one (Explicit meshes refuse the rest)."""
+    return sorted(dims, key=lambda d: _spec_entry(data, d) is None)
+
+
+def _split_sharding(out: Any, parts: tuple[list[Any], list[Any]], spatial_dims: int) -> Any:
+    """On an Explicit mesh, where the batch and feature dims of ``out`` (NHWC, each group one dim) go once
+    split back into their axes: each axis its operand's mesh axes when the merged dim holds exactly those, in
+    order; else the merged dim's all on the group's first axis (JAX refuses to guess). ``None`` elsewhere."""
+    if not explicit_mesh([out]):
+        return None
+    spec = [*getattr(jax.typeof(out).sharding, "spec", ()), *([None] * out.ndim)][: out.ndim]
+    groups = []
+    for merged, entries in zip((spec[0], spec[-1]), parts, strict=True):
+        held = tuple(m for e in entries if e is not None for m in _names(e))
+        if held == (() if merged is None else _names(merged)):
+            groups.append(list(entries))
+        else:
+            groups.append([merged, *([None] * (len(entries) - 1))])
+    entries = [*groups[0], *([None] * spatial_dims), *groups[1]]
+    return NamedSharding(jax.typeof(out).sharding.mesh, PartitionSpec(*entries))
 
 
 def _spec_entry(array: Any, dim: int) -> Any:
@@ -184,9 +209,13 @@ def _convolved(
             f"contracted and output axes). Fix: tx.named(kernel, ...) names every dim",
             kind=ErrorKind.POSITIONAL,
         )
+    common = jnp.result_type(lhs.data, rhs.data)  # promoted as tnp.einsum and the elementwise functions do
+    allocatable(plan.named_shape, common, operation=operation, positional=lhs.shape)
+    lhs, rhs = (v if v.dtype == common else wrap(v.data.astype(common), v.axes, v.mapped) for v in (lhs, rhs))
     x_dim = {a: lhs.ndim + i for i, a in enumerate(lhs.axes)}
-    batch = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
-    features = [rhs.axes.index(f) for f in plan.features if f in rhs.axes]
+    batch_dims = [*range(lhs.ndim), *(x_dim[a] for a in plan.batch if a in x_dim)]
+    feature_dims = [rhs.axes.index(f) for f in plan.features if f in rhs.axes]
+    batch, features = _split_first(lhs.data, batch_dims), _split_first(rhs.data, feature_dims)
     lhs_data, lhs_spec = _merged(
         lhs.data, [batch, [x_dim[c] for c in plan.contract], *([x_dim[a]] for a, _ in plan.spatial)]
     )
@@ -213,8 +242,17 @@ def _convolved(
     )
     shape = [lhs.data.shape[d] for d in batch] + list(out.shape[1:-1]) + [rhs.data.shape[d] for d in features]
     if tuple(shape) != out.shape:
-        out = lax.reshape(out, shape)
-    axes = (*(a for a in plan.batch if a in x_dim), *(a for a, _ in plan.spatial), *(rhs.axes[d] for d in features))
+        parts = ([_spec_entry(lhs.data, d) for d in batch], [_spec_entry(rhs.data, d) for d in features])
+        out = lax.reshape(out, shape, out_sharding=_split_sharding(out, parts, spatial_dims))
+    windowed = range(len(batch), len(batch) + spatial_dims)
+    perm = [
+        *(batch.index(d) for d in batch_dims),
+        *windowed,
+        *(len(shape) - len(features) + features.index(d) for d in feature_dims),
+    ]
+    if perm != sorted(perm):
+        out = lax.transpose(out, perm)
+    axes = (*(a for a in plan.batch if a in x_dim), *(a for a, _ in plan.spatial), *(rhs.axes[d] for d in feature_dims))
     mapped = tuple((n, s) for n, s in (*lhs.mapped, *rhs.mapped) if n in plan.named_shape)
     result = wrap(out, axes, mapped)
     if isinstance(x, NamedArray) or isinstance(kernel, NamedArray):
@@ -240,6 +278,7 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     names = list(window) if isinstance(window, Mapping) else []
     value = _operand(x, names, operation=operation)
     plan = pool_plan(value.named_shape, window, strides, padding, operation=operation)
+    allocatable(plan.named_shape, value.dtype, operation=operation, positional=value.shape)
     rank = value.data.ndim
     dims = [1] * rank
     steps = [1] * rank
@@ -252,15 +291,33 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     padding_arg = plan.padding if isinstance(plan.padding, str) else pads
     data = value.data
     if average:
-        out = lax.reduce_window(data, np.zeros((), data.dtype), lax.add, dims, steps, padding_arg)
-        out = out / math.prod(dims)
+        total = _accumulator(data.dtype)
+        out = lax.reduce_window(data.astype(total), np.zeros((), total), lax.add, dims, steps, padding_arg)
+        out = (out / math.prod(dims)).astype(_averaged(data.dtype))
     else:
-        lowest = -jnp.inf if jnp.issubdtype(data.dtype, jnp.floating) else np.iinfo(data.dtype).min
-        out = lax.reduce_window(data, np.array(lowest, data.dtype), lax.max, dims, steps, padding_arg)
+        out = lax.reduce_window(data, np.array(_lowest(data.dtype), data.dtype), lax.max, dims, steps, padding_arg)
     result = wrap(out, value.axes, value.mapped)
     if isinstance(x, NamedArray):
         return result
     return _per_element(result, value.named_shape, names, operation=operation)
+
+
+def _averaged(dtype: Any) -> Any:
+    """The dtype of an average, ``jnp.mean``'s: an inexact dtype stays, ints and bools become the default float."""
+    return dtype if jnp.issubdtype(dtype, jnp.inexact) else jnp.result_type(float)
+
+
+def _accumulator(dtype: Any) -> Any:
+    """Where an average's window sums: float32 at least (a sum of int8s or float16s would overflow or round in
+    its own dtype, as ``jnp.mean`` never lets it)."""
+    return jnp.promote_types(_averaged(dtype), jnp.float32)
+
+
+def _lowest(dtype: Any) -> Any:
+    """The identity of ``max`` in ``dtype``: what padding holds in a max pool."""
+    if jnp.issubdtype(dtype, jnp.bool_):
+        return False
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else np.iinfo(dtype).min
 
 
 def max_pool(
@@ -276,5 +333,10 @@ def max_pool(
 def avg_pool(
     x: Any, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
 ) -> Any:
-    """The mean over windows along named axes (padding counts as zeros, divided by the full window size)."""
+    """The mean over windows along named axes (padding counts as zeros, divided by the full window size).
+
+    As ``jnp.mean``: int and bool inputs give the default float dtype, and every window is summed in float32 at
+    least (an int8 or float16 window never overflows or rounds in its own dtype), then cast to the result's
+    dtype (float16 and bfloat16 stay theirs).
+    """
     return _pool(x, window, strides, padding, operation="tnp.avg_pool", average=True)
