@@ -113,3 +113,19 @@ def test_the_api_reference_covers_every_public_name():
     }
     missing = [p for p, v in public.items() if id(v) not in documented and p.rpartition(".")[2] not in in_tables]
     assert not missing, f"public names without an entry in docs/api.md: {missing}"
+
+
+def test_the_guides_run_the_examples_from_the_venv_readme_command_1_makes():
+    """README command 1 makes ``.venv`` without activating it: a guide's ``python examples/X.py`` would find
+    another Python (or none), so each command that runs an example names ``.venv/bin/`` and an existing file."""
+    commands = [
+        (page.name, line)
+        for page in PAGES
+        for block in re.findall(r"^```bash\n(.*?)^```", page.read_text(), re.S | re.M)
+        for line in block.splitlines()
+        if re.search(r"\bexamples/\w+\.py", line)
+    ]
+    assert len(commands) >= 7, commands
+    for page, line in commands:
+        assert line.startswith((".venv/bin/python examples/", ".venv/bin/typed-xmap check")), (page, line)
+        assert (ROOT / re.search(r"examples/\w+\.py", line).group(0)).exists(), (page, line)
