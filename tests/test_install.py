@@ -175,3 +175,17 @@ def test_bench_from_the_wheel_says_where_to_run_it_and_runs_in_the_sdist(
     root = next(p for p in tmp_path.iterdir() if p.name.startswith("typed_xmap-"))
     found = _run([str(python), "-m", "typed_xmap._tools._cli", "bench", "no_such_bench"], root)
     assert "unknown benchmarks ['no_such_bench']; known: [" in found.stdout and "'xmap_dispatch'" in found.stdout
+
+
+@pytest.mark.slow
+def test_check_inside_the_clone_reads_the_installed_stubs(installed_python: Path, tmp_path: Path) -> None:
+    """mypy looks in the current folder before stub packages: run inside the clone it was installed from (not
+    editable), ``typed-xmap check`` must still type typed_xmap through the stubs, not check the clone's sources
+    under the clone's own strict config."""
+    clone = installed_python.parents[2] / "typed_xmap_src"
+    check = [str(installed_python.parent / "typed-xmap"), "check", "--cache-dir", str(tmp_path / "cache")]
+    result = _run([*check, "examples/typed/mlp.py"], clone)
+    assert "typed_xmap/_" not in result.stdout, result.stdout
+    assert result.returncode == 0 and "Success: no issues found in 1 source file" in result.stdout, result.stdout
+    twice = _run([*check, "examples/typed/mlp.py"], clone)  # the link under the cache folder is reused
+    assert twice.returncode == 0, twice.stdout
