@@ -221,3 +221,20 @@ def test_readme_command_1_installs_what_every_example_imports():
                 if not {canonicalize_name(d) for d in providers.get(top, [])} & installed:
                     missing.append(f"{example.relative_to(ROOT)}: {top}")
     assert missing == [], f"add to the examples extra (README command 1 installs it): {missing}"
+
+
+def test_no_page_installs_from_the_package_index():
+    """typed_xmap is not on the package index: ``pip install typed-xmap`` (or an extra of it) ends in ``No
+    matching distribution found``, so the docs install from a clone or a wheel built from one."""
+    import re
+
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "typed_xmap").rglob("*.py")]
+    install = re.compile(r"pip install (?:-U |--upgrade )?['\"]?typed[-_]xmap\b\S*")
+    claims = [  # a line that says what such a command ends in warns; it does not claim
+        (p.name, m)
+        for p in pages
+        for line in p.read_text().splitlines()
+        if "No matching distribution found" not in line
+        for m in install.findall(line)
+    ]
+    assert claims == []
