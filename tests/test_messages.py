@@ -98,6 +98,21 @@ class Carry(NamedTuple):
     steps: NamedArray[f32, "batch"]
 
 
+def typed_inside_vmap():
+    @tx.typed
+    def per_example(x: NamedArray[f32, "embed"]) -> NamedArray[f32, "embed"]:
+        return x
+
+    tx.vmap(per_example, axis="batch")(tx.named(jnp.ones((4, 3, 2)), ["batch", "embed", "other"]))
+
+
+def typed_xmap_body_naming_one_mapped_axis():
+    def only_i(v: NamedArray[f32, "i"]):
+        return v
+
+    tx.xmap(tx.typed(only_i), in_axes=["i", "j"], out_axes=["i", "j"])(jnp.ones((8, 4)))
+
+
 def typed_dict_field():
     @tx.typed
     def dense(params: Params) -> None:
@@ -369,6 +384,8 @@ CASES = {
     "typed: size bound twice": (typed_call, E, K.AXIS_SIZE),
     "typed: group lacks an axis": (typed_group_return, E, K.AXIS_MISSING),
     "typed: container element": (typed_container, E, K.AXIS_MISSING),
+    "typed: inside tx.vmap, the mapped axis called mapped": (typed_inside_vmap, E, K.AXIS_MISSING),
+    "typed: an xmap body naming some mapped axes": (typed_xmap_body_naming_one_mapped_axis, E, K.AXIS_MISSING),
     "typed: TypedDict field": (typed_dict_field, E, K.AXIS_SIZE),
     "typed: TypedDict key missing": (typed_dict_key, E, K.INVALID_ARGUMENT),
     "typed: NamedTuple scan carry field": (named_tuple_scan_carry, E, K.AXIS_MISSING),
@@ -995,6 +1012,20 @@ MESSAGES = {
         "NamedArray[float32, 'embed']: expected named axes 'embed' but the value has 'emb=4': it lacks 'embed' "
         "and carries undeclared 'emb'. Axis bindings so far in this call: embed=4. Fix: pass a value that fits "
         "the annotation, or correct the annotation"
+    ),
+    "typed: inside tx.vmap, the mapped axis called mapped": (
+        "typed_inside_vmap.<locals>.per_example() parameter 'x' is NamedArray(float32[embed=3, other=2, batch=4], "
+        "mapped: batch), which does not match NamedArray[float32, 'embed']: expected named axes 'embed' but the "
+        "value has 'embed=3 other=2': it carries undeclared 'other'; 'batch' is mapped here (tx.vmap or xmap), not "
+        "annotated. Axis bindings so far in this call: none. Fix: pass a value that fits the annotation, or correct "
+        "the annotation"
+    ),
+    "typed: an xmap body naming some mapped axes": (
+        "typed_xmap_body_naming_one_mapped_axis.<locals>.only_i() parameter 'v' is NamedArray(float32[i=8, j=4], "
+        "mapped: i j), which does not match NamedArray[float32, 'i']: expected named axes 'i' but the value has "
+        "'i=8 j=4': it carries undeclared 'j'; 'j' is mapped here (tx.vmap or xmap): annotate every mapped axis, "
+        "or none. Axis bindings so far in this call: none. Fix: pass a value that fits the annotation, or correct "
+        "the annotation"
     ),
     "typed: TypedDict field": (
         "typed_dict_field.<locals>.dense() argument params['b'] is NamedArray(float32[out=5]), which does not match "
