@@ -115,6 +115,7 @@ from ._resources import (
     resource_name as resource_name,
     unknown_resource_keys as unknown_resource_keys,
 )
+from ._segments import segment_shape as segment_shape
 from ._selection import (
     like_shape as like_shape,
     sampled_shape as sampled_shape,
