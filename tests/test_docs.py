@@ -64,8 +64,15 @@ def test_pages_with_a_mesh_run_on_one_device(page, tmp_path):
     _run_page(page, tmp_path, 1)
 
 
+NAMED_ARRAY_DOCSTRING_NAMES = {"typed_xmap._ops._methods", "typed_xmap._checking._annotations"}
+"""Private modules NamedArray's own docstring (typed_xmap/_value/, another branch's work) still names; the check
+below fails once they are gone, so this exemption cannot outlive them."""
+
+
 @pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path):
+    """The site builds strictly, and its API reference is typed: annotations in the signatures, the docstrings'
+    sections rendered as tables, "xmap" once in the page's table of contents, no private module named."""
     mkdocs = Path(sys.executable).parent / "mkdocs"
     assert mkdocs.exists(), "mkdocs is not installed beside this Python: pip install -e '.[test]' installs it"
     result = subprocess.run(
@@ -77,6 +84,61 @@ def test_mkdocs_build_strict(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    page = (tmp_path / "site" / "api" / "index.html").read_text()
+    text = re.sub(r"<[^>]+>", "", page).replace("&gt;", ">")
+    assert "named(array: Any, axes: Any) -> NamedArray" in re.sub(r"\s+", " ", text)
+    entry = page[page.index('id="typed_xmap.named"') : page.index('id="typed_xmap.positional"')]
+    for section in ("Parameters:", "Returns:", "Raises:", "Examples:"):
+        assert section in re.sub(r"<[^>]+>", "", entry), section
+    contents = page[page.rindex('class="md-nav md-nav--secondary"') :]  # the page's own table of contents
+    toc = re.findall(r'class="md-nav__link">\s*<span class="md-ellipsis">\s*(.*?)\s*</span>', contents, re.S)
+    assert toc.count("xmap") == 1, toc
+    private = set(re.findall(r"typed_xmap(?:\.\w+)*\._[a-z]\w*", text))
+    assert private == NAMED_ARRAY_DOCSTRING_NAMES, private
+
+
+PUBLIC_FUNCTIONS = sorted(
+    name for name in __import__("typed_xmap").__all__ if name[0].islower() and name not in ("random", "f32")
+)
+
+
+def _public_function(name):
+    import inspect
+
+    import typed_xmap as tx
+
+    value = getattr(tx, name)
+    return inspect.unwrap(value) if inspect.isfunction(inspect.unwrap(value)) else None
+
+
+@pytest.mark.parametrize("name", [n for n in PUBLIC_FUNCTIONS if _public_function(n) is not None])
+def test_every_public_function_documents_its_parameters_result_errors_and_an_example(name):
+    """Each ``tx`` function's docstring has Args (every parameter), Returns (unless it returns None), Raises
+    and an example; the example runs as written (doctest, 8 CPU devices)."""
+    import doctest
+    import inspect
+
+    function = _public_function(name)
+    doc = inspect.getdoc(function) or ""
+    sections = dict(re.findall(r"^(Args|Returns|Raises|Examples):\n((?:^(?:    .*|)\n?)*)", doc, re.M))
+    parameters = [p for p in inspect.signature(function).parameters if p not in ("self",)]
+    documented = re.findall(r"^    (\w+):", sections.get("Args", ""), re.M)
+    assert documented == parameters, (name, documented, parameters)
+    returns_none = inspect.signature(function).return_annotation in (None, "None")
+    assert returns_none or sections.get("Returns", "").strip(), name
+    assert sections.get("Raises", "").strip(), name
+    assert ">>> " in sections.get("Examples", ""), name
+    import jax
+    import jax.numpy as jnp
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+
+    globs = {"tx": tx, "tnp": tnp, "jnp": jnp, "jax": jax, "NamedArray": tx.NamedArray, "f32": tx.f32}
+    test = doctest.DocTestParser().get_doctest(sections["Examples"], globs, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=lambda text: pytest.fail(f"tx.{name}'s example: {text}"))
+    assert runner.summarize(verbose=False).failed == 0
 
 
 def test_the_api_reference_names_only_public_paths():

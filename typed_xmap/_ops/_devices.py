@@ -47,6 +47,22 @@ def fitting_mesh(
     ``mesh.shape`` say what it got.
 
     ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one.
+
+    Args:
+        shape: the mesh shape the program asks for.
+        names: the mesh axes' names.
+        axis_types: ``jax.make_mesh``'s axis types (Explicit, Auto).
+        emulate: use the host's emulated CPU devices when the default backend has fewer.
+
+    Returns:
+        A ``jax.sharding.Mesh`` of at most ``shape``, each axis a divisor of the size asked for.
+
+    Raises:
+        NamedShapeError: shape and names of different lengths, or a size that is not a positive int.
+
+    Examples:
+        >>> dict(tx.fitting_mesh((4, 2), ("x", "y")).shape)
+        {'x': 4, 'y': 2}
     """
     if isinstance(shape, str | bytes) or len(shape) != len(names) or not all(is_size(s) and s > 0 for s in shape):
         raise NamedShapeError(

@@ -18,7 +18,7 @@ Reductions (``sum mean max min var std prod logsumexp all any argmax argmin``) t
 int (positional dim) or a tuple mixing both; ``axis=None`` reduces positional dims only, so named axes
 survive. ``einsum`` (brace syntax) and ``dot(axis=name)`` compile a named contraction to one ``dot_general``.
 Elementwise functions (``exp``, ``add``, ``where``, ``clip``, ``sigmoid``, ...) come from the table
-of operations (``typed_xmap._algebra._operations``); ``tnp.UFUNC_NAMES`` lists them.
+of operations; ``tnp.UFUNC_NAMES`` lists them.
 """
 
 from __future__ import annotations
