@@ -97,31 +97,38 @@ def test_mkdocs_build_strict(tmp_path):
     assert private == NAMED_ARRAY_DOCSTRING_NAMES, private
 
 
-PUBLIC_FUNCTIONS = sorted(
-    name for name in __import__("typed_xmap").__all__ if name[0].islower() and name not in ("random", "f32")
-)
-
-
-def _public_function(name):
+def _public_functions():
+    """(namespace, name) of the functions held to the sections: every ``tx`` function and every elementwise
+    ``tnp`` function (tnp's others and ``tx.random``'s do not have them yet)."""
     import inspect
 
     import typed_xmap as tx
+    import typed_xmap.numpy as tnp
 
-    value = getattr(tx, name)
-    return inspect.unwrap(value) if inspect.isfunction(inspect.unwrap(value)) else None
+    functions = [("tx", n) for n in tx.__all__ if inspect.isfunction(inspect.unwrap(getattr(tx, n)))]
+    return functions + [("tnp", n) for n in tnp.UFUNC_NAMES]
 
 
-@pytest.mark.parametrize("name", [n for n in PUBLIC_FUNCTIONS if _public_function(n) is not None])
-def test_every_public_function_documents_its_parameters_result_errors_and_an_example(name):
-    """Each ``tx`` function's docstring has Args (every parameter), Returns (unless it returns None), Raises
-    and an example; the example runs as written (doctest, 8 CPU devices)."""
+def _public_function(namespace, name):
+    import inspect
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+
+    return inspect.unwrap(getattr({"tx": tx, "tnp": tnp}[namespace], name))
+
+
+@pytest.mark.parametrize(("namespace", "name"), _public_functions(), ids=[f"{a}.{b}" for a, b in _public_functions()])
+def test_every_public_function_documents_its_parameters_result_errors_and_an_example(namespace, name):
+    """Each function's docstring has Args (every parameter), Returns (unless it returns None), Raises and an
+    example; the example runs as written (doctest, 8 CPU devices)."""
     import doctest
     import inspect
 
-    function = _public_function(name)
+    function = _public_function(namespace, name)
     doc = inspect.getdoc(function) or ""
     sections = dict(re.findall(r"^(Args|Returns|Raises|Examples):\n((?:^(?:    .*|)\n?)*)", doc, re.M))
-    parameters = [p for p in inspect.signature(function).parameters if p not in ("self",)]
+    parameters = list(inspect.signature(function).parameters)
     documented = re.findall(r"^    (\w+):", sections.get("Args", ""), re.M)
     assert documented == parameters, (name, documented, parameters)
     returns_none = inspect.signature(function).return_annotation in (None, "None")
@@ -137,7 +144,7 @@ def test_every_public_function_documents_its_parameters_result_errors_and_an_exa
     globs = {"tx": tx, "tnp": tnp, "jnp": jnp, "jax": jax, "NamedArray": tx.NamedArray, "f32": tx.f32}
     test = doctest.DocTestParser().get_doctest(sections["Examples"], globs, name, None, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test, out=lambda text: pytest.fail(f"tx.{name}'s example: {text}"))
+    runner.run(test, out=lambda text: pytest.fail(f"{namespace}.{name}'s example: {text}"))
     assert runner.summarize(verbose=False).failed == 0
 
 
