@@ -98,15 +98,16 @@ def test_mkdocs_build_strict(tmp_path):
 
 
 def _public_functions():
-    """(namespace, name) of the functions held to the sections: every ``tx`` function and every elementwise
-    ``tnp`` function (tnp's others and ``tx.random``'s do not have them yet)."""
+    """(namespace, name) of the functions held to the sections: every ``tx`` function, every elementwise
+    ``tnp`` function and tnp's reductions (tnp's others and ``tx.random``'s do not have them yet)."""
     import inspect
 
     import typed_xmap as tx
     import typed_xmap.numpy as tnp
 
     functions = [("tx", n) for n in tx.__all__ if inspect.isfunction(inspect.unwrap(getattr(tx, n)))]
-    return functions + [("tnp", n) for n in tnp.UFUNC_NAMES]
+    reductions = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "all", "any")
+    return functions + [("tnp", n) for n in (*tnp.UFUNC_NAMES, *reductions)]
 
 
 def _public_function(namespace, name):

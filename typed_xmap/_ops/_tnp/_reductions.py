@@ -136,11 +136,29 @@ def _reduction(fname: str, fn: Callable[..., Any], doc: str) -> Callable[..., An
         return _reduce(fn, fname, x, axis, keepdims, kwargs)
 
     reduction.__name__ = reduction.__qualname__ = fname
-    reduction.__doc__ = (
-        f"{doc} over ``axis``: a name, an int (positional dim) or a tuple of both.\n\n"
-        f"``axis=None`` reduces the positional dims only; named axes survive. ``keepdims`` keeps positional\n"
-        f"dims. Other keywords go to ``{'jax.scipy.special' if fname == 'logsumexp' else 'jax.numpy'}.{fname}``."
-    )
+    source = f"{'jax.scipy.special' if fname == 'logsumexp' else 'jax.numpy'}.{fname}"
+    reduction.__doc__ = f"""{doc} over ``axis``: a name, an int (positional dim) or a tuple of both.
+
+``axis=None`` reduces the positional dims only; named axes survive. ``keepdims`` keeps positional
+dims. Other keywords go to ``{source}``.
+
+Args:
+    x: a NamedArray, or an array (per element inside ``xmap``, where a name is an enclosing map level).
+    axis: the axes to reduce: a name, an int, a tuple of both, or ``None`` (the positional dims).
+    keepdims: keep the reduced positional dims, of size 1.
+    kwargs: passed to ``{source}``.
+
+Returns:
+    ``x`` without the reduced axes.
+
+Raises:
+    NamedShapeError: a name ``x`` lacks, an int beyond its positional dims, or an axis given twice.
+
+Examples:
+    >>> x = tx.named(jnp.ones((2, 3)), ["batch", "embed"])
+    >>> tnp.{fname}(x, "embed").named_shape == {{"batch": 2}}
+    True
+"""
     return reduction
 
 
