@@ -8,7 +8,7 @@ Explicit mesh axes) and the result has no placement. The work is one ``jax.ops.s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -68,7 +68,7 @@ def _segment(
     return wrap(result, axes, value.mapped) if isinstance(data, NamedArray) else result
 
 
-def _ids(segment_ids: Any, axis: str, operation: str) -> tuple[Any, dict[str, int | None]]:
+def _ids(segment_ids: Any, axis: str, operation: str) -> tuple[Any, Mapping[str, int | None]]:
     """The ids as a 1-d int array along ``axis``, and their named shape for the rule."""
     if isinstance(segment_ids, NamedArray):
         if segment_ids.ndim:
