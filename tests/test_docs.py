@@ -99,7 +99,7 @@ def test_mkdocs_build_strict(tmp_path):
 
 def _public_functions():
     """(namespace, name) of the functions held to the sections: every ``tx`` function, every elementwise
-    ``tnp`` function and tnp's reductions (tnp's others and ``tx.random``'s do not have them yet)."""
+    ``tnp`` function, and the tnp functions listed (tnp's others and ``tx.random``'s do not have them yet)."""
     import inspect
 
     import typed_xmap as tx
@@ -107,7 +107,10 @@ def _public_functions():
 
     functions = [("tx", n) for n in tx.__all__ if inspect.isfunction(inspect.unwrap(getattr(tx, n)))]
     reductions = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "all", "any")
-    return functions + [("tnp", n) for n in (*tnp.UFUNC_NAMES, *reductions)]
+    reductions += ("softmax", "log_softmax")
+    others = ("einsum", "dot", "take", "where", "zeros", "stack", "concatenate", "top_k", "max_pool", "avg_pool")
+    segments = ("segment_sum", "segment_max")
+    return functions + [("tnp", n) for n in (*tnp.UFUNC_NAMES, *reductions, *others, *segments)]
 
 
 def _public_function(namespace, name):

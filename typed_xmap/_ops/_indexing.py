@@ -236,7 +236,25 @@ def getitem(x: NamedArray, key: Any) -> NamedArray:
 
 
 def take(x: NamedArray, indices: Any, axis: str) -> NamedArray:
-    """``tnp.take(emb, tokens, axis="vocab")``: ``emb[{"vocab": tokens}]`` (one rule, one implementation)."""
+    """``tnp.take(emb, tokens, axis="vocab")``: ``emb[{"vocab": tokens}]`` (one rule, one implementation).
+
+    Args:
+        x: a NamedArray carrying ``axis``.
+        indices: int indices into ``axis``: a NamedArray (its axes replace ``axis``) or a scalar.
+        axis: the axis indexed.
+
+    Returns:
+        ``x`` gathered along ``axis``.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, or indices carrying an axis ``x`` has with another size.
+
+    Examples:
+        >>> table = tx.named(jnp.ones((10, 4)), ["vocab", "embed"])
+        >>> tokens = tx.named(jnp.array([[1, 2, 3]]), ["batch", "seq"])
+        >>> tnp.take(table, tokens, "vocab").named_shape == {"batch": 1, "seq": 3, "embed": 4}
+        True
+    """
     return getitem(x, {axis: indices})
 
 

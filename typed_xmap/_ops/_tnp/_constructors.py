@@ -43,7 +43,23 @@ def _full(shape: Mapping[str, int], fill_value: Any, dtype: Any, sharding: Shard
 
 
 def zeros(shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Sharding = None) -> NamedArray:
-    """Zeros of named shape ``shape``: ``tnp.zeros({'batch': 2, 'embed': 3})``."""
+    """Zeros of named shape ``shape``: ``tnp.zeros({'batch': 2, 'embed': 3})``.
+
+    Args:
+        shape: axis name -> size.
+        dtype: the dtype.
+        sharding: a placement for the value.
+
+    Returns:
+        A NamedArray of zeros of that named shape.
+
+    Raises:
+        NamedShapeError: a size that is not a non-negative int, or an axis name that is not a string.
+
+    Examples:
+        >>> tnp.zeros({"batch": 2, "embed": 3}).named_shape == {"batch": 2, "embed": 3}
+        True
+    """
     return _full(shape, 0, dtype, sharding, "tnp.zeros")
 
 

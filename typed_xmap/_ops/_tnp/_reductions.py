@@ -246,14 +246,46 @@ def _composite(body: Callable[[Any, AxisArg], Any], x: Any, axis: AxisArg) -> An
 
 
 def softmax(x: Any, axis: AxisArg) -> Any:
-    """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name)."""
+    """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name).
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the axis (a name, an int or a tuple of both) normalised over.
+
+    Returns:
+        A value of ``x``'s named shape that sums to 1 along ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks.
+
+    Examples:
+        >>> scores = tx.named(jnp.zeros((2, 4)), ["query", "key"])
+        >>> tnp.softmax(scores, "key").named_shape == {"query": 2, "key": 4}
+        True
+    """
     if isinstance(x, NamedArray) and not x.mapped:
         return _normalized(jax.nn.softmax, "softmax", x, axis)
     return _composite(_softmax, x, axis)
 
 
 def log_softmax(x: Any, axis: AxisArg) -> Any:
-    """``x - logsumexp(x, axis)``; the result has ``x``'s axes."""
+    """``x - logsumexp(x, axis)``; the result has ``x``'s axes.
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the axis (a name, an int or a tuple of both) normalised over.
+
+    Returns:
+        A value of ``x``'s named shape whose exponential sums to 1 along ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks.
+
+    Examples:
+        >>> scores = tx.named(jnp.zeros((2, 4)), ["query", "key"])
+        >>> tnp.log_softmax(scores, "key").named_shape == {"query": 2, "key": 4}
+        True
+    """
     if isinstance(x, NamedArray) and not x.mapped:
         return _normalized(jax.nn.log_softmax, "log_softmax", x, axis)
     return _composite(_log_softmax, x, axis)

@@ -29,7 +29,31 @@ def segment_sum(
     goes to segment ``segment_ids[i]`` (``segment_ids`` carries ``axis`` alone; ids out of range are dropped).
 
     ``tnp.segment_sum(messages, dst, nodes, axis="edge", new_axis="node")`` sums a graph's edge messages into
-    their destination nodes; the other axes of ``data`` are kept."""
+    their destination nodes; the other axes of ``data`` are kept.
+
+    Args:
+        data: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        segment_ids: the segment of each element of ``axis``: a NamedArray carrying ``axis`` alone, or a 1-d int
+            array along it.
+        num_segments: how many segments, the size of ``new_axis``.
+        axis: the axis reduced into segments.
+        new_axis: the name of the segments' axis, one ``data`` lacks.
+        indices_are_sorted: the ids are sorted (a faster scatter).
+
+    Returns:
+        ``data`` with ``axis`` replaced by ``new_axis`` of size ``num_segments``.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, ids that carry other axes or another size, ids not integers, or a
+            ``num_segments`` that is not a positive int.
+
+    Examples:
+        >>> messages = tx.named(jnp.ones((4, 3)), ["edge", "feature"])
+        >>> dst = tx.named(jnp.array([0, 2, 0, 1]), ["edge"])
+        >>> nodes = tnp.segment_sum(messages, dst, 3, axis="edge", new_axis="node")
+        >>> nodes.named_shape == {"node": 3, "feature": 3}
+        True
+    """
     return _segment(
         jax.ops.segment_sum, "segment_sum", data, segment_ids, num_segments, axis, new_axis, indices_are_sorted
     )
@@ -39,7 +63,31 @@ def segment_max(
     data: Any, segment_ids: Any, num_segments: int, axis: str, new_axis: str, *, indices_are_sorted: bool = False
 ) -> Any:
     """The maximum of ``data`` along ``axis`` in each of ``num_segments`` segments along ``new_axis``, as
-    ``segment_sum`` groups them; an empty segment holds the dtype's lowest value (``-inf`` for floats)."""
+    ``segment_sum`` groups them; an empty segment holds the dtype's lowest value (``-inf`` for floats).
+
+    Args:
+        data: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        segment_ids: the segment of each element of ``axis``: a NamedArray carrying ``axis`` alone, or a 1-d int
+            array along it.
+        num_segments: how many segments, the size of ``new_axis``.
+        axis: the axis reduced into segments.
+        new_axis: the name of the segments' axis, one ``data`` lacks.
+        indices_are_sorted: the ids are sorted (a faster scatter).
+
+    Returns:
+        ``data`` with ``axis`` replaced by ``new_axis`` of size ``num_segments``.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, ids that carry other axes or another size, ids not integers, or a
+            ``num_segments`` that is not a positive int.
+
+    Examples:
+        >>> messages = tx.named(jnp.ones((4, 3)), ["edge", "feature"])
+        >>> dst = tx.named(jnp.array([0, 2, 0, 1]), ["edge"])
+        >>> nodes = tnp.segment_max(messages, dst, 3, axis="edge", new_axis="node")
+        >>> nodes.named_shape == {"node": 3, "feature": 3}
+        True
+    """
     return _segment(
         jax.ops.segment_max, "segment_max", data, segment_ids, num_segments, axis, new_axis, indices_are_sorted
     )

@@ -64,7 +64,27 @@ def _order(data: Any, dim: int) -> Any:
 
 def top_k(x: Any, k: int, axis: str, new_axis: str) -> tuple[Any, Any]:
     """The ``k`` largest values along ``axis`` and their int32 indices along it, both along ``new_axis``
-    (size ``k``, largest first) in place of ``axis``: ``top_k(probs, 2, axis='expert', new_axis='choice')``."""
+    (size ``k``, largest first) in place of ``axis``: ``top_k(probs, 2, axis='expert', new_axis='choice')``.
+
+    Args:
+        x: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        k: how many to keep, at most ``axis``'s size.
+        axis: the axis selected along.
+        new_axis: the name of the kept values' axis, one ``x`` lacks.
+
+    Returns:
+        ``(values, indices)``, both with ``axis`` replaced by ``new_axis`` of size ``k``; the indices int32.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, ``k`` not a positive int or over ``axis``'s size, or ``new_axis``
+            already an axis of ``x``.
+
+    Examples:
+        >>> probs = tx.named(jnp.ones((2, 8)), ["token", "expert"])
+        >>> values, indices = tnp.top_k(probs, 2, axis="expert", new_axis="choice")
+        >>> indices.named_shape == {"token": 2, "choice": 2}
+        True
+    """
     operation = f"tnp.top_k(x, {k!r}, axis={axis!r}, new_axis={new_axis!r})"
     value, dim, _ = along(x, axis, operation=operation)  # new_axis takes no placement from axis
     top_k_shape(value.named_shape, k, axis, new_axis, operation=operation)

@@ -40,7 +40,23 @@ def _resharded(x: NamedArray, sharding: Any) -> NamedArray:
 
 
 def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
-    """Stack NamedArrays of one named shape along a new axis ``axis`` (its size: ``len(xs)``)."""
+    """Stack NamedArrays of one named shape along a new axis ``axis`` (its size: ``len(xs)``).
+
+    Args:
+        xs: NamedArrays of one named shape.
+        axis: the new axis's name, one they lack.
+
+    Returns:
+        ``xs`` stacked along the new axis ``axis`` of size ``len(xs)``.
+
+    Raises:
+        NamedShapeError: no value, values of different named shapes, or ``axis`` already one of theirs.
+
+    Examples:
+        >>> layers = [tx.named(jnp.ones((4, 8)), ["embed", "mlp"]) for _ in range(3)]
+        >>> tnp.stack(layers, axis="layers").named_shape == {"layers": 3, "embed": 4, "mlp": 8}
+        True
+    """
     operation = f"tnp.stack(xs, axis={axis!r})"
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     stack_shape([x.named_shape for x in xs], axis, len(xs), operation=operation)
@@ -51,7 +67,24 @@ def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
 
 
 def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
-    """Join NamedArrays along their axis ``axis``; their other named axes agree (in any order)."""
+    """Join NamedArrays along their axis ``axis``; their other named axes agree (in any order).
+
+    Args:
+        xs: NamedArrays with the same axes, of the same sizes but along ``axis``.
+        axis: the axis joined along.
+
+    Returns:
+        ``xs`` joined along ``axis`` (its size the sum of theirs).
+
+    Raises:
+        NamedShapeError: no value, a value without ``axis``, or other axes that differ.
+
+    Examples:
+        >>> a = tx.named(jnp.ones((1, 4)), ["patch", "embed"])
+        >>> b = tx.named(jnp.ones((9, 4)), ["patch", "embed"])
+        >>> tnp.concatenate([a, b], axis="patch").named_shape == {"patch": 10, "embed": 4}
+        True
+    """
     operation = f"tnp.concatenate(xs, axis={axis!r})"
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     concatenate_shape([x.named_shape for x in xs], axis, operation=operation)

@@ -77,7 +77,24 @@ UFUNCS: dict[str, Callable[..., Any]] = {
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:
-    """``x`` where ``condition`` holds, else ``y``; all three broadcast by name."""
+    """``x`` where ``condition`` holds, else ``y``; all three broadcast by name.
+
+    Args:
+        condition: a boolean NamedArray or array.
+        x: the values where ``condition`` holds.
+        y: the values elsewhere.
+
+    Returns:
+        The selection, over the union of the three's named axes.
+
+    Raises:
+        NamedShapeError: one axis name with two sizes among them.
+
+    Examples:
+        >>> x = tx.named(jnp.arange(3.0), ["embed"])
+        >>> tnp.where(x > 1, x, 0.0).named_shape == {"embed": 3}
+        True
+    """
     return apply_elementwise(jnp.where, (condition, x, y), operation="tnp.where", operands=_LABELS[3])
 
 

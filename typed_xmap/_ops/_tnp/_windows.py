@@ -268,6 +268,24 @@ def max_pool(
     """The maximum over windows along named axes: ``max_pool(x, {'height': 2, 'width': 2})``.
 
     ``strides=None`` strides by the window (non-overlapping windows); padding as ``conv``'s.
+
+    Args:
+        x: a NamedArray carrying the axes of ``window``.
+        window: axis name -> window size.
+        strides: a stride for every window axis, or one per axis (``None``: the window's sizes).
+        padding: ``"VALID"``, ``"SAME"`` or ``lax.reduce_window``'s pairs per window axis.
+
+    Returns:
+        ``x`` with each window axis shortened to its output length.
+
+    Raises:
+        NamedShapeError: a window axis ``x`` lacks, or a window or stride that is not a positive int.
+
+    Examples:
+        >>> images = tx.named(jnp.ones((2, 8, 8, 3)), ["batch", "height", "width", "channels"])
+        >>> pooled = tnp.max_pool(images, {"height": 2, "width": 2})
+        >>> pooled.named_shape == {"batch": 2, "height": 4, "width": 4, "channels": 3}
+        True
     """
     return _pool(x, window, strides, padding, operation="tnp.max_pool", average=False)
 
@@ -275,5 +293,24 @@ def max_pool(
 def avg_pool(
     x: Any, window: Mapping[str, int], strides: int | Mapping[str, int] | None = None, padding: Any = "VALID"
 ) -> Any:
-    """The mean over windows along named axes (padding counts as zeros, divided by the full window size)."""
+    """The mean over windows along named axes (padding counts as zeros, divided by the full window size).
+
+    Args:
+        x: a NamedArray carrying the axes of ``window``.
+        window: axis name -> window size.
+        strides: a stride for every window axis, or one per axis (``None``: the window's sizes).
+        padding: ``"VALID"``, ``"SAME"`` or ``lax.reduce_window``'s pairs per window axis.
+
+    Returns:
+        ``x`` with each window axis shortened to its output length.
+
+    Raises:
+        NamedShapeError: a window axis ``x`` lacks, or a window or stride that is not a positive int.
+
+    Examples:
+        >>> images = tx.named(jnp.ones((2, 8, 8, 3)), ["batch", "height", "width", "channels"])
+        >>> pooled = tnp.avg_pool(images, {"height": 2, "width": 2})
+        >>> pooled.named_shape == {"batch": 2, "height": 4, "width": 4, "channels": 3}
+        True
+    """
     return _pool(x, window, strides, padding, operation="tnp.avg_pool", average=True)
