@@ -98,19 +98,20 @@ def test_mkdocs_build_strict(tmp_path):
 
 
 def _public_functions():
-    """(namespace, name) of the functions held to the sections: every ``tx`` function, every elementwise
-    ``tnp`` function, and the tnp functions listed (tnp's others and ``tx.random``'s do not have them yet)."""
+    """(namespace, name) of every public function: ``typed_xmap``'s, ``typed_xmap.numpy``'s and
+    ``typed_xmap.random``'s."""
     import inspect
 
     import typed_xmap as tx
     import typed_xmap.numpy as tnp
+    import typed_xmap.random as txr
 
-    functions = [("tx", n) for n in tx.__all__ if inspect.isfunction(inspect.unwrap(getattr(tx, n)))]
-    reductions = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "all", "any")
-    reductions += ("softmax", "log_softmax")
-    others = ("einsum", "dot", "take", "where", "zeros", "stack", "concatenate", "top_k", "max_pool", "avg_pool")
-    segments = ("segment_sum", "segment_max")
-    return functions + [("tnp", n) for n in (*tnp.UFUNC_NAMES, *reductions, *others, *segments)]
+    return [
+        (label, name)
+        for label, module in (("tx", tx), ("tnp", tnp), ("tx.random", txr))
+        for name in (txr.__all__ if module is txr else module.__all__)
+        if inspect.isfunction(inspect.unwrap(getattr(module, name)))
+    ]
 
 
 def _public_function(namespace, name):
@@ -119,7 +120,7 @@ def _public_function(namespace, name):
     import typed_xmap as tx
     import typed_xmap.numpy as tnp
 
-    return inspect.unwrap(getattr({"tx": tx, "tnp": tnp}[namespace], name))
+    return inspect.unwrap(getattr({"tx": tx, "tnp": tnp, "tx.random": tx.random}[namespace], name))
 
 
 @pytest.mark.parametrize(("namespace", "name"), _public_functions(), ids=[f"{a}.{b}" for a, b in _public_functions()])

@@ -199,12 +199,46 @@ def _single_axis(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def argmax(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
-    """Index of the maximum along one axis (a name or an int); ``None``: over the flattened positional dims."""
+    """Index of the maximum along one axis (a name or an int); ``None``: over the flattened positional dims.
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the one axis to search along (a name or an int); ``None``: the flattened positional dims.
+        keepdims: keep a reduced positional dim, of size 1.
+
+    Returns:
+        The int32 index of the largest value along ``axis``; ``x`` without ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, or more than one axis.
+
+    Examples:
+        >>> logits = tx.named(jnp.arange(6.0).reshape(2, 3), ["batch", "vocab"])
+        >>> tnp.argmax(logits, "vocab").named_shape == {"batch": 2}
+        True
+    """
     return _arg_reduce(jnp.argmax, "argmax", x, axis, keepdims)
 
 
 def argmin(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
-    """Index of the minimum along one axis (a name or an int); ``None``: over the flattened positional dims."""
+    """Index of the minimum along one axis (a name or an int); ``None``: over the flattened positional dims.
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the one axis to search along (a name or an int); ``None``: the flattened positional dims.
+        keepdims: keep a reduced positional dim, of size 1.
+
+    Returns:
+        The int32 index of the smallest value along ``axis``; ``x`` without ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, or more than one axis.
+
+    Examples:
+        >>> logits = tx.named(jnp.arange(6.0).reshape(2, 3), ["batch", "vocab"])
+        >>> tnp.argmin(logits, "vocab").named_shape == {"batch": 2}
+        True
+    """
     return _arg_reduce(jnp.argmin, "argmin", x, axis, keepdims)
 
 

@@ -41,7 +41,23 @@ def _result(x: Any, value: NamedArray, data: Any, axes: tuple[str, ...]) -> Any:
 
 
 def sort(x: Any, axis: str) -> Any:
-    """``x`` sorted along the named axis ``axis`` (ascending; stable)."""
+    """``x`` sorted along the named axis ``axis`` (ascending; stable).
+
+    Args:
+        x: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        axis: the axis sorted along.
+
+    Returns:
+        ``x`` sorted along ``axis`` (ascending, stable), of the same named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.array([3.0, 1.0, 2.0]), ["seq"])
+        >>> tx.positional(tnp.sort(x, "seq"), ["seq"]).tolist()
+        [1.0, 2.0, 3.0]
+    """
     value, dim, placement = along(x, axis, operation="tnp.sort")
     data = value.data
     if _on_mesh(data):
@@ -52,7 +68,23 @@ def sort(x: Any, axis: str) -> Any:
 
 
 def argsort(x: Any, axis: str) -> Any:
-    """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
+    """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order).
+
+    Args:
+        x: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        axis: the axis sorted along.
+
+    Returns:
+        The int32 indices that sort ``x`` along ``axis``, of ``x``'s named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.array([3.0, 1.0, 2.0]), ["seq"])
+        >>> tx.positional(tnp.argsort(x, "seq"), ["seq"]).tolist()
+        [1, 2, 0]
+    """
     value, dim, placement = along(x, axis, operation="tnp.argsort")
     return _result(x, value, placed_back(_order(value.data, dim), placement), value.axes)
 

@@ -99,7 +99,24 @@ def where(condition: Any, x: Any, y: Any) -> Any:
 
 
 def clip(x: Any, min: Any = None, max: Any = None) -> Any:
-    """``x`` limited to ``[min, max]`` (either may be ``None``); the bounds broadcast by name."""
+    """``x`` limited to ``[min, max]`` (either may be ``None``); the bounds broadcast by name.
+
+    Args:
+        x: a NamedArray or array.
+        min: the lower bound (a NamedArray, an array or a scalar), or ``None``.
+        max: the upper bound, or ``None``.
+
+    Returns:
+        ``x`` limited to the bounds, over the union of the named axes.
+
+    Raises:
+        NamedShapeError: one axis name with two sizes among ``x`` and the bounds.
+
+    Examples:
+        >>> x = tx.named(jnp.arange(4.0), ["embed"])
+        >>> tnp.clip(x, 1.0, 2.0).named_shape == {"embed": 4}
+        True
+    """
     bounds = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
 
     def call(data: Any, *limits: Any) -> Any:
