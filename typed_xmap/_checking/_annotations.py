@@ -111,9 +111,9 @@ def _match(hint: _HintMeta, value: NamedArray) -> dict[str, Binding] | Mismatch:
         # the per-example view inside tx.vmap/xmap: an annotation may leave out the axes mapped there
         unmapped = {n: s for n, s in value.named_shape.items() if n in value.axes}
         per_example = match_shape_spec(hint.shape_spec, unmapped, value.shape, {})
-        mapped = [name for name, _ in value.mapped]
         if type(per_example) is not Mismatch:
             return per_example
+        mapped = [name for name, _ in value.mapped]
         # call the mapped axes the annotation leaves out mapped, not undeclared
         named = set(hint.shape_spec.axis_names)
         left_out = [n for n in mapped if n not in named]
