@@ -1263,6 +1263,45 @@ def more_structure(draw: Any) -> Case:
     return Case("more_structure", text, call, Valid(want, axes))
 
 
+@st.composite
+def segments(draw: Any) -> Case:
+    """tnp.segment_sum / segment_max against a NumPy loop, off and on a mesh; bad ids, counts and axes."""
+    which = draw(st.sampled_from(["segment_sum", "segment_max"]))
+    shape = {"edge": draw(st.integers(1, 6)), "f": draw(st.sampled_from([1, 2, 4]))}
+    count = draw(st.sampled_from([1, 3, 4, 0, -1]))
+    ids = np.array(draw(st.lists(st.integers(-1, 4), min_size=shape["edge"], max_size=shape["edge"])), np.int32)
+    float_ids = draw(st.booleans()) and draw(st.booleans())
+    axis = draw(st.sampled_from(["edge", "edge", "f", "zz"]))
+    new = draw(st.sampled_from(["node", "node", "f"]))
+    on_mesh = draw(st.booleans())
+    values = _values((shape["edge"], shape["f"]), draw)
+    text = (
+        f"tnp.{which}(x{shape}, ids={ids.tolist()}{' as float' if float_ids else ''}, {count}, axis={axis!r}, "
+        f"new_axis={new!r}){' on a 2x4 mesh' if on_mesh else ''}"
+    )
+
+    def call() -> Any:
+        with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"))) if on_mesh else contextlib.nullcontext():
+            x = _named(values, ("edge", "f"))
+            if on_mesh and shape["f"] % 2 == 0:
+                x = tx.shard(x, {"f": "data"})
+            segment_ids = tx.named(jnp.asarray(ids, jnp.float32 if float_ids else jnp.int32), ["edge"])
+            return getattr(tnp, which)(x, segment_ids, count, axis=axis, new_axis=new)
+
+    if axis != "edge" or new == "f" or float_ids or count < 1:
+        return Case(
+            "segments", text, call, Invalid("an axis the value lacks, a new axis it has, float ids or a bad count")
+        )
+    lowest = np.float32(-np.inf)
+    want = np.full((count, shape["f"]), 0.0 if which == "segment_sum" else lowest, np.float32)
+    for i, segment in enumerate(ids):
+        if 0 <= segment < count:
+            want[segment] = (
+                want[segment] + values[i] if which == "segment_sum" else np.maximum(want[segment], values[i])
+            )
+    return Case("segments", text, call, Valid(want, ("node", "f")))
+
+
 FAMILIES: dict[str, st.SearchStrategy[Case]] = {
     "conversions": conversions(),
     "xmap": xmaps(),
@@ -1287,6 +1326,7 @@ FAMILIES: dict[str, st.SearchStrategy[Case]] = {
     "fitting_mesh": fitting_meshes(),
     "sizes": sizes(),
     "more_structure": more_structure(),
+    "segments": segments(),
 }
 
 
@@ -1347,6 +1387,7 @@ COVERS: dict[str, set[str]] = {
         *("stack", "split", "take", "where", "clip", "dynamic_slice", "dynamic_update_slice", "split_axis"),
         *("dot", "cumprod", "ones", "ones_like", "full_like", "concatenate", RANDOM + "randint"),
     },
+    "segments": {"segment_sum", "segment_max", "named"},
 }
 """The public names each family calls (``typed_xmap``'s, ``typed_xmap.numpy``'s, ``random.`` + the random
 module's); tests/test_fuzz_campaign.py holds every public name to this table or to ``NOT_FUZZED``."""

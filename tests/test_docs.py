@@ -64,8 +64,15 @@ def test_pages_with_a_mesh_run_on_one_device(page, tmp_path):
     _run_page(page, tmp_path, 1)
 
 
+NAMED_ARRAY_DOCSTRING_NAMES = {"typed_xmap._ops._methods", "typed_xmap._checking._annotations"}
+"""Private modules NamedArray's own docstring (typed_xmap/_value/, another branch's work) still names; the check
+below fails once they are gone, so this exemption cannot outlive them."""
+
+
 @pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path):
+    """The site builds strictly, and its API reference is typed: annotations in the signatures, the docstrings'
+    sections rendered as tables, "xmap" once in the page's table of contents, no private module named."""
     mkdocs = Path(sys.executable).parent / "mkdocs"
     assert mkdocs.exists(), "mkdocs is not installed beside this Python: pip install -e '.[test]' installs it"
     result = subprocess.run(
@@ -77,6 +84,73 @@ def test_mkdocs_build_strict(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    page = (tmp_path / "site" / "api" / "index.html").read_text()
+    text = re.sub(r"<[^>]+>", "", page).replace("&gt;", ">")
+    assert "named(array: Any, axes: Any) -> NamedArray" in re.sub(r"\s+", " ", text)
+    entry = page[page.index('id="typed_xmap.named"') : page.index('id="typed_xmap.positional"')]
+    for section in ("Parameters:", "Returns:", "Raises:", "Examples:"):
+        assert section in re.sub(r"<[^>]+>", "", entry), section
+    contents = page[page.rindex('class="md-nav md-nav--secondary"') :]  # the page's own table of contents
+    toc = re.findall(r'class="md-nav__link">\s*<span class="md-ellipsis">\s*(.*?)\s*</span>', contents, re.S)
+    assert toc.count("xmap") == 1, toc
+    private = set(re.findall(r"typed_xmap(?:\.\w+)*\._[a-z]\w*", text))
+    assert private == NAMED_ARRAY_DOCSTRING_NAMES, private
+
+
+def _public_functions():
+    """(namespace, name) of every public function: ``typed_xmap``'s, ``typed_xmap.numpy``'s and
+    ``typed_xmap.random``'s."""
+    import inspect
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+    import typed_xmap.random as txr
+
+    return [
+        (label, name)
+        for label, module in (("tx", tx), ("tnp", tnp), ("tx.random", txr))
+        for name in (txr.__all__ if module is txr else module.__all__)
+        if inspect.isfunction(inspect.unwrap(getattr(module, name)))
+    ]
+
+
+def _public_function(namespace, name):
+    import inspect
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+
+    return inspect.unwrap(getattr({"tx": tx, "tnp": tnp, "tx.random": tx.random}[namespace], name))
+
+
+@pytest.mark.parametrize(("namespace", "name"), _public_functions(), ids=[f"{a}.{b}" for a, b in _public_functions()])
+def test_every_public_function_documents_its_parameters_result_errors_and_an_example(namespace, name):
+    """Each function's docstring has Args (every parameter), Returns (unless it returns None), Raises and an
+    example; the example runs as written (doctest, 8 CPU devices)."""
+    import doctest
+    import inspect
+
+    function = _public_function(namespace, name)
+    doc = inspect.getdoc(function) or ""
+    sections = dict(re.findall(r"^(Args|Returns|Raises|Examples):\n((?:^(?:    .*|)\n?)*)", doc, re.M))
+    parameters = list(inspect.signature(function).parameters)
+    documented = re.findall(r"^    (\w+):", sections.get("Args", ""), re.M)
+    assert documented == parameters, (name, documented, parameters)
+    returns_none = inspect.signature(function).return_annotation in (None, "None")
+    assert returns_none or sections.get("Returns", "").strip(), name
+    assert sections.get("Raises", "").strip(), name
+    assert ">>> " in sections.get("Examples", ""), name
+    import jax
+    import jax.numpy as jnp
+
+    import typed_xmap as tx
+    import typed_xmap.numpy as tnp
+
+    globs = {"tx": tx, "tnp": tnp, "jnp": jnp, "jax": jax, "NamedArray": tx.NamedArray, "f32": tx.f32}
+    test = doctest.DocTestParser().get_doctest(sections["Examples"], globs, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=lambda text: pytest.fail(f"{namespace}.{name}'s example: {text}"))
+    assert runner.summarize(verbose=False).failed == 0
 
 
 def test_the_api_reference_names_only_public_paths():
@@ -113,3 +187,19 @@ def test_the_api_reference_covers_every_public_name():
     }
     missing = [p for p, v in public.items() if id(v) not in documented and p.rpartition(".")[2] not in in_tables]
     assert not missing, f"public names without an entry in docs/api.md: {missing}"
+
+
+def test_the_guides_run_the_examples_from_the_venv_readme_command_1_makes():
+    """README command 1 makes ``.venv`` without activating it: a guide's ``python examples/X.py`` would find
+    another Python (or none), so each command that runs an example names ``.venv/bin/`` and an existing file."""
+    commands = [
+        (page.name, line)
+        for page in PAGES
+        for block in re.findall(r"^```bash\n(.*?)^```", page.read_text(), re.S | re.M)
+        for line in block.splitlines()
+        if re.search(r"\bexamples/\w+\.py", line)
+    ]
+    assert len(commands) >= 7, commands
+    for page, line in commands:
+        assert line.startswith((".venv/bin/python examples/", ".venv/bin/typed-xmap check")), (page, line)
+        assert (ROOT / re.search(r"examples/\w+\.py", line).group(0)).exists(), (page, line)

@@ -128,11 +128,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    result = _run([str(python), "-m", "pip", "install", "-q", "setuptools>=77"], work)  # the build-system pin
-    assert result.returncode == 0, result.stdout + result.stderr
-    out = work / "out"
-    build = "import sys; from setuptools import build_meta as b; d = sys.argv[1]; b.build_sdist(d); b.build_wheel(d)"
-    result = _run([str(python), "-c", build, str(out)], source)
+    out = work / "out"  # as docs/getting-started.md builds them: the sdist, then the wheel from the sdist
+    result = _run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], work)
     assert result.returncode == 0, result.stdout + result.stderr
     sdist, wheel = next(out.glob("*.tar.gz")), next(out.glob("*.whl"))
     site_packages = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], work)
@@ -175,3 +172,38 @@ def test_bench_from_the_wheel_says_where_to_run_it_and_runs_in_the_sdist(
     root = next(p for p in tmp_path.iterdir() if p.name.startswith("typed_xmap-"))
     found = _run([str(python), "-m", "typed_xmap._tools._cli", "bench", "no_such_bench"], root)
     assert "unknown benchmarks ['no_such_bench']; known: [" in found.stdout and "'xmap_dispatch'" in found.stdout
+
+
+@pytest.mark.slow
+def test_check_inside_the_clone_reads_the_installed_stubs(installed_python: Path, tmp_path: Path) -> None:
+    """mypy looks in the current folder before stub packages: run inside the clone it was installed from (not
+    editable), ``typed-xmap check`` must still type typed_xmap through the stubs, not check the clone's sources
+    under the clone's own strict config."""
+    clone = installed_python.parents[2] / "typed_xmap_src"
+    check = [str(installed_python.parent / "typed-xmap"), "check", "--cache-dir", str(tmp_path / "cache")]
+    result = _run([*check, "examples/typed/mlp.py"], clone)
+    assert "typed_xmap/_" not in result.stdout, result.stdout
+    assert result.returncode == 0 and "Success: no issues found in 1 source file" in result.stdout, result.stdout
+    twice = _run([*check, "examples/typed/mlp.py"], clone)  # the link under the cache folder is reused
+    assert twice.returncode == 0, twice.stdout
+
+
+@pytest.mark.slow
+def test_release_check_twine_and_the_demo_from_the_installed_wheel(
+    built: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """What a release needs: both archives pass ``twine check --strict``, the wheel has the name
+    docs/getting-started.md installs, and ``typed-xmap demo`` runs from a new venv holding it (outside any clone)."""
+    import re
+    import tomllib
+
+    sdist, wheel, python = built
+    twine = _run([sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)], tmp_path)
+    assert twine.returncode == 0 and twine.stdout.count("PASSED") == 2, twine.stdout + twine.stderr
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert wheel.name == f"typed_xmap-{version}-py3-none-any.whl"
+    shown = re.findall(r"dist/(typed_xmap-\S+\.whl)", (ROOT / "docs" / "getting-started.md").read_text())
+    assert shown == [wheel.name], shown
+    demo = _run([str(python.parent / "typed-xmap"), "demo"], tmp_path)
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    assert "Success: no issues found" in demo.stdout and "demo finished" in demo.stdout, demo.stdout[-3000:]

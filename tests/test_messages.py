@@ -98,6 +98,21 @@ class Carry(NamedTuple):
     steps: NamedArray[f32, "batch"]
 
 
+def typed_inside_vmap():
+    @tx.typed
+    def per_example(x: NamedArray[f32, "embed"]) -> NamedArray[f32, "embed"]:
+        return x
+
+    tx.vmap(per_example, axis="batch")(tx.named(jnp.ones((4, 3, 2)), ["batch", "embed", "other"]))
+
+
+def typed_xmap_body_naming_one_mapped_axis():
+    def only_i(v: NamedArray[f32, "i"]):
+        return v
+
+    tx.xmap(tx.typed(only_i), in_axes=["i", "j"], out_axes=["i", "j"])(jnp.ones((8, 4)))
+
+
 def typed_dict_field():
     @tx.typed
     def dense(params: Params) -> None:
@@ -174,6 +189,13 @@ def strided_pool(v):
 
 def identity(v):
     return v
+
+
+SEGMENT_IDS = jnp.array([0, 1, 0, 1, 2, 2])
+
+
+def edges():
+    return tx.named(jnp.ones((6, 4)), ["edge", "feature"])
 
 
 V = np.ones(8, np.float32)
@@ -389,6 +411,8 @@ CASES = {
     "typed: size bound twice": (typed_call, E, K.AXIS_SIZE),
     "typed: group lacks an axis": (typed_group_return, E, K.AXIS_MISSING),
     "typed: container element": (typed_container, E, K.AXIS_MISSING),
+    "typed: inside tx.vmap, the mapped axis called mapped": (typed_inside_vmap, E, K.AXIS_MISSING),
+    "typed: an xmap body naming some mapped axes": (typed_xmap_body_naming_one_mapped_axis, E, K.AXIS_MISSING),
     "typed: TypedDict field": (typed_dict_field, E, K.AXIS_SIZE),
     "typed: TypedDict key missing": (typed_dict_key, E, K.INVALID_ARGUMENT),
     "typed: NamedTuple scan carry field": (named_tuple_scan_carry, E, K.AXIS_MISSING),
@@ -752,6 +776,29 @@ CASES = {
         K.INVALID_ARGUMENT,
     ),
     "selection: k too large": (lambda: tnp.top_k(image(), 4, axis="channels", new_axis="choice"), E, K.AXIS_SIZE),
+    # _algebra/_segments.py, _ops/_tnp/_segments.py
+    "segments: num_segments": (lambda: tnp.segment_sum(edges(), SEGMENT_IDS, 0, "edge", "node"), E, K.INVALID_ARGUMENT),
+    "segments: ids without the axis": (
+        lambda: tnp.segment_sum(edges(), tx.named(SEGMENT_IDS, ["node"]), 3, "edge", "node"),
+        E,
+        K.AXIS_MISSING,
+    ),
+    "segments: ids of another size": (
+        lambda: tnp.segment_sum(edges(), SEGMENT_IDS[:5], 3, "edge", "node"),
+        E,
+        K.AXIS_SIZE,
+    ),
+    "segments: ids with positional dims": (
+        lambda: tnp.segment_sum(edges(), tx.named(jnp.zeros((6, 2), int), ["edge", ...]), 3, "edge", "node"),
+        E,
+        K.POSITIONAL,
+    ),
+    "segments: ids not 1-d": (
+        lambda: tnp.segment_sum(edges(), jnp.zeros((6, 2), int), 3, "edge", "node"),
+        E,
+        K.POSITIONAL,
+    ),
+    "segments: float ids": (lambda: tnp.segment_max(edges(), jnp.zeros(6), 3, "edge", "node"), E, K.DTYPE),
     "selection: sort along a missing axis": (lambda: tnp.sort(image(), "depth"), E, K.AXIS_MISSING),
     "selection: sample along a missing axis": (
         lambda: tx.random.categorical(jax.random.key(0), image(), "vocab"),
@@ -1060,6 +1107,20 @@ MESSAGES = {
         "NamedArray[float32, 'embed']: expected named axes 'embed' but the value has 'emb=4': it lacks 'embed' "
         "and carries undeclared 'emb'. Axis bindings so far in this call: embed=4. Fix: pass a value that fits "
         "the annotation, or correct the annotation"
+    ),
+    "typed: inside tx.vmap, the mapped axis called mapped": (
+        "typed_inside_vmap.<locals>.per_example() parameter 'x' is NamedArray(float32[embed=3, other=2, batch=4], "
+        "mapped: batch), which does not match NamedArray[float32, 'embed']: expected named axes 'embed' but the "
+        "value has 'embed=3 other=2': it carries undeclared 'other'; 'batch' is mapped here (tx.vmap or xmap), not "
+        "annotated. Axis bindings so far in this call: none. Fix: pass a value that fits the annotation, or correct "
+        "the annotation"
+    ),
+    "typed: an xmap body naming some mapped axes": (
+        "typed_xmap_body_naming_one_mapped_axis.<locals>.only_i() parameter 'v' is NamedArray(float32[i=8, j=4], "
+        "mapped: i j), which does not match NamedArray[float32, 'i']: expected named axes 'i' but the value has "
+        "'i=8 j=4': it carries undeclared 'j'; 'j' is mapped here (tx.vmap or xmap): annotate every mapped axis, "
+        "or none. Axis bindings so far in this call: none. Fix: pass a value that fits the annotation, or correct "
+        "the annotation"
     ),
     "typed: TypedDict field": (
         "typed_dict_field.<locals>.dense() argument params['b'] is NamedArray(float32[out=5]), which does not match "
@@ -1651,6 +1712,35 @@ MESSAGES = {
     "selection: k too large": (
         "tnp.top_k(x, 4, axis='channels', new_axis='choice'): k=4 is larger than axis 'channels' (size 3). Fix: "
         "keep at most 3"
+    ),
+    "segments: num_segments": (
+        "tnp.segment_sum(data, segment_ids, 0, axis='edge', new_axis='node'): num_segments is 0; it must be a "
+        "positive int. Fix: pass how many segments there are, e.g. num_segments=nodes"
+    ),
+    "segments: ids without the axis": (
+        "tnp.segment_sum(data, segment_ids, 3, axis='edge', new_axis='node'): "
+        "segment_ids has named axes 'node=6'; it must carry "
+        "the axis 'edge' it segments, and no other. Fix: give one segment id per element of 'edge', e.g. "
+        "tx.named(ids, ['edge'])"
+    ),
+    "segments: ids of another size": (
+        "tnp.segment_sum(data, segment_ids, 3, axis='edge', new_axis='node'): "
+        "segment_ids has 5 elements along 'edge' but data "
+        "has 6. Fix: give one segment id per element of 'edge'"
+    ),
+    "segments: ids with positional dims": (
+        "tnp.segment_sum(data, segment_ids, 3, axis='edge', new_axis='node'): "
+        "segment_ids has positional dims (2,); it must carry "
+        "only the axis 'edge'. Fix: name or index away the other dims"
+    ),
+    "segments: ids not 1-d": (
+        "tnp.segment_sum(data, segment_ids, 3, axis='edge', new_axis='node'): "
+        "segment_ids is an array of shape (6, 2); it must be "
+        "1-d along 'edge'. Fix: pass one id per element of 'edge', or tx.named(ids, ['edge'])"
+    ),
+    "segments: float ids": (
+        "tnp.segment_max(data, segment_ids, 3, axis='edge', new_axis='node'): segment_ids has dtype float32; "
+        "segment ids are integers. Fix: pass int32 ids (ids.astype(jnp.int32))"
     ),
     "selection: sort along a missing axis": (
         "tnp.sort names axis 'depth', but x has named axes 'batch=2 channels=3 height=6 width=5'. Fix: name an "

@@ -506,3 +506,67 @@ def test_argmax_plans_are_cached_once_per_function():
     for _ in range(5):
         assert tnp.argmax(x, "out").axes == ("batch",)
     assert len(_reductions._PLANS) == before
+
+
+# -- segment reductions by name --------------------------------------------------------------------------------
+
+SEGMENT_DATA = jnp.arange(24.0).reshape(6, 4)
+SEGMENT_IDS = jnp.array([0, 2, 0, 1, 2, 2])
+
+
+@pytest.mark.parametrize(
+    ("name", "reference"), [("segment_sum", jax.ops.segment_sum), ("segment_max", jax.ops.segment_max)]
+)
+def test_segment_reductions_match_jax_ops(name, reference):
+    """``axis`` is replaced by ``new_axis`` of size ``num_segments``; ids as a NamedArray or a 1-d array."""
+    data = tx.named(SEGMENT_DATA, ["edge", "feature"])
+    for ids in (tx.named(SEGMENT_IDS, ["edge"]), SEGMENT_IDS):
+        result = getattr(tnp, name)(data, ids, 4, axis="edge", new_axis="node")
+        assert result.named_shape == {"feature": 4, "node": 4}
+        np.testing.assert_array_equal(
+            tx.positional(result, ["node", "feature"]), reference(SEGMENT_DATA, SEGMENT_IDS, 4)
+        )
+
+
+def test_segment_sum_inside_xmap_over_graphs_and_over_the_edge_axis():
+    """Per graph inside an xmap (NamedArrays beside a mapped axis), and with ``edge`` itself the xmap axis (the
+    per-element values are gathered along it, as a reduction over a mapped axis is)."""
+    data, ids = jnp.arange(48.0).reshape(2, 6, 4), jnp.array([[0, 2, 0, 1, 2, 2], [1, 1, 0, 0, 2, 0]])
+
+    def per_graph(m, d):
+        summed = tnp.segment_sum(
+            tx.named(m, ["edge", "feature"]), tx.named(d, ["edge"]), 3, axis="edge", new_axis="node"
+        )
+        return tx.positional(summed, ["node", "feature"])
+
+    graphs = tx.xmap(per_graph, in_axes=[{0: "graph"}, {0: "graph"}], out_axes={0: "graph"})(data, ids)
+    np.testing.assert_array_equal(graphs, jax.vmap(lambda m, d: jax.ops.segment_sum(m, d, 3))(data, ids))
+    over_edges = tx.xmap(
+        lambda m, d: tnp.segment_sum(m, d, 3, axis="edge", new_axis="node"),
+        in_axes=[{0: "edge"}, {0: "edge"}],
+        out_axes=[...],
+    )(SEGMENT_DATA, SEGMENT_IDS)
+    np.testing.assert_array_equal(over_edges, jax.ops.segment_sum(SEGMENT_DATA, SEGMENT_IDS, 3).T)
+
+
+def test_segment_sum_of_a_sharded_value_under_jit():
+    """A value split over Explicit mesh axes (edge and feature) is summed whole: the values of one device."""
+    with jax.set_mesh(tx.fitting_mesh((4, 2), ("x", "y"))):
+        data = tx.shard(tx.named(SEGMENT_DATA, ["edge", "feature"]), {"feature": "x", "edge": "y"})
+        summed = jax.jit(
+            lambda v: tnp.segment_sum(v, tx.named(SEGMENT_IDS, ["edge"]), 3, axis="edge", new_axis="node")
+        )(data)
+    np.testing.assert_array_equal(
+        tx.positional(summed, ["node", "feature"]), jax.ops.segment_sum(SEGMENT_DATA, SEGMENT_IDS, 3)
+    )
+
+
+def test_segment_sum_is_differentiable_by_name():
+    data = tx.named(SEGMENT_DATA, ["edge", "feature"])
+    grad = jax.grad(
+        lambda v: tx.positional(
+            tnp.sum(tnp.segment_sum(v, SEGMENT_IDS, 3, axis="edge", new_axis="node") ** 2, ("node", "feature")), []
+        )
+    )(data)
+    expected = jax.grad(lambda m: jnp.sum(jax.ops.segment_sum(m, SEGMENT_IDS, 3) ** 2))(SEGMENT_DATA)
+    np.testing.assert_allclose(tx.positional(grad, ["edge", "feature"]), expected)

@@ -180,3 +180,61 @@ def test_bench_closes_with_the_families_ratios_against_their_goals(monkeypatch, 
     assert table[1].split() == ["step", "(<=1.02x)", "trace", "(<=1x)"]
     assert table[2].split() == ["transformer", "0.98x", "1.00x"]
     assert table[3].split() == ["MoE", "layer", "1.10x!", "-"]
+
+
+def _readme_commands() -> list[str]:
+    import re
+
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)]
+
+
+def test_readme_command_1_installs_what_every_example_imports():
+    """After README command 1 alone, ``python examples/X.py`` and ``typed-xmap check`` on it find every import:
+    each third-party module an example imports comes from a dependency or an extra that command installs (and
+    the test extra, whose suite runs the examples, has them too)."""
+    import ast
+    import importlib.metadata
+    import re
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    command = _readme_commands()[0]
+    extras = re.fullmatch(r'.*pip install -e "\.\[([\w,]+)\]".*', command)
+    assert extras is not None, f"README command 1 installs no extra: {command}"
+    project = _pyproject()["project"]
+    optional = project["optional-dependencies"]
+
+    def names(requirements: list[str]) -> set[str]:
+        return {canonicalize_name(Requirement(r).name) for r in requirements}
+
+    installed = names(project["dependencies"]).union(*(names(optional[e]) for e in extras.group(1).split(",")))
+    assert names(optional["examples"]) <= names(optional["test"])
+    providers = importlib.metadata.packages_distributions()
+    missing = []
+    for example in sorted((ROOT / "examples").rglob("*.py")):
+        for node in ast.walk(ast.parse(example.read_text())):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            for top in {m.split(".")[0] for m in modules} - set(sys.stdlib_module_names) - {"typed_xmap"}:
+                if not {canonicalize_name(d) for d in providers.get(top, [])} & installed:
+                    missing.append(f"{example.relative_to(ROOT)}: {top}")
+    assert missing == [], f"add to the examples extra (README command 1 installs it): {missing}"
+
+
+def test_no_page_installs_from_the_package_index():
+    """typed_xmap is not on the package index: ``pip install typed-xmap`` (or an extra of it) ends in ``No
+    matching distribution found``, so the docs install from a clone or a wheel built from one."""
+    import re
+
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "typed_xmap").rglob("*.py")]
+    install = re.compile(r"pip install (?:-U |--upgrade )?['\"]?typed[-_]xmap\b\S*")
+    claims = [  # a line that says what such a command ends in warns; it does not claim
+        (p.name, m)
+        for p in pages
+        for line in p.read_text().splitlines()
+        if "No matching distribution found" not in line
+        for m in install.findall(line)
+    ]
+    assert claims == []

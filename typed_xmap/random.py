@@ -73,7 +73,25 @@ def _raw_key_shape(impl: str) -> tuple[int, ...]:
 def normal(
     key: Any, shape: Mapping[str, int], dtype: Any = jnp.float32, *, sharding: Mapping[str, Any] | None = None
 ) -> NamedArray:
-    """Standard normal values of named shape ``shape``."""
+    """Standard normal values of named shape ``shape``.
+
+    Args:
+        key: a ``jax.random`` key.
+        shape: axis name -> size.
+        dtype: a float dtype.
+        sharding: axis name -> mesh axis, to draw the value already split.
+
+    Returns:
+        Standard normal samples of that named shape.
+
+    Raises:
+        NamedShapeError: a size that is not a non-negative int, or a sharding for an axis not in ``shape``.
+
+    Examples:
+        >>> w = tx.random.normal(jax.random.key(0), {"embed": 4, "mlp": 8})
+        >>> w.named_shape == {"embed": 4, "mlp": 8}
+        True
+    """
     return _drawn("tx.random.normal", key, shape, sharding, lambda dims: jax.random.normal(key, dims, dtype))
 
 
@@ -87,7 +105,27 @@ def uniform(
     *,
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
-    """Uniform values in ``[minval, maxval)`` of named shape ``shape``."""
+    """Uniform values in ``[minval, maxval)`` of named shape ``shape``.
+
+    Args:
+        key: a ``jax.random`` key.
+        shape: axis name -> size.
+        dtype: a float dtype.
+        minval: the lower bound (included).
+        maxval: the upper bound (excluded).
+        sharding: axis name -> mesh axis, to draw the value already split.
+
+    Returns:
+        Uniform samples of that named shape.
+
+    Raises:
+        NamedShapeError: a size that is not a non-negative int, or a sharding for an axis not in ``shape``.
+
+    Examples:
+        >>> u = tx.random.uniform(jax.random.key(0), {"batch": 3})
+        >>> u.named_shape == {"batch": 3}
+        True
+    """
     return _drawn(
         "tx.random.uniform", key, shape, sharding, lambda dims: jax.random.uniform(key, dims, dtype, minval, maxval)
     )
@@ -95,7 +133,25 @@ def uniform(
 
 @entry_point
 def bernoulli(key: Any, p: Any, shape: Mapping[str, int], *, sharding: Mapping[str, Any] | None = None) -> NamedArray:
-    """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks)."""
+    """Booleans, true with probability ``p``, of named shape ``shape`` (dropout masks).
+
+    Args:
+        key: a ``jax.random`` key.
+        p: the probability of ``True`` (a scalar or a NamedArray that broadcasts to ``shape``).
+        shape: axis name -> size.
+        sharding: axis name -> mesh axis, to draw the value already split.
+
+    Returns:
+        Boolean samples of that named shape.
+
+    Raises:
+        NamedShapeError: a size that is not a non-negative int, or ``p`` with axes ``shape`` lacks.
+
+    Examples:
+        >>> keep = tx.random.bernoulli(jax.random.key(0), 0.9, {"batch": 2, "embed": 3})
+        >>> keep.named_shape == {"batch": 2, "embed": 3}
+        True
+    """
     return _drawn("tx.random.bernoulli", key, shape, sharding, lambda dims: jax.random.bernoulli(key, p, dims))
 
 
@@ -109,7 +165,27 @@ def randint(
     *,
     sharding: Mapping[str, Any] | None = None,
 ) -> NamedArray:
-    """Integers in ``[minval, maxval)`` of named shape ``shape`` (``dtype`` an integer dtype)."""
+    """Integers in ``[minval, maxval)`` of named shape ``shape``.
+
+    Args:
+        key: a ``jax.random`` key.
+        shape: axis name -> size.
+        minval: the lowest value (included).
+        maxval: the upper bound (excluded).
+        dtype: an int dtype.
+        sharding: axis name -> mesh axis, to draw the value already split.
+
+    Returns:
+        Integer samples of that named shape.
+
+    Raises:
+        NamedShapeError: a size that is not a non-negative int, or a dtype that is not an integer one.
+
+    Examples:
+        >>> tokens = tx.random.randint(jax.random.key(0), {"batch": 2, "seq": 5}, 0, 100)
+        >>> tokens.named_shape == {"batch": 2, "seq": 5}
+        True
+    """
     integer_dtype(str(jnp.dtype(dtype)), operation="tx.random.randint")
     return _drawn(
         "tx.random.randint", key, shape, sharding, lambda dims: jax.random.randint(key, dims, minval, maxval, dtype)
@@ -119,7 +195,24 @@ def randint(
 @entry_point
 def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
     """One int32 index along ``axis`` per element of the other axes, drawn with probabilities
-    ``softmax(logits, axis)`` (the logits' other axes are the result's)."""
+    ``softmax(logits, axis)`` (the logits' other axes are the result's).
+
+    Args:
+        key: a ``jax.random`` key.
+        logits: a NamedArray carrying ``axis``.
+        axis: the axis of the classes.
+
+    Returns:
+        One int32 class per element of ``logits``' other axes.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> logits = tx.named(jnp.zeros((2, 10)), ["batch", "vocab"])
+        >>> tx.random.categorical(jax.random.key(0), logits, "vocab").named_shape == {"batch": 2}
+        True
+    """
     operation = "tx.random.categorical"
     _check_key(key, operation)
     named = as_named(logits, operation=operation, argument="logits")
@@ -134,7 +227,24 @@ def categorical(key: Any, logits: NamedArray, axis: str) -> NamedArray:
 
 @entry_point
 def permutation(key: Any, x: NamedArray, axis: str) -> NamedArray:
-    """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes)."""
+    """``x`` with its elements along ``axis`` shuffled (the same shuffle for every element of the other axes).
+
+    Args:
+        key: a ``jax.random`` key.
+        x: a NamedArray carrying ``axis``.
+        axis: the axis shuffled.
+
+    Returns:
+        ``x`` with its elements along ``axis`` in a random order (the same named shape).
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.arange(5.0), ["batch"])
+        >>> tx.random.permutation(jax.random.key(0), x, "batch").named_shape == {"batch": 5}
+        True
+    """
     operation = "tx.random.permutation"
     _check_key(key, operation)
     value, dim, placement = along(as_named(x, operation=operation), axis, operation=operation)

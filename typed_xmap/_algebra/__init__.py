@@ -123,6 +123,7 @@ from ._routing import (
     dispatch_axes as dispatch_axes,
     route_axes as route_axes,
 )
+from ._segments import segment_shape as segment_shape
 from ._selection import (
     float_logits as float_logits,
     integer_dtype as integer_dtype,

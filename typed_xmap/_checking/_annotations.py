@@ -11,6 +11,7 @@ import copyreg
 import threading
 import typing
 from collections import OrderedDict
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -113,6 +114,23 @@ def _match(hint: _HintMeta, value: NamedArray) -> dict[str, Binding] | Mismatch:
         per_example = match_shape_spec(hint.shape_spec, unmapped, value.shape, {})
         if type(per_example) is not Mismatch:
             return per_example
+        mapped = [name for name, _ in value.mapped]
+        # call the mapped axes the annotation leaves out mapped, not undeclared
+        named = set(hint.shape_spec.axis_names)
+        left_out = [n for n in mapped if n not in named]
+        if not left_out:  # every mapped axis annotated: the full shape's mismatch says it all
+            return found
+        names = ", ".join(repr(n) for n in left_out)
+        verb = "is" if len(left_out) == 1 else "are"
+        if named & set(mapped):  # the annotation names some mapped axes: it must name all of them, or none
+            return replace(
+                found,
+                reason=f"{found.reason}; {names} {verb} mapped here (tx.vmap or xmap): "
+                "annotate every mapped axis, or none",
+            )
+        return replace(
+            per_example, reason=f"{per_example.reason}; {names} {verb} mapped here (tx.vmap or xmap), not annotated"
+        )
     return found
 
 

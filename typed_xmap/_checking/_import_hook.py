@@ -44,6 +44,21 @@ def install_import_hook(packages: str | Iterable[str]) -> ImportHook:
     """Check NamedArray annotations at run time in every module of ``packages`` imported from now on.
 
     Install it before the packages are imported (in a ``conftest.py`` or the application's entry point).
+
+    Args:
+        packages: a package name, or several, whose modules (and submodules) get every annotated function and
+            method checked as ``@tx.typed`` checks it.
+
+    Returns:
+        The installed hook; ``hook.uninstall()`` removes it.
+
+    Raises:
+        NamedShapeError: later, at a call of a checked function whose values do not fit its annotations, as
+            ``@tx.typed`` raises it.
+
+    Examples:
+        >>> hook = tx.install_import_hook("my_model")
+        >>> hook.uninstall()
     """
     names = (packages,) if isinstance(packages, str) else tuple(packages)
     finder = _TypedFinder(names)

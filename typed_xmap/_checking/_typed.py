@@ -80,6 +80,27 @@ def typed(fn: F) -> F:
     When at least one hint is a ``NamedArray[...]`` and every other a plain class or ``Any``, the verdict
     depends only on each value's layout (named axes, shape, dtype) or type, so a call beartype has accepted
     once is accepted again from a cache (``_layout_cache``).
+
+    Args:
+        fn: a function whose parameters or return are annotated with ``NamedArray[dtype, "axes"]`` (also inside
+            containers, ``TypedDict``s and ``NamedTuple``s).
+
+    Returns:
+        ``fn`` wrapped: the same signature, each call checked (under ``jax.jit`` once, while tracing).
+
+    Raises:
+        NamedShapeError: at a call, a value that does not fit its annotation, or an axis bound to two sizes
+            across the arguments and the return; the message names the parameter, the axis and the sizes.
+
+    Examples:
+        >>> @tx.typed
+        ... def scale(
+        ...     x: NamedArray[f32, "batch features"], s: NamedArray[f32, "features"]
+        ... ) -> NamedArray[f32, "batch features"]:
+        ...     return x * s
+        >>> x = tx.named(jnp.ones((2, 3)), ["batch", "features"])
+        >>> scale(x, tx.named(jnp.ones(3), ["features"])).named_shape == {'batch': 2, 'features': 3}
+        True
     """
     return _checked(fn, _defining_frame(), named_only=False)
 

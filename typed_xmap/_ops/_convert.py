@@ -77,10 +77,45 @@ def to_positional(x: NamedArray, spec: AxisMap, *, where: str) -> Any:
 
 
 def named(array: Any, axes: Any) -> NamedArray:
-    """Name the dims of ``array`` with an xmap spec leaf: ``['batch', 'feat', ...]`` or ``{0: 'batch'}``."""
+    """Name the dims of ``array`` with an xmap spec leaf: ``['batch', 'feat', ...]`` or ``{0: 'batch'}``.
+
+    Args:
+        array: the array whose dims to name (a jax or numpy array, or anything ``jnp.asarray`` takes).
+        axes: an xmap spec leaf: a list names the leading dims (``...`` leaves the rest positional; without it
+            the list must cover every dim), a dict names dims by position.
+
+    Returns:
+        A NamedArray of ``array``'s values with those dims named.
+
+    Raises:
+        NamedShapeError: a name given twice, a dim named twice, a position beyond ``array``'s rank, or a list
+            without ``...`` that does not cover every dim.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((8, 3, 4)), {0: "batch", 2: "features"})
+        >>> x.named_shape == {"batch": 8, "features": 4} and x.shape == (3,)
+        True
+    """
     return to_named(array, parse_axis_map(axes, where="axes"), where="axes")
 
 
 def positional(x: NamedArray, axes: Any) -> Any:
-    """A positional array with ``x``'s named axes at the dims ``axes`` gives (an xmap spec leaf)."""
+    """A positional array with ``x``'s named axes at the dims ``axes`` gives (an xmap spec leaf).
+
+    Args:
+        x: the NamedArray to turn into a plain array.
+        axes: an xmap spec leaf placing every named axis of ``x``: ``['features', 'batch', ...]`` (``...``: the
+            positional dims after them) or ``{1: 'batch', ...}``.
+
+    Returns:
+        A ``jax.Array`` with ``x``'s named axes at those dims and its positional dims in order.
+
+    Raises:
+        NamedShapeError: ``axes`` leaves out a named axis of ``x``, or names one it lacks.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((8, 3, 4)), {0: "batch", 2: "features"})
+        >>> tx.positional(x, ["features", "batch", ...]).shape
+        (4, 8, 3)
+    """
     return to_positional(x, parse_axis_map(axes, where="axes"), where="axes")

@@ -60,6 +60,23 @@ def fitting_mesh(
 
     ``tx.fitting_mesh((4, 2), ("x", "y"))`` is 4x2 on 8 devices, 2x1 on 2 and 1x1 on one. Sizes are ints of any
     integer type (``np.int64`` too); names are strings, each once.
+
+    Args:
+        shape: the mesh shape the program asks for.
+        names: the mesh axes' names.
+        axis_types: ``jax.make_mesh``'s axis types (Explicit, Auto).
+        emulate: use the host's emulated CPU devices when the default backend has fewer.
+
+    Returns:
+        A ``jax.sharding.Mesh`` of at most ``shape``, each axis a divisor of the size asked for.
+
+    Raises:
+        NamedShapeError: shape and names of different lengths, a size that is not a positive int, or a
+            name that is not a string or appears twice.
+
+    Examples:
+        >>> dict(tx.fitting_mesh((4, 2), ("x", "y")).shape)
+        {'x': 4, 'y': 2}
     """
     shape, names = _checked(shape, names)
     devices = jax.devices()

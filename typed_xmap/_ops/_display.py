@@ -1,7 +1,8 @@
 """How a NamedArray shows in notebooks and rich terminals: one line with its names, sizes, dtype and statistics.
 
 ``NamedArray(float32[batch=2, embed=3]) min=0 max=5 mean=2.5`` (``summary_line``): the line
-``_repr_mimebundle_`` (Jupyter), ``__rich__`` (``rich.print``) and treescope show; treescope also draws the
+``_repr_mimebundle_`` (Jupyter), ``__rich__`` (``rich.print``) and treescope show, and IPython's text display of
+a container (``_repr_pretty_``); treescope also draws the
 values by axis name (``treescope.render_array``). treescope is optional: its hooks import it only when
 treescope calls them. The hooks are bound onto
 ``NamedArray`` with its methods (``_methods.py``), as the value layer imports no display library.
@@ -27,6 +28,15 @@ def _repr_mimebundle_(self: NamedArray, include: Any = None, exclude: Any = None
     return {"text/html": shown, "text/plain": repr(self)}
 
 
+def _repr_pretty_(self: NamedArray, printer: Any, cycle: bool) -> None:
+    """IPython's text display: ``repr`` (the values) for the value itself, the summary line for one inside a
+    container, so a params dict shows one line per array, not every value of every array.
+
+    IPython's printer keeps the ids of the objects it is printing (``stack``): more than this one is a container.
+    """
+    printer.text(summary_line(self) if len(getattr(printer, "stack", ())) > 1 else repr(self))
+
+
 def __rich__(self: NamedArray) -> Any:
     from rich.text import Text
 
@@ -46,6 +56,7 @@ def __treescope_ndarray_adapter__(self: NamedArray) -> Any:
 
 
 DISPLAY_HOOKS = {
-    hook.__name__: hook for hook in (_repr_mimebundle_, __rich__, __treescope_repr__, __treescope_ndarray_adapter__)
+    hook.__name__: hook
+    for hook in (_repr_mimebundle_, _repr_pretty_, __rich__, __treescope_repr__, __treescope_ndarray_adapter__)
 }
 """What Jupyter, rich and treescope look up on the class, by name."""

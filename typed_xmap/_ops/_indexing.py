@@ -238,7 +238,25 @@ def getitem(x: NamedArray, key: Any) -> NamedArray:
 
 
 def take(x: NamedArray, indices: Any, axis: str) -> NamedArray:
-    """``tnp.take(emb, tokens, axis="vocab")``: ``emb[{"vocab": tokens}]`` (one rule, one implementation)."""
+    """``tnp.take(emb, tokens, axis="vocab")``: ``emb[{"vocab": tokens}]`` (one rule, one implementation).
+
+    Args:
+        x: a NamedArray carrying ``axis``.
+        indices: int indices into ``axis``: a NamedArray (its axes replace ``axis``) or a scalar.
+        axis: the axis indexed.
+
+    Returns:
+        ``x`` gathered along ``axis``.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, or indices carrying an axis ``x`` has with another size.
+
+    Examples:
+        >>> table = tx.named(jnp.ones((10, 4)), ["vocab", "embed"])
+        >>> tokens = tx.named(jnp.array([[1, 2, 3]]), ["batch", "seq"])
+        >>> tnp.take(table, tokens, "vocab").named_shape == {"batch": 1, "seq": 3, "embed": 4}
+        True
+    """
     return getitem(x, {axis: indices})
 
 
@@ -333,7 +351,25 @@ def _laid_out_update(v: NamedArray, axes: tuple[str, ...], region_shape: tuple[i
 
 def dynamic_slice(x: NamedArray, start_indices: Mapping[str, Any], slice_sizes: Mapping[str, int]) -> NamedArray:
     """``tnp.dynamic_slice(x, {"seq": start}, {"seq": 4})``: ``slice_sizes`` static, ``start_indices`` may be
-    traced; a start is clamped so the slice fits (``jax.lax.dynamic_slice``'s rule). Other axes are kept whole."""
+    traced; a start is clamped so the slice fits (``jax.lax.dynamic_slice``'s rule). Other axes are kept whole.
+
+    Args:
+        x: a NamedArray.
+        start_indices: axis name -> start (an int or a traced scalar).
+        slice_sizes: axis name -> the slice's size along it (static).
+
+    Returns:
+        The slice: ``x`` with those axes shortened to the sizes given.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, names that differ between the two mappings, or a size over the
+            axis's.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((2, 10)), ["batch", "seq"])
+        >>> tnp.dynamic_slice(x, {"seq": 3}, {"seq": 4}).named_shape == {"batch": 2, "seq": 4}
+        True
+    """
     named = {n: x.named_shape[n] for n in x.axes}
     operation = dynamic_slice_operation("dynamic_slice", start_indices, dict(slice_sizes))
     sizes = dynamic_slice_shape(named, start_indices, slice_sizes, operation=operation)
@@ -349,6 +385,23 @@ def dynamic_update_slice(x: NamedArray, update: NamedArray, start_indices: Mappi
 
     ``update``'s axes are among ``x``'s: a started axis it lacks is written at one position (a row at ``start``),
     an axis it lacks that no start names is broadcast along the whole axis; a started axis's size is the slice's.
+
+    Args:
+        x: a NamedArray.
+        update: a NamedArray with ``x``'s axes, each at most as long.
+        start_indices: axis name -> where the update starts along it.
+
+    Returns:
+        ``x`` with ``update`` written from ``start_indices`` on (the same named shape).
+
+    Raises:
+        NamedShapeError: axes that differ between ``x`` and ``update``, or an update longer than ``x``.
+
+    Examples:
+        >>> cache = tx.named(jnp.zeros((2, 10)), ["batch", "seq"])
+        >>> step = tx.named(jnp.ones((2, 1)), ["batch", "seq"])
+        >>> tnp.dynamic_update_slice(cache, step, {"seq": 3}).named_shape == {"batch": 2, "seq": 10}
+        True
     """
     named = {n: x.named_shape[n] for n in x.axes}
     operation = dynamic_slice_operation("dynamic_update_slice", start_indices)

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._value._named_array import NamedArray
 from .._value._tracebacks import entry_point
+from . import _ipython
 from ._display import DISPLAY_HOOKS
 from ._indexing import At, getitem
 from ._structure import broadcast_to, merge_axes, rename, split_axis
@@ -91,3 +92,4 @@ def _bind() -> None:
 
 
 _bind()
+_ipython.install()  # in a notebook: a shape error's traceback without our frames

@@ -61,6 +61,27 @@ def moe_route(
     ``experts * sum over experts of (share of routed tokens) * (mean probability)``, averaged over groups:
     1 when the load is even. ``k`` is from 1 to the number of experts and ``capacity`` from 1 to the tokens of a
     group (an expert never takes more): anything else is a ``NamedShapeError`` naming the argument.
+
+    Args:
+        logits: the router's logits, with ``expert``, the ``tokens`` axes and group axes.
+        k: experts per token.
+        capacity: slots per expert in each group.
+        expert: the experts' axis.
+        tokens: the axes that share the capacity.
+        slot: the name of the slots' axis.
+
+    Returns:
+        ``(dispatch, combine, balance_loss)``.
+
+    Raises:
+        NamedShapeError: ``k`` not from 1 to the number of experts, ``capacity`` not from 1 to the tokens of a
+            group, or an axis ``logits`` lacks.
+
+    Examples:
+        >>> logits = tx.named(jnp.ones((2, 6, 4)), ["batch", "seq", "expert"])
+        >>> dispatch, combine, loss = tx.moe_route(logits, 2, 3)
+        >>> dispatch.named_shape == {'batch': 2, 'expert': 4, 'seq': 6, 'slot': 3}
+        True
     """
     logits = as_named(logits, operation="tx.moe_route", argument="logits")
     names, choice = route_axes(logits.named_shape, k, capacity, expert=expert, tokens=tokens, slot=slot)
@@ -114,7 +135,31 @@ def moe_dispatch(
     the mesh axes the groups give up, the tokens travel to their expert's devices (an all-to-all).
     ``from_resources``, the tokens' placement, is where the einsum's result is pinned first (needed on Auto
     meshes, where XLA would otherwise gather the tokens to compute it in the experts' placement). ``x`` has
-    neither the table's ``expert`` nor its ``slot`` axis (the einsum would take a diagonal): a named error."""
+    neither the table's ``expert`` nor its ``slot`` axis (the einsum would take a diagonal): a named error.
+
+    Args:
+        x: the tokens' activations.
+        dispatch: ``moe_route``'s first result.
+        tokens: the token axes summed over.
+        resources: where the experts' inputs go on a mesh.
+        from_resources: the tokens' placement, pinned first.
+        expert: the experts' axis in ``dispatch``.
+        slot: the slots' axis in ``dispatch``.
+
+    Returns:
+        The experts' inputs, by ``expert`` and ``slot``.
+
+    Raises:
+        NamedShapeError: ``x`` and ``dispatch`` whose token axes differ, or an ``x`` that already has the
+            ``expert`` or ``slot`` axis.
+
+    Examples:
+        >>> logits = tx.named(jnp.ones((2, 6, 4)), ["batch", "seq", "expert"])
+        >>> dispatch, _, _ = tx.moe_route(logits, 2, 3)
+        >>> x = tx.named(jnp.ones((2, 6, 5)), ["batch", "seq", "embed"])
+        >>> tx.moe_dispatch(x, dispatch).named_shape == {'batch': 2, 'embed': 5, 'expert': 4, 'slot': 3}
+        True
+    """
     names = _names(tokens)
     x, dispatch = as_named(x, operation="tx.moe_dispatch"), as_named(dispatch, operation="tx.moe_dispatch")
     dispatch_axes(x.named_shape, dispatch.named_shape, names, expert=expert, slot=slot)
@@ -136,7 +181,29 @@ def moe_combine(
     gates: ``y`` is placed by ``resources`` first (the tokens' placement: the all-to-all back), then one einsum
     over ``expert`` and ``slot``. ``from_resources``, the experts' placement, is where ``y`` is pinned before
     it moves (needed on Auto meshes, where XLA would otherwise gather the expert weights to compute ``y`` in
-    the tokens' placement)."""
+    the tokens' placement).
+
+    Args:
+        y: the experts' outputs, by ``expert`` and ``slot``.
+        combine: ``moe_route``'s second result.
+        expert: the experts' axis.
+        slot: the slots' axis.
+        resources: the tokens' placement on a mesh.
+        from_resources: the experts' placement, pinned first.
+
+    Returns:
+        The outputs at their tokens, weighted by their gates.
+
+    Raises:
+        NamedShapeError: ``y`` and ``combine`` whose expert or slot axes differ.
+
+    Examples:
+        >>> logits = tx.named(jnp.ones((2, 6, 4)), ["batch", "seq", "expert"])
+        >>> _, combine, _ = tx.moe_route(logits, 2, 3)
+        >>> y = tx.named(jnp.ones((2, 4, 3, 5)), ["batch", "expert", "slot", "embed"])
+        >>> tx.moe_combine(y, combine).named_shape == {'batch': 2, 'embed': 5, 'seq': 6}
+        True
+    """
     moved = _moved(y, resources, from_resources)
     combined: NamedArray = einsum(f"{{{expert},{slot}}},{{{expert},{slot}}}->{{}}", moved, combine)
     return combined

@@ -48,6 +48,28 @@ def scan(
     """``(carry, ys)``: ``f(carry, x)`` for each slice ``x`` of ``xs`` along the named axis ``axis``.
 
     ``length`` is needed only when ``xs`` has no leaves; ``reverse`` and ``unroll`` are ``lax.scan``'s.
+
+    Args:
+        f: ``f(carry, x) -> (carry, y)``; ``x`` is one slice of ``xs`` (without ``axis``).
+        init: the first carry (a pytree).
+        xs: the pytree scanned over; its NamedArrays carry ``axis``.
+        axis: the named axis to scan along.
+        length: the number of steps, when ``xs`` has no leaves.
+        reverse: scan from the last slice to the first.
+        unroll: ``lax.scan``'s unrolling.
+
+    Returns:
+        ``(carry, ys)``: the last carry, and the ``y``s stacked along ``axis``.
+
+    Raises:
+        NamedShapeError: a leaf of ``xs`` without ``axis``, two sizes for it, or a carry whose named shape
+            changes between steps.
+
+    Examples:
+        >>> xs = tx.named(jnp.ones((5, 3)), ["time", "embed"])
+        >>> total, steps = tx.scan(lambda c, x: (c + x, c), tnp.zeros({"embed": 3}), xs, axis="time")
+        >>> steps.named_shape == {"time": 5, "embed": 3}
+        True
     """
     operation = f"tx.scan(..., axis={axis!r})"
     pairs, xs_tree = tree_flatten_with_path(xs, is_leaf=_is_named)

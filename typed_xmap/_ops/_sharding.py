@@ -197,6 +197,23 @@ def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = N
     or a pytree of NamedArrays (``tx.shard(params, RESOURCES)``: one model-wide mapping for every value,
     each taking the keys it carries; other leaves are left as they are). ``memory_kind``
     (``'device'``, ``'pinned_host'``, ...) picks the memory. Returns the same kind of value as ``x``.
+
+    Args:
+        x: a NamedArray, a positional array with ``axes``, or a pytree of NamedArrays.
+        axis_resources: axis name -> mesh axis (or tuple of mesh axes) it is split over.
+        memory_kind: the memory to place it in.
+        axes: the names of a positional array's dims.
+
+    Returns:
+        ``x`` placed (the same kind of value).
+
+    Raises:
+        NamedShapeError: no mesh, a mesh axis the mesh lacks, a size the mesh axis does not divide.
+        AxisResourceConflict: two axes of one value on one mesh axis.
+
+    Examples:
+        >>> with jax.set_mesh(tx.fitting_mesh((4, 2), ("x", "y"))):
+        ...     w = tx.shard(tx.named(jnp.ones((8, 4)), ["batch", "embed"]), {"batch": "x"})
     """
     return _over_tree(
         x, axes, axis_resources, "tx.shard", lambda v, a, where: _shard(v, axis_resources, memory_kind, a, where)
@@ -226,6 +243,23 @@ def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) ->
     A sharding constraint on Auto mesh axes, a ``jax.reshard`` on Explicit ones (what each mode
     accepts). Outside ``jit`` it behaves as ``tx.shard``. ``x`` may be a pytree of NamedArrays, as in
     ``tx.shard``; two axes on one mesh axis that meet in a value raise ``tx.AxisResourceConflict``.
+
+    Args:
+        x: a NamedArray, a positional array with ``axes``, or a pytree of NamedArrays.
+        axis_resources: axis name -> mesh axis (or tuple of mesh axes).
+        axes: the names of a positional array's dims.
+
+    Returns:
+        ``x`` with the sharding asked for (the same kind of value).
+
+    Raises:
+        NamedShapeError: no mesh, a mesh axis the mesh lacks, a size the mesh axis does not divide.
+        AxisResourceConflict: two axes of one value on one mesh axis.
+
+    Examples:
+        >>> with jax.set_mesh(tx.fitting_mesh((4, 2), ("x", "y"))):
+        ...     x = tx.named(jnp.ones((8, 4)), ["batch", "embed"])
+        ...     h = jax.jit(lambda v: tx.constrain(v * 2, {"batch": "x"}))(x)
     """
     return _over_tree(
         x, axes, axis_resources, "tx.constrain", lambda v, a, where: _constrain(v, axis_resources, a, where)
@@ -253,6 +287,21 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
 
     Inside ``jit`` it is read from the traced value's type, which carries Explicit mesh axes; a value on Auto
     axes (the current mesh's, or its own from an earlier ``tx.shard``) raises, as the compiler places it later.
+
+    Args:
+        x: the NamedArray.
+
+    Returns:
+        Axis name -> the mesh axis (or tuple of mesh axes) it is split over.
+
+    Raises:
+        NamedShapeError: inside ``jit``, a value on Auto mesh axes (its placement is not known yet).
+
+    Examples:
+        >>> with jax.set_mesh(tx.fitting_mesh((4, 2), ("x", "y"))):
+        ...     x = tx.shard(tx.named(jnp.ones((8, 4)), ["batch", "embed"]), {"batch": "x"})
+        ...     tx.resources_of(x)
+        {'batch': 'x'}
     """
     if not isinstance(x, NamedArray):
         raise NamedShapeError(

@@ -92,7 +92,23 @@ def reshape_named(
 
 
 def rename(x: NamedArray, renames: Mapping[str, str]) -> NamedArray:
-    """``x`` with axes renamed, ``{'seq': 'kv_seq'}``; renaming to a name ``x`` already has is an error."""
+    """``x`` with axes renamed, ``{'seq': 'kv_seq'}``; renaming to a name ``x`` already has is an error.
+
+    Args:
+        x: the NamedArray.
+        renames: old name -> new name, for axes ``x`` has.
+
+    Returns:
+        ``x``'s values with those axes renamed (the same data).
+
+    Raises:
+        NamedShapeError: a name ``x`` lacks, or a new name ``x`` already has.
+
+    Examples:
+        >>> k = tx.named(jnp.ones((2, 5)), ["batch", "seq"])
+        >>> tx.rename(k, {"seq": "kv_seq"}).named_shape == {'batch': 2, 'kv_seq': 5}
+        True
+    """
     operation = "tx.rename"
     x = as_named(x, operation=operation)
     rename_shape(x.named_shape, renames, operation=operation)
@@ -105,6 +121,22 @@ def merge_axes(x: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
 
     ``merge_axes(x, ('heads', 'head_dim'), 'embed')``: ``embed = heads * head_dim + head_dim_index``, as
     ``reshape`` of ``(heads, head_dim)`` to ``(heads * head_dim,)`` lays it out. ``split_axis`` undoes it.
+
+    Args:
+        x: the NamedArray.
+        axes: the axes to merge, major first.
+        into: the merged axis's name (one of ``axes`` or a name ``x`` lacks).
+
+    Returns:
+        ``x`` with ``axes`` replaced by ``into``, of their sizes' product.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, fewer than one axis, or ``into`` already an axis of ``x``.
+
+    Examples:
+        >>> h = tx.named(jnp.ones((2, 4, 8)), ["batch", "heads", "head_dim"])
+        >>> tx.merge_axes(h, ("heads", "head_dim"), "embed").named_shape == {'batch': 2, 'embed': 32}
+        True
     """
     operation = "tx.merge_axes"
     x = as_named(x, operation=operation)
@@ -118,7 +150,26 @@ def merge_axes(x: NamedArray, axes: Sequence[str], into: str) -> NamedArray:
 
 def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray:
     """Split ``axis`` into ``parts`` (``{'heads': 4, 'head_dim': 8}``, the first the major one); the
-    sizes multiply to ``axis``'s size. It undoes ``merge_axes(x, ('heads', 'head_dim'), axis)``."""
+    sizes multiply to ``axis``'s size. It undoes ``merge_axes(x, ('heads', 'head_dim'), axis)``.
+
+    Args:
+        x: the NamedArray.
+        axis: the axis to split.
+        parts: the new axes and their sizes, major first.
+
+    Returns:
+        ``x`` with ``axis`` replaced by ``parts``.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, a part already an axis of ``x``, or sizes whose product is not
+            ``axis``'s size.
+
+    Examples:
+        >>> e = tx.named(jnp.ones((2, 32)), ["batch", "embed"])
+        >>> split = tx.split_axis(e, "embed", {"heads": 4, "head_dim": 8})
+        >>> split.named_shape == {"batch": 2, "heads": 4, "head_dim": 8}
+        True
+    """
     operation = "tx.split_axis"
     x = as_named(x, operation=operation)
     split_axis_shape(x.named_shape, axis, parts, operation=operation)
@@ -129,7 +180,23 @@ def split_axis(x: NamedArray, axis: str, parts: Mapping[str, int]) -> NamedArray
 
 def broadcast_to(x: NamedArray, shape: Mapping[str, int]) -> NamedArray:
     """``x`` broadcast to the named shape ``shape`` (``{'batch': 2, 'embed': 3}``): axes it lacks are added,
-    constant along them; the ones it has must have the sizes ``shape`` gives."""
+    constant along them; the ones it has must have the sizes ``shape`` gives.
+
+    Args:
+        x: the NamedArray.
+        shape: the named shape to broadcast to, a superset of ``x``'s axes.
+
+    Returns:
+        ``x`` with the axes of ``shape`` it lacked added.
+
+    Raises:
+        NamedShapeError: an axis of ``x`` missing from ``shape``, or given another size there.
+
+    Examples:
+        >>> b = tx.named(jnp.zeros(3), ["embed"])
+        >>> tx.broadcast_to(b, {"batch": 2, "embed": 3}).named_shape == {'batch': 2, 'embed': 3}
+        True
+    """
     x = as_named(x, operation="tx.broadcast_to")
     allocatable(
         broadcast_to_shape(x.named_shape, shape, operation="tx.broadcast_to"),

@@ -72,5 +72,22 @@ def sharding_diagram(x: NamedArray) -> Group:
 
 
 def visualize(x: NamedArray, *, console: Any = None) -> None:
-    """Print which devices hold which block of ``x``, with rows and columns named by axis."""
+    """Print which devices hold which block of ``x``, with rows and columns named by axis.
+
+    Args:
+        x: the NamedArray (on one device or split over a mesh).
+        console: a ``rich`` console to print to (the default: the terminal).
+
+    Raises:
+        NamedShapeError: ``x`` not a NamedArray, or a traced value (inside ``jax.jit``: use ``tx.resources_of``).
+
+    Examples:
+        >>> tx.visualize(tx.named(jnp.ones((8, 4)), ["batch", "embed"]))  # one device: one block
+        NamedArray(float32[batch=8, embed=4])  split: replicated
+        ┏━━━━━━━━━━━━━━━┳━━━━━┓
+        ┃ batch \\ embed ┃ 0:4 ┃
+        ┡━━━━━━━━━━━━━━━╇━━━━━┩
+        │ 0:8           │  0  │
+        └───────────────┴─────┘
+    """
     (console or Console()).print(sharding_diagram(x))

@@ -41,6 +41,24 @@ def vmap(
 
     ``axis_resources`` maps an axis name to the mesh axis (or tuple of mesh axes) it is split over; it is
     ``jax.vmap``'s ``spmd_axis_name``, so intermediate and per-element results keep that sharding.
+
+    Args:
+        f: the per-example function (it may be ``@tx.typed``, annotated without the mapped axes).
+        axis: the axis name to map over, or several (the first outermost).
+        axis_resources: mesh axis (or axes) each mapped axis is split over.
+
+    Returns:
+        ``f`` mapped: arguments carrying ``axis`` are sliced along it, others broadcast; each result gains
+        ``axis``.
+
+    Raises:
+        NamedShapeError: no axis, an axis given twice, no argument carrying it, two sizes for it, or
+            resources for an axis not mapped.
+
+    Examples:
+        >>> norms = tx.vmap(lambda v: tnp.sum(v * v, "embed"), axis="batch")
+        >>> norms(tx.named(jnp.ones((4, 3)), ["batch", "embed"])).named_shape == {'batch': 4}
+        True
     """
     names = mapped_axes(axis)
     resources = dict(axis_resources or {})

@@ -2,15 +2,17 @@
 
 mypy reads its config as usual (``mypy.ini``, ``.mypy.ini``, ``pyproject.toml``, ``setup.cfg``, or
 ``--config-file``); the plugin is added to the options when that config does not load it already, and
-this checkout's ``stubs/`` goes on the module search path when the stubs are not installed as
-``typed_xmap-stubs`` (an editable install). Unless the config chooses a redefinition mode, mypy's
-``--allow-redefinition`` is on (rebinding a variable to a new shape is ordinary model code). mypy's own
-flags pass through ``extra_args``.
+the stubs go first on mypy's module search path: this checkout's ``stubs/`` (an editable install), or a link to
+the installed ``typed_xmap-stubs`` (a wheel). mypy looks in the current folder before stub packages, so without
+that a check run inside a clone would read the clone's ``typed_xmap/`` sources instead of the stubs. Unless
+the config chooses a redefinition mode, mypy's ``--allow-redefinition`` is on (rebinding a variable to a new
+shape is ordinary model code). mypy's own flags pass through ``extra_args``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -46,10 +48,32 @@ def _toml(key: str, value: str | bool) -> str:
     return f'["{value}"]' if key == "plugins" else f'"{value}"'
 
 
-def _stubs_dir() -> Path | None:
-    """The checkout's ``stubs/`` next to the package (editable installs), if there is one."""
+def _stubs_dir(cache_dir: str) -> Path | None:
+    """A folder whose ``typed_xmap/`` is the stubs, for mypy's search path: the checkout's ``stubs/`` next to the
+    package (editable installs), else one under mypy's ``cache_dir`` linking to the installed ``typed_xmap-stubs``
+    (a copy where links cannot be made); None when neither is there."""
     candidate = Path(__file__).resolve().parents[2] / "stubs"
-    return candidate if (candidate / "typed_xmap" / "__init__.pyi").exists() else None
+    if (candidate / "typed_xmap" / "__init__.pyi").exists():
+        return candidate
+    installed = next((p for p in map(Path, sys.path) if (p / "typed_xmap-stubs" / "__init__.pyi").exists()), None)
+    if installed is None:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="typed-xmap-stubs-") if cache_dir == os.devnull else cache_dir)
+    folder = folder.resolve() / "typed_xmap-stubs-link"
+    link, target = folder / "typed_xmap", (installed / "typed_xmap-stubs").resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() and link.resolve() != target:  # the stubs of an earlier install
+        link.unlink()
+    if not link.exists():
+        try:
+            link.symlink_to(target, target_is_directory=True)
+        except FileExistsError:  # a check running beside this one made it
+            pass
+        except OSError:  # no links here (Windows without the privilege): a copy, refreshed on every run
+            shutil.copytree(target, link)
+    elif not link.is_symlink():
+        shutil.copytree(target, link, dirs_exist_ok=True)
+    return folder
 
 
 def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = False) -> int:
@@ -83,7 +107,7 @@ def with_plugin(options: Options) -> Options:
         # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an
         # accumulator are still reported; --allow-redefinition-old gives false errors in loops)
         options.allow_redefinition = bool(CONFIG["allow_redefinition"])
-    stubs = _stubs_dir()
+    stubs = _stubs_dir(options.cache_dir)
     if stubs is not None and str(stubs) not in options.mypy_path:
         options.mypy_path.insert(0, str(stubs))
     return options

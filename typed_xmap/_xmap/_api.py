@@ -168,6 +168,28 @@ def xmap(
 
     ``fun`` gets per-element positional arrays, or ``NamedArray`` values whose named axes are mapped
     when its parameters are annotated ``NamedArray[...]``; it can use collectives by axis name.
+
+    Args:
+        fun: the function to map; it sees per-element values (the named axes are enclosing map levels).
+        in_axes: names for the arguments' dims, a tree prefix of them (see above).
+        out_axes: names for the results' dims, a tree prefix of them (see above).
+        axis_sizes: sizes of axes no argument carries.
+        axis_resources: mesh axes (or ``serial_loop`` names) each named axis runs over.
+        donate_argnums: arguments whose buffers may be reused, as ``jax.jit``'s.
+        backend: the backend to run on, when there is no mesh.
+
+    Returns:
+        An ``XmapFunction``: call it with the arguments, or ``.lower(...)`` them.
+
+    Raises:
+        NamedShapeError: at the call, a spec that does not fit an argument, an axis of two sizes, or an output
+            axis not defined.
+        AxisResourceConflict: two named axes of one value on the same mesh axis.
+
+    Examples:
+        >>> matmul = tx.xmap(jnp.vdot, in_axes=({0: "left"}, {1: "right"}), out_axes=["left", "right", ...])
+        >>> matmul(jnp.ones((8, 4)), jnp.ones((4, 6))).shape
+        (8, 6)
     """
     if not callable(fun):
         raise TypeError(

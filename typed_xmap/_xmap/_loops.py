@@ -27,7 +27,24 @@ thread_loops = _Loops()  # this thread's active serial_loop contexts
 
 @contextlib.contextmanager
 def serial_loop(name: str, length: int) -> Iterator[SerialLoop]:
-    """A named loop resource: inside, ``axis_resources={'i': name}`` runs axis ``i`` in ``length`` chunks."""
+    """A named loop resource: inside, ``axis_resources={'i': name}`` runs axis ``i`` in ``length`` chunks.
+
+    Args:
+        name: the loop resource's name, used in ``axis_resources``.
+        length: how many chunks the axis runs in (it must divide the axis's size).
+
+    Returns:
+        A context manager; inside it, xmaps may name the loop in ``axis_resources``.
+
+    Raises:
+        NamedShapeError: a length that is not a positive int.
+
+    Examples:
+        >>> with tx.serial_loop("l", 2):
+        ...     doubled = tx.xmap(lambda v: v * 2, in_axes=["i", ...], out_axes=["i", ...], axis_resources={"i": "l"})
+        ...     doubled(jnp.ones(4)).shape
+        (4,)
+    """
     loop = SerialLoop(length, name)
     previous = thread_loops.active.get(name)
     thread_loops.active[name] = loop

@@ -18,7 +18,7 @@ Reductions (``sum mean max min var std prod logsumexp all any argmax argmin``) t
 int (positional dim) or a tuple mixing both; ``axis=None`` reduces positional dims only, so named axes
 survive. ``einsum`` (brace syntax) and ``dot(axis=name)`` compile a named contraction to one ``dot_general``.
 Elementwise functions (``exp``, ``add``, ``where``, ``clip``, ``sigmoid``, ...) come from the table
-of operations (``typed_xmap._algebra._operations``); ``tnp.UFUNC_NAMES`` lists them.
+of operations; ``tnp.UFUNC_NAMES`` lists them.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from .._ops._tnp._reductions import (
     sum,
     var,
 )
+from .._ops._tnp._segments import segment_max, segment_sum
 from .._ops._tnp._selection import argsort, sort, top_k
 from .._ops._tnp._structure import concatenate, cumprod, cumsum, pad, roll, split, stack
 from .._ops._tnp._ufuncs import UFUNCS as _UFUNCS, clip, where
@@ -108,11 +109,14 @@ __all__ = [  # noqa: PLE0604  (UFUNC_NAMES is a tuple of str)
     "conv",
     "conv_transpose",
     "max_pool",
+    "segment_max",
+    "segment_sum",
     "sort",
     "top_k",
     *UFUNC_NAMES,
 ]
-"""Every row of the table of operations (``typed_xmap._algebra``; tests/test_plugin_operations.py holds them equal)."""
+"""Every row of the table of operations (``typed_xmap._algebra``; tests/test_plugin_operations.py holds them equal),
+and ``segment_sum``/``segment_max``, which wait for a plugin hook before they get a row."""
 
 
 def _document_under_this_module() -> None:

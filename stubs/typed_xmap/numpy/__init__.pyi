@@ -416,3 +416,34 @@ def top_k(
 ) -> tuple[NamedArray_[_D, Any, _PS], NamedArray_[Any, Any, _PS]]: ...
 @overload
 def top_k(x: _T, k: int, axis: str, new_axis: str) -> tuple[_T, _T]: ...
+
+# Segment reductions by name: `axis` is replaced by `new_axis` of size `num_segments` (the named shape is not
+# typed yet: the mypy plugin has no hook for these two, so the result's named axes are unknown to it).
+@overload
+def segment_sum(
+    data: NamedArray_[_D, Any, _PS],
+    segment_ids: Any,
+    num_segments: int,
+    axis: str,
+    new_axis: str,
+    *,
+    indices_are_sorted: bool = False,
+) -> NamedArray_[_D, Any, _PS]: ...
+@overload
+def segment_sum(
+    data: _T, segment_ids: Any, num_segments: int, axis: str, new_axis: str, *, indices_are_sorted: bool = False
+) -> _T: ...
+@overload
+def segment_max(
+    data: NamedArray_[_D, Any, _PS],
+    segment_ids: Any,
+    num_segments: int,
+    axis: str,
+    new_axis: str,
+    *,
+    indices_are_sorted: bool = False,
+) -> NamedArray_[_D, Any, _PS]: ...
+@overload
+def segment_max(
+    data: _T, segment_ids: Any, num_segments: int, axis: str, new_axis: str, *, indices_are_sorted: bool = False
+) -> _T: ...

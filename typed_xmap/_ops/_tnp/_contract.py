@@ -39,6 +39,26 @@ def einsum(spec: str, *operands: Any, precision: Any = None, preferred_element_t
     the output is summed; in several and not in the output, contracted (one ``dot_general``); named axes
     the spec never mentions are carried (broadcast by name). Plain arrays (per element, inside ``xmap``)
     have exactly the named axes their braces list, held by the enclosing ``xmap``/``vmap`` levels.
+
+    Args:
+        spec: a brace spec, ``"{in},{in,out}->{out}"``: each operand's named axes in braces (positional dims as
+            letters outside them), the result's after ``->``.
+        operands: the NamedArrays (or per-element arrays inside ``xmap``), one per operand of the spec.
+        precision: ``lax.dot_general``'s precision.
+        preferred_element_type: ``lax.dot_general``'s accumulation dtype.
+
+    Returns:
+        The contraction, one ``dot_general``: named axes not contracted broadcast by name.
+
+    Raises:
+        NamedShapeSyntaxError: a spec that does not parse.
+        NamedShapeError: an operand without an axis its braces name, or one axis of two sizes.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((2, 4)), ["batch", "in"])
+        >>> w = tx.named(jnp.ones((4, 3)), ["in", "out"])
+        >>> tnp.einsum("{in},{in,out}->{out}", x, w).named_shape == {"batch": 2, "out": 3}
+        True
     """
     return _einsum(spec, operands, precision, preferred_element_type)
 
@@ -253,6 +273,25 @@ def dot(
 
     ``axis=name`` or a tuple of names: contract those named axes (one ``dot_general``); the positional dims
     of ``x`` then ``y`` are kept, as ``lax.pdot`` did without positional contraction.
+
+    Args:
+        x: a NamedArray.
+        y: a NamedArray.
+        axis: the axis (or axes) to contract; ``None``: every axis the two share.
+        precision: ``lax.dot_general``'s precision.
+        preferred_element_type: ``lax.dot_general``'s accumulation dtype.
+
+    Returns:
+        The contraction over ``axis``; the other axes broadcast by name.
+
+    Raises:
+        NamedShapeError: an axis to contract that one operand lacks, or one axis of two sizes.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((2, 4)), ["batch", "in"])
+        >>> w = tx.named(jnp.ones((4, 3)), ["in", "out"])
+        >>> tnp.dot(x, w, axis="in").named_shape == {"batch": 2, "out": 3}
+        True
     """
     if axis is None and not isinstance(x, NamedArray) and not isinstance(y, NamedArray):
         return jnp.dot(x, y, precision=precision, preferred_element_type=preferred_element_type)

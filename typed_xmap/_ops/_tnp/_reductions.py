@@ -138,11 +138,29 @@ def _reduction(fname: str, fn: Callable[..., Any], doc: str) -> Callable[..., An
         return _reduce(fn, fname, x, axis, keepdims, kwargs)
 
     reduction.__name__ = reduction.__qualname__ = fname
-    reduction.__doc__ = (
-        f"{doc} over ``axis``: a name, an int (positional dim) or a tuple of both.\n\n"
-        f"``axis=None`` reduces the positional dims only; named axes survive. ``keepdims`` keeps positional\n"
-        f"dims. Other keywords go to ``{'jax.scipy.special' if fname == 'logsumexp' else 'jax.numpy'}.{fname}``."
-    )
+    source = f"{'jax.scipy.special' if fname == 'logsumexp' else 'jax.numpy'}.{fname}"
+    reduction.__doc__ = f"""{doc} over ``axis``: a name, an int (positional dim) or a tuple of both.
+
+``axis=None`` reduces the positional dims only; named axes survive. ``keepdims`` keeps positional
+dims. Other keywords go to ``{source}``.
+
+Args:
+    x: a NamedArray, or an array (per element inside ``xmap``, where a name is an enclosing map level).
+    axis: the axes to reduce: a name, an int, a tuple of both, or ``None`` (the positional dims).
+    keepdims: keep the reduced positional dims, of size 1.
+    kwargs: passed to ``{source}``.
+
+Returns:
+    ``x`` without the reduced axes.
+
+Raises:
+    NamedShapeError: a name ``x`` lacks, an int beyond its positional dims, or an axis given twice.
+
+Examples:
+    >>> x = tx.named(jnp.ones((2, 3)), ["batch", "embed"])
+    >>> tnp.{fname}(x, "embed").named_shape == {{"batch": 2}}
+    True
+"""
     return reduction
 
 
@@ -183,12 +201,46 @@ def _single_axis(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def argmax(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
-    """Index of the maximum along one axis (a name or an int); ``None``: over the flattened positional dims."""
+    """Index of the maximum along one axis (a name or an int); ``None``: over the flattened positional dims.
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the one axis to search along (a name or an int); ``None``: the flattened positional dims.
+        keepdims: keep a reduced positional dim, of size 1.
+
+    Returns:
+        The int32 index of the largest value along ``axis``; ``x`` without ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, or more than one axis.
+
+    Examples:
+        >>> logits = tx.named(jnp.arange(6.0).reshape(2, 3), ["batch", "vocab"])
+        >>> tnp.argmax(logits, "vocab").named_shape == {"batch": 2}
+        True
+    """
     return _arg_reduce(jnp.argmax, "argmax", x, axis, keepdims)
 
 
 def argmin(x: Any, axis: str | int | None = None, *, keepdims: bool = False) -> Any:
-    """Index of the minimum along one axis (a name or an int); ``None``: over the flattened positional dims."""
+    """Index of the minimum along one axis (a name or an int); ``None``: over the flattened positional dims.
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the one axis to search along (a name or an int); ``None``: the flattened positional dims.
+        keepdims: keep a reduced positional dim, of size 1.
+
+    Returns:
+        The int32 index of the smallest value along ``axis``; ``x`` without ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, or more than one axis.
+
+    Examples:
+        >>> logits = tx.named(jnp.arange(6.0).reshape(2, 3), ["batch", "vocab"])
+        >>> tnp.argmin(logits, "vocab").named_shape == {"batch": 2}
+        True
+    """
     return _arg_reduce(jnp.argmin, "argmin", x, axis, keepdims)
 
 
@@ -230,14 +282,46 @@ def _composite(body: Callable[[Any, AxisArg], Any], x: Any, axis: AxisArg) -> An
 
 
 def softmax(x: Any, axis: AxisArg) -> Any:
-    """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name)."""
+    """``exp(x) / sum(exp(x), axis)``, stably; the result has ``x``'s axes (broadcast back by name).
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the axis (a name, an int or a tuple of both) normalised over.
+
+    Returns:
+        A value of ``x``'s named shape that sums to 1 along ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks.
+
+    Examples:
+        >>> scores = tx.named(jnp.zeros((2, 4)), ["query", "key"])
+        >>> tnp.softmax(scores, "key").named_shape == {"query": 2, "key": 4}
+        True
+    """
     if isinstance(x, NamedArray) and not x.mapped:
         return _normalized(jax.nn.softmax, "softmax", x, axis)
     return _composite(_softmax, x, axis)
 
 
 def log_softmax(x: Any, axis: AxisArg) -> Any:
-    """``x - logsumexp(x, axis)``; the result has ``x``'s axes."""
+    """``x - logsumexp(x, axis)``; the result has ``x``'s axes.
+
+    Args:
+        x: a NamedArray (or a per-element array inside ``xmap``).
+        axis: the axis (a name, an int or a tuple of both) normalised over.
+
+    Returns:
+        A value of ``x``'s named shape whose exponential sums to 1 along ``axis``.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks.
+
+    Examples:
+        >>> scores = tx.named(jnp.zeros((2, 4)), ["query", "key"])
+        >>> tnp.log_softmax(scores, "key").named_shape == {"query": 2, "key": 4}
+        True
+    """
     if isinstance(x, NamedArray) and not x.mapped:
         return _normalized(jax.nn.log_softmax, "log_softmax", x, axis)
     return _composite(_log_softmax, x, axis)

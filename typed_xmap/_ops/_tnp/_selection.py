@@ -41,7 +41,23 @@ def _result(x: Any, value: NamedArray, data: Any, axes: tuple[str, ...]) -> Any:
 
 
 def sort(x: Any, axis: str) -> Any:
-    """``x`` sorted along the named axis ``axis`` (ascending; stable)."""
+    """``x`` sorted along the named axis ``axis`` (ascending; stable).
+
+    Args:
+        x: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        axis: the axis sorted along.
+
+    Returns:
+        ``x`` sorted along ``axis`` (ascending, stable), of the same named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.array([3.0, 1.0, 2.0]), ["seq"])
+        >>> tx.positional(tnp.sort(x, "seq"), ["seq"]).tolist()
+        [1.0, 2.0, 3.0]
+    """
     value, dim, placement = along(x, axis, operation="tnp.sort")
     data = value.data
     if _on_mesh(data):
@@ -52,7 +68,23 @@ def sort(x: Any, axis: str) -> Any:
 
 
 def argsort(x: Any, axis: str) -> Any:
-    """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
+    """The int32 indices that sort ``x`` along ``axis`` (stable: ties keep their order).
+
+    Args:
+        x: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        axis: the axis sorted along.
+
+    Returns:
+        The int32 indices that sort ``x`` along ``axis``, of ``x``'s named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.array([3.0, 1.0, 2.0]), ["seq"])
+        >>> tx.positional(tnp.argsort(x, "seq"), ["seq"]).tolist()
+        [1, 2, 0]
+    """
     value, dim, placement = along(x, axis, operation="tnp.argsort")
     return _result(x, value, placed_back(_order(value.data, dim), placement), value.axes)
 
@@ -66,7 +98,27 @@ def _order(data: Any, dim: int, *, descending: bool = False) -> Any:
 
 def top_k(x: Any, k: int, axis: str, new_axis: str) -> tuple[Any, Any]:
     """The ``k`` largest values along ``axis`` and their int32 indices along it, both along ``new_axis``
-    (size ``k``, largest first) in place of ``axis``: ``top_k(probs, 2, axis='expert', new_axis='choice')``."""
+    (size ``k``, largest first) in place of ``axis``: ``top_k(probs, 2, axis='expert', new_axis='choice')``.
+
+    Args:
+        x: a NamedArray carrying ``axis`` (or a per-element array inside ``xmap``).
+        k: how many to keep, at most ``axis``'s size.
+        axis: the axis selected along.
+        new_axis: the name of the kept values' axis, one ``x`` lacks.
+
+    Returns:
+        ``(values, indices)``, both with ``axis`` replaced by ``new_axis`` of size ``k``; the indices int32.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, ``k`` not a positive int or over ``axis``'s size, or ``new_axis``
+            already an axis of ``x``.
+
+    Examples:
+        >>> probs = tx.named(jnp.ones((2, 8)), ["token", "expert"])
+        >>> values, indices = tnp.top_k(probs, 2, axis="expert", new_axis="choice")
+        >>> indices.named_shape == {"token": 2, "choice": 2}
+        True
+    """
     operation = f"tnp.top_k(x, {k!r}, axis={axis!r}, new_axis={new_axis!r})"
     value, dim, _ = along(x, axis, operation=operation)  # new_axis takes no placement from axis
     top_k_shape(value.named_shape, k, axis, new_axis, operation=operation)

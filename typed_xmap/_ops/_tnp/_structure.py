@@ -41,7 +41,23 @@ def _resharded(x: NamedArray, sharding: Any) -> NamedArray:
 
 
 def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
-    """Stack NamedArrays of one named shape along a new axis ``axis`` (its size: ``len(xs)``)."""
+    """Stack NamedArrays of one named shape along a new axis ``axis`` (its size: ``len(xs)``).
+
+    Args:
+        xs: NamedArrays of one named shape.
+        axis: the new axis's name, one they lack.
+
+    Returns:
+        ``xs`` stacked along the new axis ``axis`` of size ``len(xs)``.
+
+    Raises:
+        NamedShapeError: no value, values of different named shapes, or ``axis`` already one of theirs.
+
+    Examples:
+        >>> layers = [tx.named(jnp.ones((4, 8)), ["embed", "mlp"]) for _ in range(3)]
+        >>> tnp.stack(layers, axis="layers").named_shape == {"layers": 3, "embed": 4, "mlp": 8}
+        True
+    """
     operation = f"tnp.stack(xs, axis={axis!r})"
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     stack_shape([x.named_shape for x in xs], axis, len(xs), operation=operation)
@@ -52,7 +68,24 @@ def stack(xs: Sequence[NamedArray], axis: str) -> NamedArray:
 
 
 def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
-    """Join NamedArrays along their axis ``axis``; their other named axes agree (in any order)."""
+    """Join NamedArrays along their axis ``axis``; their other named axes agree (in any order).
+
+    Args:
+        xs: NamedArrays with the same axes, of the same sizes but along ``axis``.
+        axis: the axis joined along.
+
+    Returns:
+        ``xs`` joined along ``axis`` (its size the sum of theirs).
+
+    Raises:
+        NamedShapeError: no value, a value without ``axis``, or other axes that differ.
+
+    Examples:
+        >>> a = tx.named(jnp.ones((1, 4)), ["patch", "embed"])
+        >>> b = tx.named(jnp.ones((9, 4)), ["patch", "embed"])
+        >>> tnp.concatenate([a, b], axis="patch").named_shape == {"patch": 10, "embed": 4}
+        True
+    """
     operation = f"tnp.concatenate(xs, axis={axis!r})"
     xs = [as_named(x, operation=operation, argument=f"operand {i}") for i, x in enumerate(xs)]
     concatenate_shape([x.named_shape for x in xs], axis, operation=operation)
@@ -69,7 +102,24 @@ def concatenate(xs: Sequence[NamedArray], axis: str) -> NamedArray:
 
 
 def split(x: NamedArray, axis: str, sections: int | Sequence[int]) -> list[NamedArray]:
-    """Split ``x`` along ``axis``: ``sections`` equal parts (an int), or parts of the sizes listed."""
+    """Split ``x`` along ``axis``: ``sections`` equal parts (an int), or parts of the sizes listed.
+
+    Args:
+        x: a NamedArray carrying ``axis``.
+        axis: the axis split.
+        sections: the number of equal parts, or the indices to split at.
+
+    Returns:
+        The parts, each with ``axis`` shortened.
+
+    Raises:
+        NamedShapeError: ``axis`` missing, or a number of parts that does not divide its size.
+
+    Examples:
+        >>> qkv = tx.named(jnp.ones((2, 12)), ["batch", "embed"])
+        >>> [part.named_shape["embed"] for part in tnp.split(qkv, "embed", 3)]
+        [4, 4, 4]
+    """
     operation = f"tnp.split(x, axis={axis!r}, sections={sections!r})"
     x = as_named(x, operation=operation)
     parts = split_shape(x.named_shape, axis, sections, operation=operation)
@@ -118,13 +168,47 @@ def placed_back(data: Any, placement: Placement) -> Any:
 
 
 def roll(x: NamedArray, shift: int, axis: str) -> NamedArray:
-    """Roll ``x`` by ``shift`` along ``axis`` (elements pushed off one end come back at the other)."""
+    """Roll ``x`` by ``shift`` along ``axis`` (elements pushed off one end come back at the other).
+
+    Args:
+        x: a NamedArray carrying ``axis``.
+        shift: how many places to move the elements.
+        axis: the axis rolled along.
+
+    Returns:
+        ``x`` rolled, of the same named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.arange(5.0), ["seq"])
+        >>> tnp.roll(x, 1, "seq").named_shape == {"seq": 5}
+        True
+    """
     x, dim, placement = _along(x, axis, "tnp.roll")
     return wrap(placed_back(jnp.roll(x.data, shift, axis=dim), placement), x.axes, x.mapped)
 
 
 def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any = 0) -> NamedArray:
-    """Pad named axes with ``value``: ``{'seq': (1, 0)}`` adds one element before ``seq``'s first."""
+    """Pad named axes with ``value``: ``{'seq': (1, 0)}`` adds one element before ``seq``'s first.
+
+    Args:
+        x: a NamedArray.
+        pad_width: axis name -> (before, after) counts.
+        value: the value padded with.
+
+    Returns:
+        ``x`` with those axes lengthened.
+
+    Raises:
+        NamedShapeError: an axis ``x`` lacks, or widths that are not pairs of non-negative ints.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((2, 5)), ["batch", "seq"])
+        >>> tnp.pad(x, {"seq": (1, 0)}).named_shape == {"batch": 2, "seq": 6}
+        True
+    """
     operation = "tnp.pad"
     x = as_named(x, operation=operation)
     allocatable(
@@ -137,12 +221,46 @@ def pad(x: NamedArray, pad_width: Mapping[str, tuple[int, int]], *, value: Any =
 
 
 def cumsum(x: NamedArray, axis: str, *, dtype: Any = None) -> NamedArray:
-    """Cumulative sum along ``axis``; the result has ``x``'s named shape."""
+    """Cumulative sum along ``axis``; the result has ``x``'s named shape.
+
+    Args:
+        x: a NamedArray carrying ``axis``.
+        axis: the axis accumulated along.
+        dtype: the accumulation's dtype.
+
+    Returns:
+        The running sums, of ``x``'s named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((2, 5)), ["batch", "time"])
+        >>> tnp.cumsum(x, "time").named_shape == {"batch": 2, "time": 5}
+        True
+    """
     x, dim, placement = _along(x, axis, "tnp.cumsum")
     return wrap(placed_back(jnp.cumsum(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)
 
 
 def cumprod(x: NamedArray, axis: str, *, dtype: Any = None) -> NamedArray:
-    """Cumulative product along ``axis``; the result has ``x``'s named shape."""
+    """Cumulative product along ``axis``; the result has ``x``'s named shape.
+
+    Args:
+        x: a NamedArray carrying ``axis``.
+        axis: the axis accumulated along.
+        dtype: the accumulation's dtype.
+
+    Returns:
+        The running products, of ``x``'s named shape.
+
+    Raises:
+        NamedShapeError: ``axis`` missing.
+
+    Examples:
+        >>> x = tx.named(jnp.ones((2, 5)), ["batch", "time"])
+        >>> tnp.cumprod(x, "time").named_shape == {"batch": 2, "time": 5}
+        True
+    """
     x, dim, placement = _along(x, axis, "tnp.cumprod")
     return wrap(placed_back(jnp.cumprod(x.data, axis=dim, dtype=dtype), placement), x.axes, x.mapped)

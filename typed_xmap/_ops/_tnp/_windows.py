@@ -128,6 +128,32 @@ def conv(
     the result's new axes. ``strides``/``dilation`` (ints) and ``padding`` (``'VALID'``, ``'SAME'``, an int
     or a ``(low, high)`` pair) are one value for every spatial axis or a dict by spatial name. The result has
     the batch axes, the kernel's new axes and the spatial axes (with their output lengths).
+
+    Args:
+        x: a NamedArray with the spatial axes, the axes to contract, and batch axes.
+        kernel: a NamedArray with a window axis per spatial axis, the axes to contract, and output features.
+        spatial: image axis -> the kernel axis that slides along it.
+        contract: the feature axes summed over (in both ``x`` and ``kernel``).
+        strides: one stride for every spatial axis, or one per axis.
+        padding: ``"VALID"``, ``"SAME"`` or pairs per spatial axis.
+        dilation: the kernel's dilation per spatial axis.
+        feature_group_count: groups of the contracted features (depthwise: their count).
+        precision: ``lax``'s precision.
+        preferred_element_type: the accumulation dtype.
+
+    Returns:
+        ``x``'s batch and spatial axes (the spatial ones at their output lengths) and ``kernel``'s output axes.
+
+    Raises:
+        NamedShapeError: an axis a side lacks, contracted axes of different sizes, or a window larger than
+            its (padded) axis.
+
+    Examples:
+        >>> images = tx.named(jnp.ones((2, 8, 8, 3)), ["batch", "height", "width", "channels"])
+        >>> kernel = tx.named(jnp.ones((3, 3, 3, 4)), ["kh", "kw", "channels", "out"])
+        >>> y = tnp.conv(images, kernel, {"height": "kh", "width": "kw"}, "channels", padding="SAME")
+        >>> y.named_shape == {"batch": 2, "height": 8, "width": 8, "out": 4}
+        True
     """
     operation = "tnp.conv"
     lhs, rhs = _operands(x, kernel, spatial, contract, operation=operation)
@@ -165,6 +191,31 @@ def conv_transpose(
     ``'SAME'``/``'VALID'`` are the padding of the forward convolution this one transposes (``'SAME'``: each
     spatial axis ``stride`` times longer), a ``(low, high)`` pair pads the spread input, as in JAX. The kernel's
     windows are not flipped (``lax.conv_transpose``'s default, ``transpose_kernel=False``).
+
+    Args:
+        x: a NamedArray with the spatial axes, the axes to contract, and batch axes.
+        kernel: a NamedArray with a window axis per spatial axis, the axes to contract, and output features.
+        spatial: image axis -> the kernel axis that slides along it.
+        contract: the feature axes summed over (in both ``x`` and ``kernel``).
+        strides: one stride for every spatial axis, or one per axis.
+        padding: ``"VALID"``, ``"SAME"`` or pairs per spatial axis.
+        dilation: the kernel's dilation per spatial axis.
+        precision: ``lax``'s precision.
+        preferred_element_type: the accumulation dtype.
+
+    Returns:
+        ``x``'s batch and spatial axes (the spatial ones at their output lengths) and ``kernel``'s output axes.
+
+    Raises:
+        NamedShapeError: an axis a side lacks, contracted axes of different sizes, or a window larger than
+            its (padded) axis.
+
+    Examples:
+        >>> images = tx.named(jnp.ones((2, 8, 8, 3)), ["batch", "height", "width", "channels"])
+        >>> kernel = tx.named(jnp.ones((3, 3, 3, 4)), ["kh", "kw", "channels", "out"])
+        >>> y = tnp.conv_transpose(images, kernel, {"height": "kh", "width": "kw"}, "channels", padding="SAME")
+        >>> y.named_shape == {"batch": 2, "height": 8, "width": 8, "out": 4}
+        True
     """
     operation = "tnp.conv_transpose"
     lhs, rhs = _operands(x, kernel, spatial, contract, operation=operation)
@@ -326,6 +377,24 @@ def max_pool(
     """The maximum over windows along named axes: ``max_pool(x, {'height': 2, 'width': 2})``.
 
     ``strides=None`` strides by the window (non-overlapping windows); padding as ``conv``'s.
+
+    Args:
+        x: a NamedArray carrying the axes of ``window``.
+        window: axis name -> window size.
+        strides: a stride for every window axis, or one per axis (``None``: the window's sizes).
+        padding: ``"VALID"``, ``"SAME"`` or ``lax.reduce_window``'s pairs per window axis.
+
+    Returns:
+        ``x`` with each window axis shortened to its output length.
+
+    Raises:
+        NamedShapeError: a window axis ``x`` lacks, or a window or stride that is not a positive int.
+
+    Examples:
+        >>> images = tx.named(jnp.ones((2, 8, 8, 3)), ["batch", "height", "width", "channels"])
+        >>> pooled = tnp.max_pool(images, {"height": 2, "width": 2})
+        >>> pooled.named_shape == {"batch": 2, "height": 4, "width": 4, "channels": 3}
+        True
     """
     return _pool(x, window, strides, padding, operation="tnp.max_pool", average=False)
 
@@ -338,5 +407,23 @@ def avg_pool(
     As ``jnp.mean``: int and bool inputs give the default float dtype, and every window is summed in float32 at
     least (an int8 or float16 window never overflows or rounds in its own dtype), then cast to the result's
     dtype (float16 and bfloat16 stay theirs).
+
+    Args:
+        x: a NamedArray carrying the axes of ``window``.
+        window: axis name -> window size.
+        strides: a stride for every window axis, or one per axis (``None``: the window's sizes).
+        padding: ``"VALID"``, ``"SAME"`` or ``lax.reduce_window``'s pairs per window axis.
+
+    Returns:
+        ``x`` with each window axis shortened to its output length.
+
+    Raises:
+        NamedShapeError: a window axis ``x`` lacks, or a window or stride that is not a positive int.
+
+    Examples:
+        >>> images = tx.named(jnp.ones((2, 8, 8, 3)), ["batch", "height", "width", "channels"])
+        >>> pooled = tnp.avg_pool(images, {"height": 2, "width": 2})
+        >>> pooled.named_shape == {"batch": 2, "height": 4, "width": 4, "channels": 3}
+        True
     """
     return _pool(x, window, strides, padding, operation="tnp.avg_pool", average=True)
