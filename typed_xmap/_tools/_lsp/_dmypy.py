@@ -1,0 +1,181 @@
+"""mypy's daemon as the language server runs it: dmypy's ``Server`` with what an editor needs besides.
+
+- **Buffers while it runs.** ``shadow`` maps a file to the text mypy reads for it (the editor's unsaved buffer;
+  ``None``: the file on disk) from the next check on. mypy's own ``--shadow-file`` map is fixed when its build
+  starts; here the build's map is changed in place, and the file watcher forgets what it knew of the file, so
+  the next check reads it again: a file created after the daemon started costs an incremental update.
+- **No file blocks the others.** A file mypy stops at (a syntax error half-way through typing, a blocking
+  error) gets its own messages, and the check goes on as if it held the last text of it that did not block
+  (an empty module for a file never seen whole): every other file keeps its diagnostics, and hovers answer.
+- **A start from mypy's cache** (``--use-fine-grained-cache``; ``typed-xmap check`` writes that cache): mypy
+  loads the modules the cache holds without checking them, then checks what changed. A start from the cache
+  replays none of the cached modules' errors, so the modules the cache records errors for are checked again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import traceback
+from pathlib import Path
+from typing import Any
+
+from mypy.dmypy_server import CONNECTION_NAME, Server
+from mypy.dmypy_util import receive, send
+from mypy.find_sources import InvalidSourceList, create_source_list
+from mypy.fswatcher import FileData
+from mypy.ipc import IPCServer
+from mypy.modulefinder import BuildSource
+from mypy.options import Options
+
+from ._diagnostics import MESSAGE
+
+
+class EditorServer:
+    """dmypy's server (``mypy``: compiled, so wrapped, not subclassed) with the ``shadow`` command, blocking
+    files set aside, and errors kept from the cache."""
+
+    def __init__(self, options: Options, status_file: str, folder: Path) -> None:
+        self.mypy = Server(options, status_file, timeout=None)
+        self.options = options
+        self.status_file = status_file
+        self.folder = folder  # where the text a blocked file is read as goes
+        self.shadows = {source: shadow for source, shadow in options.shadow_file or []}
+        self.applied = dict(self.shadows)  # the map the build reads through
+        self.good: dict[str, str] = {}  # a buffer's last text no check stopped at
+        self.reread: set[str] = set()  # files whose text mypy must read again
+
+    def serve(self) -> None:
+        """Answer requests one at a time (dmypy's protocol: a JSON object each way) until ``stop``."""
+        server = IPCServer(CONNECTION_NAME, None)
+        Path(self.status_file).write_text(json.dumps({"pid": os.getpid(), "connection_name": server.connection_name}))
+        try:
+            command = None
+            while command != "stop":
+                with server:
+                    data = receive(server)
+                    command = data.pop("command", None)
+                    try:
+                        response = self.run(str(command), data)
+                    except Exception:  # the client gets the traceback; the daemon goes on
+                        response = {"error": "Daemon crashed!\n" + traceback.format_exc()}
+                    with contextlib.suppress(OSError):  # the client may have hung up
+                        send(server, {**response, "final": True})
+        finally:
+            Path(self.status_file).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                server.cleanup()
+
+    def run(self, command: str, data: dict[str, Any]) -> dict[str, Any]:
+        if command == "shadow":
+            return self.cmd_shadow(data["path"], data["shadow"])
+        if command == "check":
+            try:
+                sources = create_source_list(data["files"], self.options, self.mypy.fscache)
+            except InvalidSourceList as error:
+                return {"out": "", "err": str(error), "status": 2}
+            return self.check(sources, data["export_types"], data["is_tty"], data["terminal_width"])
+        return dict(self.mypy.run_command(command, data))
+
+    def cmd_shadow(self, path: str, shadow: str | None) -> dict[str, object]:
+        """From the next check on, mypy reads ``path`` (absolute) from ``shadow``, or from disk (``None``)."""
+        if shadow is None:
+            self.shadows.pop(path, None)
+            self.good.pop(path, None)
+        else:
+            self.shadows[path] = shadow
+        self.reread.add(path)
+        return {}
+
+    def check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, terminal_width: int) -> Any:
+        """dmypy's check; a file that blocks it is set aside (``masks``) and the check run again."""
+        masks: dict[str, str] = {}
+        blocked: dict[str, list[str]] = {}
+        seen = {path: self._text(shadow) for path, shadow in self.shadows.items()}  # what this check reads
+        while True:
+            self._apply(masks)
+            result = self._check(sources, export_types, is_tty, terminal_width)
+            found = {path: rows for path, rows in self._blockers(result).items() if path not in masks}
+            if not found:
+                break
+            blocked.update(found)
+            for path in found:
+                masks[path] = self._mask(path, len(masks))
+        self.good.update({path: text for path, text in seen.items() if path not in blocked and text is not None})
+        if blocked:  # each file set aside shows its own messages, not those of the text it was read as
+            rows = [row for row in str(result["out"]).splitlines() if self._file(row) not in masks]
+            result["out"] = "".join(f"{row}\n" for row in [*(r for b in blocked.values() for r in b), *rows])
+            result["status"] = max(int(result.get("status", 1)), 1)
+        return result
+
+    def _check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, width: int) -> Any:
+        started = self.mypy.fine_grained_manager is None
+        result = self.mypy.check(sources, export_types, is_tty, width)
+        manager = self.mypy.fine_grained_manager
+        if not started or manager is None:
+            return result
+        graph = manager.graph
+        result["uncached"] = sum(1 for state in graph.values() if state.meta is None)
+        if len(graph) > result["uncached"]:  # started from the cache: its errors, and the files' types
+            self._forget({os.path.realpath(state.xpath) for state in graph.values() if state.error_lines})
+            result = {**self.mypy.check(sources, export_types, is_tty, width), "uncached": result["uncached"]}
+        return result
+
+    def _apply(self, masks: dict[str, str]) -> None:
+        """Have the build read each file through its shadow or mask; a file whose text changed is read again."""
+        mapping = {**self.shadows, **masks}
+        self.reread |= {path for path in {*mapping, *self.applied} if mapping.get(path) != self.applied.get(path)}
+        self.applied = mapping
+        self.options.shadow_file = [[source, shadow] for source, shadow in mapping.items()]
+        if self.mypy.fine_grained_manager is None:
+            self.reread.clear()  # the first build reads every file
+            return
+        build = self.mypy.fine_grained_manager.manager
+        build.shadow_map = dict(mapping)
+        build.shadow_equivalence_map.clear()
+        self._forget(self.reread)
+        self.reread.clear()
+
+    def _forget(self, paths: set[str]) -> None:
+        """The file watcher reports ``paths`` (real paths) changed at the next check: mypy reads them again."""
+        for watched in self.mypy.fswatcher.dump_file_data():
+            if os.path.realpath(watched) in paths:
+                self.mypy.fswatcher.set_file_data(watched, FileData(st_mtime=-1.0, st_size=-1, hash=""))
+
+    def _blockers(self, result: dict[str, Any]) -> dict[str, list[str]]:
+        """The messages of each file the check stopped at, by absolute path."""
+        manager = self.mypy.fine_grained_manager
+        if manager is not None and manager.blocking_error is None:
+            return {}
+        rows = f"{result.get('out', '')}{result.get('err', '')}".splitlines()
+        if manager is not None:  # an update stops at one module
+            assert manager.blocking_error is not None
+            path = os.path.realpath(manager.blocking_error[1])
+            return {path: [row for row in rows if self._file(row) == path]}
+        if result.get("status") != 2:
+            return {}
+        found: dict[str, list[str]] = {}  # the first build stopped: the files it names
+        for row in rows:
+            named = self._file(row)
+            if named is not None:
+                found.setdefault(named, []).append(row)
+        return found
+
+    def _mask(self, path: str, index: int) -> str:
+        """A file holding what mypy reads for the blocked ``path``: its last text that did not block."""
+        mask = self.folder / f"{index}-{Path(path).name}"
+        mask.write_text(self.good.get(path, ""), encoding="utf-8")
+        return str(mask)
+
+    @staticmethod
+    def _text(shadow: str) -> str | None:
+        try:
+            return Path(shadow).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    @staticmethod
+    def _file(row: str) -> str | None:
+        match = MESSAGE.match(row)
+        return os.path.realpath(match["file"]) if match else None
