@@ -13,6 +13,7 @@ died (killed, crashed) starts a new one and is sent again once.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import shutil
@@ -92,13 +93,13 @@ class Daemon:
             time.sleep(0.05)
         raise DaemonError(f"mypy's daemon did not start; its log: {self.folder / 'daemon.log'}")
 
-    def _child(self, command: str, *arguments: str) -> subprocess.Popen[bytes]:
+    def _child(self, command: str, *arguments: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         """``_launch``'s ``command``, watching this process (it stops once the server is gone)."""
         with (self.folder / "daemon.log").open("ab") as log:  # the child keeps its own copy of the handle
             return subprocess.Popen(
                 [*LAUNCH, command, str(os.getpid()), str(self.folder), *arguments],
                 cwd=self.root,
-                env={**os.environ, "TMPDIR": str(self.folder)},  # its temporary folders (the socket's) go too
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -118,9 +119,14 @@ class Daemon:
                 request(self.status_file, "shadow", path=str(path), shadow=str(shadow) if shadow else None)
 
     def stop(self) -> None:
-        """Stop the daemon (it removes its own folder and socket); a daemon that does not exit is killed."""
+        """Stop the daemon (it removes its own folder and socket); a daemon that does not exit is killed, and
+        the socket folder it left (its status file names it) is removed."""
         _end(self.process)
         self.process = None
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            socket = Path(json.loads(Path(self.status_file).read_text())["connection_name"])
+            if socket.name == "dmypy.sock" and [*socket.parent.iterdir()] == [socket]:  # mypy's mkdtemp
+                shutil.rmtree(socket.parent)
 
     def close(self) -> None:
         """Stop the daemon and the cache writer, and remove the session's folder (shadows, log)."""
@@ -166,7 +172,8 @@ class Daemon:
         modules the cache lacks starts the cache writer on ``files`` (once a session)."""
         response = self.request("check", files=files, export_types=True)
         if response.get("uncached") and self.writer is None:
-            self.writer = self._child("cache", *files)
+            # its temporary folders (a config-less project's empty config) go with the session's
+            self.writer = self._child("cache", *files, env={**os.environ, "TMPDIR": str(self.folder)})
         return str(response.get("out", "")) + str(response.get("err", ""))
 
     def inspect(self, location: str) -> list[str]:

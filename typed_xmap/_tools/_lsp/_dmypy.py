@@ -43,7 +43,7 @@ class EditorServer:
         self.folder = folder  # where the text a blocked file is read as goes
         self.shadows = {source: shadow for source, shadow in options.shadow_file or []}
         self.applied = dict(self.shadows)  # the map the build reads through
-        self.good: dict[str, str] = {}  # a buffer's last text no check stopped at
+        self.good: dict[str, str] = {}  # a checked file's last text no check stopped at
         self.reread: set[str] = set()  # files whose text mypy must read again
 
     def serve(self) -> None:
@@ -82,7 +82,6 @@ class EditorServer:
         """From the next check on, mypy reads ``path`` (absolute) from ``shadow``, or from disk (``None``)."""
         if shadow is None:
             self.shadows.pop(path, None)
-            self.good.pop(path, None)
         else:
             self.shadows[path] = shadow
         self.reread.add(path)
@@ -92,7 +91,9 @@ class EditorServer:
         """dmypy's check; a file that blocks it is set aside (``masks``) and the check run again."""
         masks: dict[str, str] = {}
         blocked: dict[str, list[str]] = {}
-        seen = {path: self._text(shadow) for path, shadow in self.shadows.items()}  # what this check reads
+        read = {os.path.realpath(source.path): source.path for source in sources if source.path}
+        read.update(self.shadows)
+        seen = {path: self._text(where) for path, where in read.items()}  # what this check reads of each file
         while True:
             self._apply(masks)
             result = self._check(sources, export_types, is_tty, terminal_width)

@@ -61,7 +61,7 @@ def daemon(parent: str, session: str, options_file: str, status_file: str) -> No
 
 def cache(parent: str, session: str, *files: str) -> None:
     """``typed-xmap check FILES`` at the lowest priority, for the cache it writes; its report is not read (its
-    temporary folders go in the session's folder, the server's ``TMPDIR`` for it)."""
+    temporary folders go in the session's folder, its ``TMPDIR``)."""
     from .._check import run_check
 
     if hasattr(os, "nice"):

@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from ._daemon import Daemon
+from ._daemon import Daemon, DaemonError
 from ._diagnostics import diagnostics
 from ._format import format_type, is_type
 from ._locations import parameter_use, unannotated_targets
@@ -111,10 +111,18 @@ class TypedXmapServer(LanguageServer):
             await self._check()
 
     async def _check(self) -> None:
+        """Publish for each checked document (one opened meanwhile waits for its own check) and each file with
+        messages now or at the last check."""
         daemon = self.project()
-        report = await asyncio.to_thread(daemon.check, sorted(self.documents))
+        checked = sorted(self.documents)
+        try:
+            report = await asyncio.to_thread(daemon.check, checked)
+        except DaemonError:
+            if daemon.closed:
+                return  # the editor shut the server down meanwhile
+            raise
         found = diagnostics(report, daemon.root)
-        for path in self.published | {str(p) for p in found} | set(self.documents):
+        for path in self.published | {str(p) for p in found} | set(checked):
             listed = found.get(Path(path), [])
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=listed))
         self.published = {str(p) for p in found}
