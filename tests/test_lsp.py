@@ -24,8 +24,8 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
 
-from typed_xmap._tools._lsp._diagnostics import MESSAGE
 from typed_xmap._tools._lsp._format import format_type, is_type
+from typed_xmap._tools._lsp._report import MESSAGE
 
 MODEL = """\
 import typed_xmap.numpy as tnp

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -15,7 +16,13 @@ __all__ = ["main"]
 def main() -> int:
     """Serve the editor on stdin/stdout until it exits (0 after a shutdown request, else 1, as the LSP asks)
     or closes stdin; however it ends (SIGTERM included), mypy's daemon and the server's folder go with it."""
+    from ._daemon import Daemon
+
+    early = Daemon(Path.cwd().resolve())  # the editor starts the server in the workspace, as a rule
+    early.spawn()  # mypy's daemon starts while the server does (one elsewhere replaces it at initialized)
     from ._server import server
+
+    server.daemon = early
 
     def terminated(signum: int, frame: object) -> None:
         server.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import sys
@@ -59,30 +58,30 @@ class Daemon:
         self.writer: subprocess.Popen[bytes] | None = None
         self.lock = threading.Lock()
         self.closed = False  # by the server's end: no daemon is started again
+        self.ready = False  # the daemon (spawned early) has answered its status
 
-    def start(self) -> None:
-        from mypy.dmypy.client import get_status
-        from mypy.dmypy_server import process_start_options
-        from mypy.ipc import BadStatus
-
-        from .._check import with_plugin
-
+    def spawn(self) -> None:
+        """Start the daemon process and return (it reads the project's config and listens meanwhile)."""
         if self.closed:
             raise DaemonError("the language server has shut down")
         self.starts += 1
         own = self.folder / f"daemon-{self.starts}"  # the daemon removes it when it stops
         own.mkdir()
-        with contextlib.chdir(self.root):  # mypy finds the project's config from the working directory
-            options = process_start_options(self.flags, allow_sources=False)
-        if not options.config_file:  # no config: an empty one, in the session's folder (with_plugin needs one)
-            options.config_file = str(self.folder / "mypy.ini")
-            Path(options.config_file).write_text("[mypy]\n")
-        options = with_plugin(options)
-        options.shadow_file = self.shadows.flags() or None
-        options_file = own / "options.pickle"
-        options_file.write_bytes(pickle.dumps(options.snapshot()))
+        shadows = own / "shadows.json"
+        shadows.write_text(json.dumps(self.shadows.flags()))
         self.status_file = str(own / "dmypy.json")
-        self.process = self._child("daemon", str(options_file), self.status_file)
+        self.process = self._child("daemon", self.status_file, str(shadows), *self.flags)
+
+    def start(self) -> None:
+        """A daemon answering requests: spawned unless one is (being) started, then waited for."""
+        from mypy.dmypy.client import get_status
+        from mypy.ipc import BadStatus
+
+        if self.process is not None and self.process.poll() is not None:
+            self.stop()  # died: what it left goes
+        if self.process is None:
+            self.spawn()
+        assert self.process is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(BadStatus):
@@ -90,7 +89,7 @@ class Daemon:
                 return
             if self.process.poll() is not None:
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
         raise DaemonError(f"mypy's daemon did not start; its log: {self.folder / 'daemon.log'}")
 
     def _child(self, command: str, *arguments: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -123,6 +122,7 @@ class Daemon:
         the socket folder it left (its status file names it) is removed."""
         _end(self.process)
         self.process = None
+        self.ready = False
         with contextlib.suppress(OSError, ValueError, KeyError):
             socket = Path(json.loads(Path(self.status_file).read_text())["connection_name"])
             if socket.name == "dmypy.sock" and [*socket.parent.iterdir()] == [socket]:  # mypy's mkdtemp
@@ -142,9 +142,9 @@ class Daemon:
 
         with self.lock:
             for attempt in range(2):
-                if self.process is None or self.process.poll() is not None:
-                    self.stop()
+                if self.process is None or self.process.poll() is not None or not self.ready:
                     self.start()
+                    self.ready = True
                 try:
                     # the client echoes the daemon's own prints to sys.stdout, the LSP channel: send them to stderr
                     with contextlib.redirect_stdout(sys.stderr):

@@ -29,7 +29,7 @@ from mypy.ipc import IPCServer
 from mypy.modulefinder import BuildSource
 from mypy.options import Options
 
-from ._diagnostics import MESSAGE
+from ._report import MESSAGE
 
 
 class EditorServer:
@@ -76,7 +76,8 @@ class EditorServer:
             except InvalidSourceList as error:
                 return {"out": "", "err": str(error), "status": 2}
             return self.check(sources, data["export_types"], data["is_tty"], data["terminal_width"])
-        return dict(self.mypy.run_command(command, data))
+        response: dict[str, Any] = self.mypy.run_command(command, data)
+        return response
 
     def cmd_shadow(self, path: str, shadow: str | None) -> dict[str, object]:
         """From the next check on, mypy reads ``path`` (absolute) from ``shadow``, or from disk (``None``)."""
@@ -87,7 +88,9 @@ class EditorServer:
         self.reread.add(path)
         return {}
 
-    def check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, terminal_width: int) -> Any:
+    def check(
+        self, sources: list[BuildSource], export_types: bool, is_tty: bool, terminal_width: int
+    ) -> dict[str, Any]:
         """dmypy's check; a file that blocks it is set aside (``masks``) and the check run again."""
         masks: dict[str, str] = {}
         blocked: dict[str, list[str]] = {}
@@ -110,7 +113,7 @@ class EditorServer:
             result["status"] = max(int(result.get("status", 1)), 1)
         return result
 
-    def _check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, width: int) -> Any:
+    def _check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, width: int) -> dict[str, Any]:
         started = self.mypy.fine_grained_manager is None
         result = self.mypy.check(sources, export_types, is_tty, width)
         manager = self.mypy.fine_grained_manager

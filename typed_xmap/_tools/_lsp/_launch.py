@@ -1,10 +1,11 @@
 """The language server's child processes: mypy's daemon (``_dmypy.EditorServer``) and the cache writer.
 
-    python -m typed_xmap._tools._lsp._launch daemon SERVER_PID SESSION_FOLDER OPTIONS_FILE STATUS_FILE
+    python -m typed_xmap._tools._lsp._launch daemon SERVER_PID SESSION_FOLDER STATUS_FILE SHADOWS_FILE FLAG...
     python -m typed_xmap._tools._lsp._launch cache SERVER_PID SESSION_FOLDER FILE...
 
-The daemon reads its options from a file (``dmypy daemon --options-data=...`` takes them as one argument on the
-command line). The cache writer is ``typed-xmap check`` of the files the daemon checked, at the lowest
+The daemon reads the project's config itself (the server need not import mypy's option parser: a daemon
+started early, while the server starts, is ready sooner), the shadows held when it was started from a file.
+The cache writer is ``typed-xmap check`` of the files the daemon checked, at the lowest
 priority: it leaves mypy's cache with its fine-grained dependencies, which the next daemon starts from.
 
 Neither outlives the server. The server stops them (SIGTERM: the daemon then removes its socket folder and its
@@ -15,7 +16,6 @@ removes the server's session folder and stops.
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import signal
 import sys
@@ -43,17 +43,27 @@ def watch_parent(parent: int, session: Path) -> None:
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
-def daemon(parent: str, session: str, options_file: str, status_file: str) -> None:
-    """Serve dmypy's requests (and ``shadow``) until stopped; the daemon's folder goes with it."""
-    from mypy.options import Options
+def daemon(parent: str, session: str, status_file: str, shadows_file: str, *flags: str) -> None:
+    """Serve dmypy's requests (and ``shadow``) until stopped; the daemon's folder goes with it. Its options
+    are read as ``typed-xmap check`` reads them (the project's config from the working directory, then
+    ``with_plugin``), mypy's ``FLAGS`` and the shadows held when it was started added."""
+    import json
 
+    from mypy.dmypy_server import process_start_options
+
+    from .._check import with_plugin
     from ._dmypy import EditorServer
 
-    options = Options().apply_changes(pickle.loads(Path(options_file).read_bytes()))
     own = Path(status_file).parent
     signal.signal(signal.SIGTERM, _stop)
     watch_parent(int(parent), Path(session))
     try:
+        options = process_start_options(list(flags), allow_sources=False)
+        if not options.config_file:  # no config: an empty one, in the session's folder (with_plugin needs one)
+            options.config_file = str(Path(session) / "mypy.ini")
+            Path(options.config_file).write_text("[mypy]\n")
+        options = with_plugin(options)
+        options.shadow_file = json.loads(Path(shadows_file).read_text()) or None
         EditorServer(options, status_file, own).serve()
     finally:
         shutil.rmtree(own, ignore_errors=True)

@@ -136,6 +136,14 @@ class TypedXmapServer(LanguageServer):
 server = TypedXmapServer()
 
 
+@server.feature(lsp.INITIALIZED)
+def initialized(ls: TypedXmapServer, params: lsp.InitializedParams) -> None:
+    """A daemon started early for another folder than the workspace's root is replaced."""
+    if ls.daemon is not None and ls.daemon.root != ls.roots()[0]:
+        ls.daemon.close()
+        ls.daemon = None
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: TypedXmapServer, params: lsp.DidOpenTextDocumentParams) -> None:
     """A Python document of the workspace is checked from now on (anything else the server leaves alone)."""
