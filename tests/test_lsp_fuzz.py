@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -90,13 +91,24 @@ class Oracle:
             flags = [flag for flag in FLAGS if flag != "--use-fine-grained-cache"]  # a daemon's flag
             command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", *flags, name]
             run = subprocess.run(command, cwd=self.folder, capture_output=True, text=True, timeout=600, check=False)
-            report = run.stdout
+            report = run.stdout + run.stderr  # a file that does not parse: its errors on stderr
             self.known[name, text] = diagnostics(report, self.folder).get((self.folder / name).resolve(), [])
         return self.known[name, text]
 
 
+AXES_NAMED = re.compile(r"named axes '([^']*)'")
+
+
 def _key(found: list[lsp.Diagnostic]) -> list[tuple[object, ...]]:
-    return sorted((d.range.start.line, d.range.start.character, d.code, d.message) for d in found)
+    """What is compared of each diagnostic. The plugin names a value's axes in an order that depends on what the
+    process checked before (a daemon's history, a fresh check's file): that order is left out."""
+
+    def axes_as_a_set(match: re.Match[str]) -> str:
+        return "named axes '" + " ".join(sorted(match[1].split())) + "'"
+
+    return sorted(
+        (d.range.start.line, d.range.start.character, d.code, AXES_NAMED.sub(axes_as_a_set, d.message)) for d in found
+    )
 
 
 class Editor:
@@ -108,6 +120,7 @@ class Editor:
         self.buffers: dict[int, list[str]] = {}
         self.versions = Counter[int]()
         self.counts = Counter[str]()
+        self.log: list[str] = []  # what was done, for a failure's report
         for index, lines in self.disk.items():
             (project / f"doc{index}.py").write_text(_text(lines))
 
@@ -118,20 +131,24 @@ class Editor:
         self.buffers[index] = list(self.disk[index])
         open_document(self.client, self.uri(index), _text(self.buffers[index]))
         self.counts["opened"] += 1
+        self.log.append(f"open doc{index}")
 
     def close(self, index: int) -> None:
         del self.buffers[index]
         self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(self.uri(index))))
         self.counts["closed"] += 1
+        self.log.append(f"close doc{index}")
 
     def save(self, index: int) -> None:
         self.disk[index] = list(self.buffers[index])
         (self.project / f"doc{index}.py").write_text(_text(self.disk[index]))
         self.client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(self.uri(index))))
         self.counts["saved"] += 1
+        self.log.append(f"save doc{index}")
 
     def change(self, index: int, start: int, end: int, lines: list[str]) -> None:
         """Lines ``start``..``end`` (end excluded) of the buffer become ``lines``: one ranged didChange."""
+        self.log.append(f"doc{index} lines {start}-{end} -> {lines}")
         buffer = self.buffers[index]
         buffer[start:end] = lines
         self.versions[index] += 1
@@ -174,6 +191,7 @@ class Editor:
         for pid in daemons_only(self.project):
             os.kill(pid, signal.SIGKILL)
             self.counts["daemons killed"] += 1
+            self.log.append("daemon killed")
 
     async def step(self) -> None:
         rng, open_ = self.rng, sorted(self.buffers)
@@ -192,6 +210,7 @@ class Editor:
         elif action == "pause":
             await asyncio.sleep(rng.uniform(0.1, 0.8))  # long enough, at times, for a check mid-typing
             self.counts["pauses"] += 1
+            self.log.append("pause")
         elif open_:
             kinds = ["type a statement", "delete a line", "rename an axis", "half-typed line", "broken def"]
             self.edit(rng.choice(open_), rng.choices(kinds, [30, 15, 25, 20, 10])[0])
@@ -205,6 +224,8 @@ class Editor:
             text = _text(buffer)
             expected = oracle.check(f"doc{index}.py", text)
             published = self.client.diagnostics.get(self.uri(index), [])
+            if _key(published) != _key(expected):
+                Path(os.environ.get("LSP_FUZZ_FAILED", os.devnull)).write_text("\n".join([*self.log, text]))
             assert _key(published) == _key(expected), (text, published, expected)
             self.counts["documents compared"] += 1
             self.counts["with a syntax error"] += any(d.code == "syntax" for d in expected)

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import traceback
@@ -23,11 +24,13 @@ from typing import Any
 
 from mypy.dmypy_server import CONNECTION_NAME, Server
 from mypy.dmypy_util import receive, send
+from mypy.errors import Errors
 from mypy.find_sources import InvalidSourceList, create_source_list
 from mypy.fswatcher import FileData
 from mypy.ipc import IPCServer
 from mypy.modulefinder import BuildSource
 from mypy.options import Options
+from mypy.parse import parse
 
 from ._report import MESSAGE
 
@@ -92,11 +95,13 @@ class EditorServer:
         self, sources: list[BuildSource], export_types: bool, is_tty: bool, terminal_width: int
     ) -> dict[str, Any]:
         """dmypy's check; a file that blocks it is set aside (``masks``) and the check run again."""
-        masks: dict[str, str] = {}
-        blocked: dict[str, list[str]] = {}
         read = {os.path.realpath(source.path): source.path for source in sources if source.path}
         read.update(self.shadows)
         seen = {path: self._text(where) for path, where in read.items()}  # what this check reads of each file
+        # a file checked that does not parse is set aside before mypy reads it: its fine-grained update never stops
+        # there (after such a stop, an update in which another file leaves the build can define a function twice)
+        blocked = {path: rows for path, text in seen.items() if (rows := self._syntax_errors(path, text))}
+        masks = {path: self._mask(path) for path in blocked}
         while True:
             self._apply(masks)
             result = self._check(sources, export_types, is_tty, terminal_width)
@@ -105,7 +110,7 @@ class EditorServer:
                 break
             blocked.update(found)
             for path in found:
-                masks[path] = self._mask(path, len(masks))
+                masks[path] = self._mask(path)
         self.good.update({path: text for path, text in seen.items() if path not in blocked and text is not None})
         if blocked:  # each file set aside shows its own messages, not those of the text it was read as
             rows = [row for row in str(result["out"]).splitlines() if self._file(row) not in masks]
@@ -166,11 +171,24 @@ class EditorServer:
                 found.setdefault(named, []).append(row)
         return found
 
-    def _mask(self, path: str, index: int) -> str:
-        """A file holding what mypy reads for the blocked ``path``: its last text that did not block."""
-        mask = self.folder / f"{index}-{Path(path).name}"
-        mask.write_text(self.good.get(path, ""), encoding="utf-8")
+    def _mask(self, path: str) -> str:
+        """A file holding what mypy reads for the blocked ``path``: its last text that did not block. A new
+        text gets a new file (mypy reads a file again when its shadow changes)."""
+        text = self.good.get(path, "")
+        mask = self.folder / f"{hashlib.sha1(text.encode()).hexdigest()[:16]}-{Path(path).name}"
+        if not mask.exists():
+            mask.write_text(text, encoding="utf-8")
         return str(mask)
+
+    def _syntax_errors(self, path: str, text: str | None) -> list[str]:
+        """mypy's messages on ``text`` (the file at ``path``) when its parser stops there, else none."""
+        if text is None:
+            return []
+        errors = Errors(self.options)
+        errors.set_ignore_prefix(os.getcwd())
+        errors.set_file(path, None, self.options)
+        parse(text, path, None, errors, self.options, eager=True)
+        return errors.new_messages() if errors.is_blockers() else []
 
     @staticmethod
     def _text(shadow: str) -> str | None:
