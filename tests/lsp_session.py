@@ -15,6 +15,7 @@ from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
 SERVER = [sys.executable, "-m", "typed_xmap._tools._cli", "lsp"]
 Point = tuple[int, int]
+INITIALIZED: dict[LanguageClient, lsp.InitializeResult] = {}
 
 
 def uri_of(path: Path) -> str:
@@ -24,7 +25,8 @@ def uri_of(path: Path) -> str:
 
 
 async def start(project: Path, env: dict[str, str] | None = None) -> LanguageClient:
-    """A server started in ``project`` (its workspace), initialized as VS Code would."""
+    """A server started in ``project`` (its workspace), initialized as VS Code would (its answer to
+    ``initialize``: ``INITIALIZED[client]``)."""
     client = make_test_lsp_client()
     await client.start_io(*SERVER, cwd=str(project), env=env)
     result = await client.initialize_session(
@@ -35,6 +37,7 @@ async def start(project: Path, env: dict[str, str] | None = None) -> LanguageCli
         )
     )
     assert result.server_info is not None and result.server_info.name == "typed-xmap"
+    INITIALIZED[client] = result
     return client
 
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_session import daemons_only, diagnostics, edit, hover, start
+from lsp_session import INITIALIZED, daemons_only, diagnostics, edit, hover, start
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 from pytest_lsp import LanguageClient
@@ -86,8 +86,8 @@ async def _session(project: Path) -> None:
     assert uri is not None
     client = await start(project)
     try:
-        assert client.capabilities is not None
-        assert client.capabilities.hover_provider and client.capabilities.inlay_hint_provider
+        capabilities = INITIALIZED[client].capabilities
+        assert capabilities.hover_provider and capabilities.inlay_hint_provider
 
         item = lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=MODEL)
         found = await diagnostics(

@@ -79,6 +79,7 @@ async def _isolation(project: Path, outside: Path) -> None:
             client, [a, b], lambda: open_document(client, a, A), lambda: open_document(client, b, B)
         )
         assert _where(found[a]) == [(9, "named-axis-missing")] and _where(found[b]) == [(8, "named-axis-missing")]
+        await hover(client, b, 7, 4)  # waits for the checks asked so far: what follows is published after it
 
         # typed half-way: a.py gets its syntax error, b.py (which imports it) keeps its own, hovers answer
         typed = await published(client, [a, b], lambda: edit(client, a, 2, (10, 0), (10, 0), HALF_TYPED))
@@ -98,6 +99,7 @@ async def _isolation(project: Path, outside: Path) -> None:
         assert await client.text_document_hover_async(params) is None
 
         # finished typing: a.py's own diagnostics are back, b.py's unchanged
+        await hover(client, b, 7, 4)
         done = await published(client, [a, b], lambda: edit(client, a, 3, (10, 0), (10, len(HALF_TYPED)), ""))
         assert done == found
     finally:
