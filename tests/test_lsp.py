@@ -249,9 +249,9 @@ def _rows(report: str) -> list[str]:
 @pytest.mark.slow
 def test_the_daemon_starts_from_the_cache_a_check_left(tmp_path: Path) -> None:
     """A cold start (no cache) checks everything and starts the cache writer (``typed-xmap check`` of the same
-    file); the next daemon starts from that cache: the same report (an error in an imported module included,
-    though a start from mypy's cache replays no cached error), hovers answer, no writer; a file changed on disk
-    since is read as changed."""
+    file); the next daemon starts from that cache: the same report at once (the cache's errors, an imported
+    module's included, though mypy's start from a cache replays none), then from a check of the file, which
+    hovers read; no writer; a file changed on disk since is read as changed."""
     from typed_xmap._tools._lsp._daemon import Daemon
 
     (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
@@ -268,8 +268,9 @@ def test_the_daemon_starts_from_the_cache_a_check_left(tmp_path: Path) -> None:
     assert {row.split(":")[0] for row in _rows(full)} == {"helper.py", "model.py"}, full
     warm = Daemon(tmp_path)
     try:
-        assert _rows(warm.check([str(model)])) == _rows(full)
-        assert warm.writer is None
+        assert _rows(warm.check([str(model)])) == _rows(full)  # from the cache
+        assert warm.writer is None and not warm.exported
+        assert _rows(warm.check([str(model)])) == _rows(full)  # checked
         assert any("hidden batch" in shown for shown in warm.inspect(f"{model}:7:5:7:10"))
         warm.stop()
         (tmp_path / "helper.py").write_text(HELPER.replace('"nope"', '"embed"'))

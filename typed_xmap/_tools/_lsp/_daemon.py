@@ -59,6 +59,7 @@ class Daemon:
         self.lock = threading.Lock()
         self.closed = False  # by the server's end: no daemon is started again
         self.ready = False  # the daemon (spawned early) has answered its status
+        self.exported = True  # the last check left the checked files' types (a start from the cache does not)
 
     def spawn(self) -> None:
         """Start the daemon process and return (it reads the project's config and listens meanwhile)."""
@@ -168,9 +169,11 @@ class Daemon:
         return True
 
     def check(self, files: list[str]) -> str:
-        """mypy's report on ``files`` (one message a line), types kept for ``inspect``. A start that found
-        modules the cache lacks starts the cache writer on ``files`` (once a session)."""
+        """mypy's report on ``files`` (one message a line), types kept for ``inspect`` (unless ``exported`` is
+        false: a start from the cache, whose next check checks them). A start that found modules the cache lacks
+        starts the cache writer on ``files`` (once a session)."""
         response = self.request("check", files=files, export_types=True)
+        self.exported = bool(response.get("exported", True))
         if response.get("uncached") and self.writer is None:
             # its temporary folders (a config-less project's empty config) go with the session's
             self.writer = self._child("cache", *files, env={**os.environ, "TMPDIR": str(self.folder)})

@@ -126,10 +126,20 @@ class EditorServer:
             return result
         graph = manager.graph
         result["uncached"] = sum(1 for state in graph.values() if state.meta is None)
-        if len(graph) > result["uncached"]:  # started from the cache: its errors, and the files' types
-            self._forget({os.path.realpath(state.xpath) for state in graph.values() if state.error_lines})
-            result = {**self.mypy.check(sources, export_types, is_tty, width), "uncached": result["uncached"]}
-        return result
+        if len(graph) == result["uncached"]:
+            return result
+        # started from the cache: mypy replays none of its errors, and exports no type of a file it did not check.
+        # The errors of the modules it loaded go with this answer; the next check checks those modules and the
+        # files ("exported": no types yet, for hovers)
+        build, rows = manager.manager, str(result["out"]).splitlines()
+        checked = {self._file(row) for row in rows}
+        errored = [state for state in graph.values() if state.meta is not None and state.error_lines]
+        for state in errored:
+            if os.path.realpath(state.xpath) not in checked:
+                where = build.errors.simplify_path(state.xpath)
+                rows += build.errors.format_messages(where, state.error_lines, formatter=build.error_formatter)
+        self._forget({os.path.realpath(state.xpath) for state in errored})
+        return {**result, "out": "".join(f"{row}\n" for row in rows), "exported": False}
 
     def _apply(self, masks: dict[str, str]) -> None:
         """Have the build read each file through its shadow or mask; a file whose text changed is read again."""

@@ -126,6 +126,8 @@ class TypedXmapServer(LanguageServer):
             listed = found.get(Path(path), [])
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=listed))
         self.published = {str(p) for p in found}
+        if not daemon.exported:  # the diagnostics came from the cache: now the open files are checked
+            self.check_soon()
 
     async def types_at(self, location: str) -> list[str]:
         """The types dmypy reports at ``location`` (``path:line:col[:end_line:end_col]``), as shown."""
