@@ -8,8 +8,9 @@
   error) gets its own messages, and the check goes on as if it held the last text of it that did not block
   (an empty module for a file never seen whole): every other file keeps its diagnostics, and hovers answer.
 - **A start from mypy's cache** (``--use-fine-grained-cache``; ``typed-xmap check`` writes that cache): mypy
-  loads the modules the cache holds without checking them, then checks what changed. A start from the cache
-  replays none of the cached modules' errors, so the modules the cache records errors for are checked again.
+  loads the modules the cache holds without checking them, then checks what changed. It replays none of the
+  cached modules' errors: they are sent with that first answer, and the next check checks those modules and
+  the files asked for (whose types hovers read).
 """
 
 from __future__ import annotations
@@ -97,10 +98,10 @@ class EditorServer:
         """dmypy's check; a file that blocks it is set aside (``masks``) and the check run again."""
         read = {os.path.realpath(source.path): source.path for source in sources if source.path}
         read.update(self.shadows)
-        seen = {path: self._text(where) for path, where in read.items()}  # what this check reads of each file
+        seen = {path: _text(where) for path, where in read.items()}  # what this check reads of each file
         # a file checked that does not parse is set aside before mypy reads it: its fine-grained update never stops
         # there (after such a stop, an update in which another file leaves the build can define a function twice)
-        blocked = {path: rows for path, text in seen.items() if (rows := self._syntax_errors(path, text))}
+        blocked = {path: rows for path, text in seen.items() if (rows := syntax_errors(path, text, self.options))}
         masks = {path: self._mask(path) for path in blocked}
         while True:
             self._apply(masks)
@@ -113,7 +114,7 @@ class EditorServer:
                 masks[path] = self._mask(path)
         self.good.update({path: text for path, text in seen.items() if path not in blocked and text is not None})
         if blocked:  # each file set aside shows its own messages, not those of the text it was read as
-            rows = [row for row in str(result["out"]).splitlines() if self._file(row) not in masks]
+            rows = [row for row in str(result["out"]).splitlines() if _file(row) not in masks]
             result["out"] = "".join(f"{row}\n" for row in [*(r for b in blocked.values() for r in b), *rows])
             result["status"] = max(int(result.get("status", 1)), 1)
         return result
@@ -132,7 +133,7 @@ class EditorServer:
         # The errors of the modules it loaded go with this answer; the next check checks those modules and the
         # files ("exported": no types yet, for hovers)
         build, rows = manager.manager, str(result["out"]).splitlines()
-        checked = {self._file(row) for row in rows}
+        checked = {_file(row) for row in rows}
         errored = [state for state in graph.values() if state.meta is not None and state.error_lines]
         for state in errored:
             if os.path.realpath(state.xpath) not in checked:
@@ -171,12 +172,12 @@ class EditorServer:
         if manager is not None:  # an update stops at one module
             assert manager.blocking_error is not None
             path = os.path.realpath(manager.blocking_error[1])
-            return {path: [row for row in rows if self._file(row) == path]}
+            return {path: [row for row in rows if _file(row) == path]}
         if result.get("status") != 2:
             return {}
         found: dict[str, list[str]] = {}  # the first build stopped: the files it names
         for row in rows:
-            named = self._file(row)
+            named = _file(row)
             if named is not None:
                 found.setdefault(named, []).append(row)
         return found
@@ -185,29 +186,31 @@ class EditorServer:
         """A file holding what mypy reads for the blocked ``path``: its last text that did not block. A new
         text gets a new file (mypy reads a file again when its shadow changes)."""
         text = self.good.get(path, "")
-        mask = self.folder / f"{hashlib.sha1(text.encode()).hexdigest()[:16]}-{Path(path).name}"
+        mask = self.folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}-{Path(path).name}"
         if not mask.exists():
             mask.write_text(text, encoding="utf-8")
         return str(mask)
 
-    def _syntax_errors(self, path: str, text: str | None) -> list[str]:
-        """mypy's messages on ``text`` (the file at ``path``) when its parser stops there, else none."""
-        if text is None:
-            return []
-        errors = Errors(self.options)
-        errors.set_ignore_prefix(os.getcwd())
-        errors.set_file(path, None, self.options)
-        parse(text, path, None, errors, self.options, eager=True)
-        return errors.new_messages() if errors.is_blockers() else []
 
-    @staticmethod
-    def _text(shadow: str) -> str | None:
-        try:
-            return Path(shadow).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+def syntax_errors(path: str, text: str | None, options: Options) -> list[str]:
+    """mypy's messages on ``text`` (the file at ``path``) when its parser stops there, else none."""
+    if text is None:
+        return []
+    errors = Errors(options)
+    errors.set_ignore_prefix(os.getcwd())
+    errors.set_file(path, None, options)
+    parse(text, path, None, errors, options, eager=True)
+    return errors.new_messages() if errors.is_blockers() else []
 
-    @staticmethod
-    def _file(row: str) -> str | None:
-        match = MESSAGE.match(row)
-        return os.path.realpath(match["file"]) if match else None
+
+def _text(shadow: str) -> str | None:
+    try:
+        return Path(shadow).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _file(row: str) -> str | None:
+    """The real path of the file a row of mypy's report is about (``None``: a summary, not a message)."""
+    match = MESSAGE.match(row)
+    return os.path.realpath(match["file"]) if match else None
