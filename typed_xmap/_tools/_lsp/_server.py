@@ -17,7 +17,6 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ._daemon import Daemon, DaemonError
 from ._diagnostics import diagnostics
-from ._format import format_type, is_type
 from ._locations import parameter_use, unannotated_targets
 
 DEBOUNCE_S = 0.15
@@ -131,6 +130,8 @@ class TypedXmapServer(LanguageServer):
 
     async def types_at(self, location: str) -> list[str]:
         """The types dmypy reports at ``location`` (``path:line:col[:end_line:end_col]``), as shown."""
+        from ._format import format_type, is_type  # the plugin's formatter: imported by the first hover, not at start
+
         answers = await asyncio.to_thread(self.project().inspect, location)
         return [format_type(answer) for answer in answers if is_type(answer)]
 
