@@ -84,10 +84,14 @@ class Oracle:
         (folder / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
         (folder / "shapes.py").write_text(SHAPES)
         self.known: dict[tuple[str, str], list[lsp.Diagnostic]] = {}
+        self.stamp = 1_000_000_000
 
     def check(self, name: str, text: str) -> list[lsp.Diagnostic]:
         if (name, text) not in self.known:
             (self.folder / name).write_text(text)
+            # mypy's cache takes a file of the same size and whole-second mtime for unchanged: a new mtime each time
+            self.stamp += 10
+            os.utime(self.folder / name, (self.stamp, self.stamp))
             flags = [flag for flag in FLAGS if flag != "--use-fine-grained-cache"]  # a daemon's flag
             command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", *flags, name]
             run = subprocess.run(command, cwd=self.folder, capture_output=True, text=True, timeout=600, check=False)
@@ -96,7 +100,7 @@ class Oracle:
         return self.known[name, text]
 
 
-AXES_NAMED = re.compile(r"named axes '([^']*)'")
+AXIS_LIST = re.compile(r"""(named axes '|NamedArray\[\w+, ")([^'"]*)(['"])""")
 
 
 def _key(found: list[lsp.Diagnostic]) -> list[tuple[object, ...]]:
@@ -104,10 +108,10 @@ def _key(found: list[lsp.Diagnostic]) -> list[tuple[object, ...]]:
     process checked before (a daemon's history, a fresh check's file): that order is left out."""
 
     def axes_as_a_set(match: re.Match[str]) -> str:
-        return "named axes '" + " ".join(sorted(match[1].split())) + "'"
+        return match[1] + " ".join(sorted(match[2].split())) + match[3]
 
     return sorted(
-        (d.range.start.line, d.range.start.character, d.code, AXES_NAMED.sub(axes_as_a_set, d.message)) for d in found
+        (d.range.start.line, d.range.start.character, d.code, AXIS_LIST.sub(axes_as_a_set, d.message)) for d in found
     )
 
 

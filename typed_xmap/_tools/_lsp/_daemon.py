@@ -105,19 +105,6 @@ class Daemon:
                 stderr=log,
             )
 
-    def tell(self, path: Path) -> None:
-        """Give the running daemon ``path``'s shadow (``_shadows``: the buffer), or none (the disk) when it has
-        none; a daemon started later reads them all from its options."""
-        from mypy.dmypy.client import request
-        from mypy.ipc import BadStatus
-
-        shadow = self.shadows.shadows.get(path)
-        with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                return
-            with contextlib.suppress(BadStatus), contextlib.redirect_stdout(sys.stderr):
-                request(self.status_file, "shadow", path=str(path), shadow=str(shadow) if shadow else None)
-
     def stop(self) -> None:
         """Stop the daemon (it removes its own folder and socket); a daemon that does not exit is killed, and
         the socket folder it left (its status file names it) is removed."""
@@ -172,7 +159,7 @@ class Daemon:
         """mypy's report on ``files`` (one message a line), types kept for ``inspect`` (unless ``exported`` is
         false: a start from the cache, whose next check checks them). A start that found modules the cache lacks
         starts the cache writer on ``files`` (once a session)."""
-        response = self.request("check", files=files, export_types=True)
+        response = self.request("check", files=files, export_types=True, shadows=self.shadows.flags())
         self.exported = bool(response.get("exported", True))
         if response.get("uncached") and self.writer is None:
             # its temporary folders (a config-less project's empty config) go with the session's

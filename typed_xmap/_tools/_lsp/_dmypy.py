@@ -1,9 +1,10 @@
 """mypy's daemon as the language server runs it: dmypy's ``Server`` with what an editor needs besides.
 
-- **Buffers while it runs.** ``shadow`` maps a file to the text mypy reads for it (the editor's unsaved buffer;
-  ``None``: the file on disk) from the next check on. mypy's own ``--shadow-file`` map is fixed when its build
-  starts; here the build's map is changed in place, and the file watcher forgets what it knew of the file, so
-  the next check reads it again: a file created after the daemon started costs an incremental update.
+- **Buffers while it runs.** Each ``check`` carries the map of shadows (a file -> the file holding the
+  editor's unsaved buffer; any other file is read from disk). mypy's own ``--shadow-file`` map is fixed when
+  its build starts; here the build's map is changed in place, and the file watcher forgets what it knew of a
+  file whose shadow changed, so the check reads it again: a file created after the daemon started costs an
+  incremental update.
 - **No file blocks the others.** A file mypy stops at (a syntax error half-way through typing, a blocking
   error) gets its own messages, and the check goes on as if it held the last text of it that did not block
   (an empty module for a file never seen whole): every other file keeps its diagnostics, and hovers answer.
@@ -37,7 +38,7 @@ from ._report import MESSAGE
 
 
 class EditorServer:
-    """dmypy's server (``mypy``: compiled, so wrapped, not subclassed) with the ``shadow`` command, blocking
+    """dmypy's server (``mypy``: compiled, so wrapped, not subclassed) with the shadows of each check, blocking
     files set aside, and errors kept from the cache."""
 
     def __init__(self, options: Options, status_file: str, folder: Path) -> None:
@@ -72,9 +73,8 @@ class EditorServer:
                 server.cleanup()
 
     def run(self, command: str, data: dict[str, Any]) -> dict[str, Any]:
-        if command == "shadow":
-            return self.cmd_shadow(data["path"], data["shadow"])
         if command == "check":
+            self.follow(dict(data.pop("shadows", [])))
             try:
                 sources = create_source_list(data["files"], self.options, self.mypy.fscache)
             except InvalidSourceList as error:
@@ -83,14 +83,11 @@ class EditorServer:
         response: dict[str, Any] = self.mypy.run_command(command, data)
         return response
 
-    def cmd_shadow(self, path: str, shadow: str | None) -> dict[str, object]:
-        """From the next check on, mypy reads ``path`` (absolute) from ``shadow``, or from disk (``None``)."""
-        if shadow is None:
-            self.shadows.pop(path, None)
-        else:
-            self.shadows[path] = shadow
-        self.reread.add(path)
-        return {}
+    def follow(self, shadows: dict[str, str]) -> None:
+        """From this check on, mypy reads each file of ``shadows`` (absolute paths) from its shadow, any other
+        from disk; a file whose shadow changed is read again."""
+        self.reread |= {path for path in {*shadows, *self.shadows} if shadows.get(path) != self.shadows.get(path)}
+        self.shadows = shadows
 
     def check(
         self, sources: list[BuildSource], export_types: bool, is_tty: bool, terminal_width: int

@@ -66,16 +66,15 @@ class TypedXmapServer(LanguageServer):
             and any(path.is_relative_to(root) for root in self.roots())
         )
 
-    async def track(self, uri: str, *, buffer: bool) -> None:
-        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk."""
+    def track(self, uri: str, *, buffer: bool) -> None:
+        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk, from the
+        next check on (each check sends the daemon the shadows: no restart, nothing to wait for)."""
         path = Path(self.path(uri))
-        daemon = self.project()
-        if buffer:  # the shadow is written at once: the latest text, whichever edit's handler runs last
-            if daemon.shadows.hold(path, self.workspace.get_text_document(uri).source):
-                await asyncio.to_thread(daemon.tell, path)  # a new shadow: the daemon is told (no restart)
-        elif (shadow := daemon.shadows.release(path)) is not None:
-            await asyncio.to_thread(daemon.tell, path)
-            shadow.unlink(missing_ok=True)
+        if buffer:  # the latest text, whichever edit's handler runs last
+            self.project().shadows.hold(path, self.workspace.get_text_document(uri).source)
+        else:
+            self.project().shadows.release(path)
+        self.stale = True  # for the check the caller asks for next
 
     def close(self) -> None:
         """Stop mypy's daemon and remove the session's folder (also on an exit without shutdown, or SIGTERM)."""
@@ -152,7 +151,7 @@ async def did_open(ls: TypedXmapServer, params: lsp.DidOpenTextDocumentParams) -
     """A Python document of the workspace is checked from now on (anything else the server leaves alone)."""
     if ls.checks(params.text_document):
         ls.documents[ls.path(params.text_document.uri)] = params.text_document.uri
-        await ls.track(params.text_document.uri, buffer=True)
+        ls.track(params.text_document.uri, buffer=True)
         await ls.check()
 
 
@@ -161,18 +160,15 @@ async def did_change(ls: TypedXmapServer, params: lsp.DidChangeTextDocumentParam
     """An unsaved edit: mypy reads the buffer (pygls has applied the change) once typing pauses."""
     if ls.path(params.text_document.uri) not in ls.documents:
         return
-    ls.stale = True  # from now on a hover waits for this edit's check
-    try:
-        await ls.track(params.text_document.uri, buffer=True)
-    finally:
-        ls.check_soon()
+    ls.track(params.text_document.uri, buffer=True)  # from now on a hover waits for this edit's check
+    ls.check_soon()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: TypedXmapServer, params: lsp.DidSaveTextDocumentParams) -> None:
     """Saved: what is on disk is what was saved (also when no edit reached the server before the save)."""
     if ls.path(params.text_document.uri) in ls.documents:
-        await ls.track(params.text_document.uri, buffer=False)
+        ls.track(params.text_document.uri, buffer=False)
         await ls.check()
 
 
@@ -182,10 +178,12 @@ async def did_close(ls: TypedXmapServer, params: lsp.DidCloseTextDocumentParams)
     path = ls.path(params.text_document.uri)
     if path not in ls.documents:
         return
-    await ls.track(params.text_document.uri, buffer=False)
     del ls.documents[path]
+    ls.track(params.text_document.uri, buffer=False)
     if ls.documents:
         ls.check_soon()
+    else:
+        ls.stale = False  # nothing left to check
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
