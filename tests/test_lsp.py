@@ -5,7 +5,8 @@ planted bug gets the plugin's diagnostic on the bug's line with its code; hover 
 types in the annotation notation (``NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]``, a size from a config as
 written); unsaved edits (didChange, the file on disk untouched) move, plant and fix diagnostics on the buffer's
 lines, and hover and hints read the buffer; a fixed file clears its diagnostic on save; after the mypy daemon is
-killed, the next save is checked by a new one; a file created after the server started is checked on open.
+killed, the next save is checked by a new one; a file created after the server started is checked on open, by
+the same daemon. A daemon starts from the mypy cache a check left.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lsp_session import INITIALIZED, daemons_only, diagnostics, edit, hover, start
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
-from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+from pytest_lsp import LanguageClient
 
 from typed_xmap._tools._lsp._format import format_type, is_type
+from typed_xmap._tools._lsp._report import MESSAGE
 
 MODEL = """\
 import typed_xmap.numpy as tnp
@@ -51,55 +53,24 @@ BUG_LINE = 7  # 0-based: the line with "# bug"
 FOUND = [(BUG_LINE, "named-axis-missing"), (10, "no-untyped-def")]
 
 
-async def _diagnostics(client: LanguageClient, uri: str, *send: Callable[[], None]) -> list[lsp.Diagnostic]:
-    """The diagnostics published for ``uri`` after the notifications ``send`` sends. (The client keeps the
-    latest per file: a check publishes for every open file at once, too fast to await one notification each.)"""
-    client.diagnostics.pop(uri, None)
-    for notify in send:
-        notify()
-    async with asyncio.timeout(120):
-        while uri not in client.diagnostics:
-            await asyncio.sleep(0.02)
-    return list(client.diagnostics[uri])
-
-
-async def _hover(client: LanguageClient, uri: str, line: int, character: int) -> str:
-    params = lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, character))
-    hover = await client.text_document_hover_async(params)
-    assert hover is not None
-    assert isinstance(hover.contents, lsp.MarkupContent)
-    return hover.contents.value
-
-
-Point = tuple[int, int]
-
-
-def _edit(client: LanguageClient, uri: str, version: int, start: Point, end: Point, text: str) -> None:
-    """An unsaved edit: ``text`` replaces the buffer's range ``start``-``end`` (0-based line, character)."""
-    span = lsp.Range(lsp.Position(*start), lsp.Position(*end))
-    change = lsp.TextDocumentContentChangePartial(range=span, text=text)
-    identifier = lsp.VersionedTextDocumentIdentifier(uri=uri, version=version)
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))
-
-
 async def _unsaved_edits(client: LanguageClient, uri: str, model: Path) -> None:
     """Edits that never reach the disk: diagnostics, hovers and hints follow the buffer."""
-    found = await _diagnostics(client, uri, lambda: _edit(client, uri, 2, (0, 0), (0, 0), "# unsaved\n\n"))
+    found = await diagnostics(client, uri, lambda: edit(client, uri, 2, (0, 0), (0, 0), "# unsaved\n\n"))
     # every line has moved down two
     assert [(d.range.start.line, d.code) for d in found] == [(line + 2, code) for line, code in FOUND], found
     bug = MODEL.splitlines()[BUG_LINE].index('"nope"')
-    fix = lambda: _edit(client, uri, 3, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"nope"')), '"hidden"')
-    assert [(d.range.start.line, d.code) for d in await _diagnostics(client, uri, fix)] == [(12, "no-untyped-def")]
-    found = await _diagnostics(
+    fix = lambda: edit(client, uri, 3, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"nope"')), '"hidden"')
+    assert [(d.range.start.line, d.code) for d in await diagnostics(client, uri, fix)] == [(12, "no-untyped-def")]
+    found = await diagnostics(
         client,
         uri,
-        lambda: _edit(client, uri, 4, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"hidden"')), '"nope2"'),
-        lambda: _edit(client, uri, 5, (21, 31), (21, 32), "16"),  # typed before the pause: "batch": 8 -> 16
+        lambda: edit(client, uri, 4, (BUG_LINE + 2, bug), (BUG_LINE + 2, bug + len('"hidden"')), '"nope2"'),
+        lambda: edit(client, uri, 5, (21, 31), (21, 32), "16"),  # typed before the pause: "batch": 8 -> 16
     )
     assert [(d.range.start.line, d.code) for d in found] == [(line + 2, code) for line, code in FOUND], found
     assert "'nope2'" in found[0].message
-    assert 'NamedArray[f32, "hidden batch"]' in await _hover(client, uri, 7, 6)  # `hidden`, two lines down
-    assert 'NamedArray[f32, "batch=16 mlp=cfg.mlp // 2"]' in await _hover(client, uri, 21, 6)
+    assert 'NamedArray[f32, "hidden batch"]' in await hover(client, uri, 7, 6)  # `hidden`, two lines down
+    assert 'NamedArray[f32, "batch=16 mlp=cfg.mlp // 2"]' in await hover(client, uri, 21, 6)
     hints = await client.text_document_inlay_hint_async(
         lsp.InlayHintParams(lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(20, 0), lsp.Position(22, 0)))
     )
@@ -113,33 +84,25 @@ async def _session(project: Path) -> None:
     model = project / "model.py"
     uri = from_fs_path(str(model))
     assert uri is not None
-    client = make_test_lsp_client()
-    await client.start_io(sys.executable, "-m", "typed_xmap._tools._cli", "lsp", cwd=str(project))
+    client = await start(project)
     try:
-        result = await client.initialize_session(
-            lsp.InitializeParams(
-                capabilities=client_capabilities("visual-studio-code"),
-                root_uri=from_fs_path(str(project)),
-                workspace_folders=[lsp.WorkspaceFolder(uri=from_fs_path(str(project)) or "", name="project")],
-            )
-        )
-        assert result.server_info is not None and result.server_info.name == "typed-xmap"
-        assert result.capabilities.hover_provider and result.capabilities.inlay_hint_provider
+        capabilities = INITIALIZED[client].capabilities
+        assert capabilities.hover_provider and capabilities.inlay_hint_provider
 
         item = lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=MODEL)
-        found = await _diagnostics(
+        found = await diagnostics(
             client, uri, lambda: client.text_document_did_open(lsp.DidOpenTextDocumentParams(item))
         )
         assert [(d.range.start.line, d.code) for d in found] == FOUND, found
         assert "reduces over axis 'nope'" in found[0].message and "Fix:" in found[0].message
 
         # hover: a local (its assignment), a parameter (where the body uses it), an expression (the call)
-        on_local = await _hover(client, uri, 5, 6)
-        on_param = await _hover(client, uri, 4, 8)
-        on_call = await _hover(client, uri, 6, 30)
+        on_local = await hover(client, uri, 5, 6)
+        on_param = await hover(client, uri, 4, 8)
+        on_call = await hover(client, uri, 6, 30)
         assert 'NamedArray[f32, "hidden batch"]' in on_local and 'NamedArray[f32, "hidden batch"]' in on_call
         assert 'NamedArray[f32, "batch embed"]' in on_param
-        on_config = await _hover(client, uri, 19, 6)  # a size from a config attribute, as the user wrote it
+        on_config = await hover(client, uri, 19, 6)  # a size from a config attribute, as the user wrote it
         assert 'NamedArray[f32, "batch=8 mlp=cfg.mlp // 2"]' in on_config, on_config
         for shown in (on_local, on_param, on_call, on_config):
             assert "NamedArray_" not in shown and "floating[" not in shown and "Shape_" not in shown, shown
@@ -160,46 +123,32 @@ async def _session(project: Path) -> None:
         # fixed on disk and saved: the diagnostic is cleared
         model.write_text(MODEL.replace('"nope"', '"hidden"'))
         save = lambda: client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
-        assert [d.code for d in await _diagnostics(client, uri, save)] == ["no-untyped-def"]
+        assert [d.code for d in await diagnostics(client, uri, save)] == ["no-untyped-def"]
 
         # the daemon dies: the next save starts a new one and is checked as before
-        pids = _daemon_pids(project)
+        pids = daemons_only(project)
         assert pids, "no mypy daemon found for the session"
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         model.write_text(MODEL)
-        found = await _diagnostics(client, uri, save)
+        found = await diagnostics(client, uri, save)
         assert [(d.range.start.line, d.code) for d in found] == FOUND, found
-        assert not set(_daemon_pids(project)) & set(pids)
+        assert not set(daemons_only(project)) & set(pids)
 
-        # a file the server has not seen (created after it started): its daemon restarts once to read its buffer
+        # a file the server has not seen (created after it started): the daemon is told of its buffer, no restart
+        daemons = daemons_only(project)
         second = project / "second.py"
         second.write_text("x: int = 1\n")
         second_uri = from_fs_path(str(second)) or ""
         item = lsp.TextDocumentItem(uri=second_uri, language_id="python", version=1, text="x: int = 'one'\n")
-        opened = await _diagnostics(
+        opened = await diagnostics(
             client, second_uri, lambda: client.text_document_did_open(lsp.DidOpenTextDocumentParams(item))
         )
         assert [d.code for d in opened] == ["assignment"]
+        assert daemons_only(project) == daemons
     finally:
         await client.shutdown_session()
         await client.stop()
-
-
-def _daemon_pids(project: Path) -> list[int]:
-    """The mypy daemons whose working directory is ``project`` (the server starts one there)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            command = (proc / "cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if b"typed_xmap._tools._lsp._launch" in command and cwd == str(project):
-            pids.append(int(proc.name))
-    return pids
 
 
 @pytest.mark.slow
@@ -283,33 +232,48 @@ def test_inspect_prints_the_annotation_notation(tmp_path: Path) -> None:
         run(*dmypy, "stop")
 
 
+HELPER = """\
+import typed_xmap.numpy as tnp
+from typed_xmap import NamedArray, f32
+
+
+def total(x: NamedArray[f32, "batch embed"]) -> NamedArray[f32, "batch"]:
+    return tnp.sum(x, "nope")
+"""
+
+
+def _rows(report: str) -> list[str]:
+    return sorted(row for row in report.splitlines() if MESSAGE.match(row))
+
+
 @pytest.mark.slow
-def test_a_large_project_reads_buffers_without_restarts(tmp_path: Path) -> None:
-    """Every file of a 1,500-file project gets a shadow when the daemon starts (its options travel in a file,
-    not on the command line, which holds 128 KiB); a buffer then reaches mypy with no restart. Environments and
-    hidden folders are not walked."""
+def test_the_daemon_starts_from_the_cache_a_check_left(tmp_path: Path) -> None:
+    """A cold start (no cache) checks everything and starts the cache writer (``typed-xmap check`` of the same
+    file); the next daemon starts from that cache: the same report at once (the cache's errors, an imported
+    module's included, though mypy's start from a cache replays none), then from a check of the file, which
+    hovers read; no writer; a file changed on disk since is read as changed."""
     from typed_xmap._tools._lsp._daemon import Daemon
-    from typed_xmap._tools._lsp._shadows import project_files
 
     (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = typed_xmap.plugin\n")
-    package = tmp_path / "a_package_with_a_long_name_as_real_projects_have" / "and_a_deep_folder"
-    package.mkdir(parents=True)
-    for index in range(1500):
-        (package / f"module_number_{index}.py").write_text("x = 1\n")
-    for skipped in (".venv", "venv", "node_modules", ".git"):
-        (tmp_path / skipped).mkdir()
-        (tmp_path / skipped / "hidden.py").write_text("x = 1\n")
+    (tmp_path / "helper.py").write_text(HELPER)
     model = tmp_path / "model.py"
-    model.write_text(MODEL)
-    assert len(list(project_files(tmp_path))) == 1501
-    daemon = Daemon(tmp_path)
+    model.write_text("from helper import total\n" + MODEL)
+    cold = Daemon(tmp_path)
     try:
-        assert "no-untyped-def" not in daemon.check([str(model)])
-        process = daemon.process
-        daemon.shadows.hold(model.resolve(), MODEL.replace('"nope"', '"hidden"'))  # the buffer fixes the bug
-        assert "error" not in daemon.check([str(model)])
-        daemon.shadows.follow_disk(model.resolve())
-        assert "reduces over axis 'nope'" in daemon.check([str(model)])
-        assert daemon.process is process  # one daemon throughout
+        full = cold.check([str(model)])
+        assert cold.writer is not None, "a cold start leaves no cache behind"
+        assert cold.writer.wait(timeout=600) == 1  # the check's status: errors found
     finally:
-        daemon.close()
+        cold.close()
+    assert {row.split(":")[0] for row in _rows(full)} == {"helper.py", "model.py"}, full
+    warm = Daemon(tmp_path)
+    try:
+        assert _rows(warm.check([str(model)])) == _rows(full)  # from the cache
+        assert warm.writer is None and not warm.exported
+        assert _rows(warm.check([str(model)])) == _rows(full)  # checked
+        assert any("hidden batch" in shown for shown in warm.inspect(f"{model}:7:5:7:10"))
+        warm.stop()
+        (tmp_path / "helper.py").write_text(HELPER.replace('"nope"', '"embed"'))
+        assert {row.split(":")[0] for row in _rows(warm.check([str(model)]))} == {"model.py"}
+    finally:
+        warm.close()

@@ -92,7 +92,8 @@ def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = Fals
 
 
 def with_plugin(options: Options) -> Options:
-    """``options`` (mypy's, read from the user's config) with the plugin, the stubs and redefinition on.
+    """``options`` (mypy's, read from the user's config) with the plugin, the stubs, redefinition and the
+    fine-grained cache on.
 
     ``typed-xmap check`` and the language server's mypy daemon (typed_xmap/_tools/_lsp/) both check this way.
     """
@@ -107,6 +108,9 @@ def with_plugin(options: Options) -> Options:
         # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an
         # accumulator are still reported; --allow-redefinition-old gives false errors in loops)
         options.allow_redefinition = bool(CONFIG["allow_redefinition"])
+    # mypy's fine-grained dependencies beside its cache: the language server's daemon starts from the cache a
+    # check left (``dmypy --use-fine-grained-cache``), and a check from the cache the server's writer left
+    options.cache_fine_grained = True
     stubs = _stubs_dir(options.cache_dir)
     if stubs is not None and str(stubs) not in options.mypy_path:
         options.mypy_path.insert(0, str(stubs))

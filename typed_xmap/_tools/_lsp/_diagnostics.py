@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
-MESSAGE = re.compile(
-    r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+):(?:(?P<end_line>\d+):(?P<end_col>\d+):)? "
-    r"(?P<severity>error|warning|note): (?P<text>.*?)(?:  \[(?P<code>[a-z0-9-]+)\])?$"
-)
+from ._report import MESSAGE
+
 SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
     "warning": lsp.DiagnosticSeverity.Warning,

@@ -15,9 +15,8 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from ._daemon import Daemon
+from ._daemon import Daemon, DaemonError
 from ._diagnostics import diagnostics
-from ._format import format_type, is_type
 from ._locations import parameter_use, unannotated_targets
 
 DEBOUNCE_S = 0.15
@@ -25,40 +24,62 @@ DEBOUNCE_S = 0.15
 
 
 class TypedXmapServer(LanguageServer):
-    """The server's state: the daemon (started on the first check), the files it checks, the checks to come."""
+    """The server's state: the daemon (started on the first check), the documents it checks (each file's path
+    and the URI the editor named it by), the checks to come."""
 
     def __init__(self) -> None:
         super().__init__("typed-xmap", "0.1.0")
         self.daemon: Daemon | None = None
-        self.files: set[str] = set()
+        self.documents: dict[str, str] = {}
         self.published: set[str] = set()
         self.checking = asyncio.Lock()  # one check at a time, in the order asked
         self.stale = False  # an edit no check has started to read yet
         self.timer: asyncio.TimerHandle | None = None
         self.later: asyncio.Future[None] | None = None
+        self.shut_down = False  # the editor asked for a shutdown before the exit (exit code 0, else 1)
 
     def project(self) -> Daemon:
         if self.daemon is None:
-            self.daemon = Daemon(Path(self.workspace.root_path or Path.cwd()))
+            self.daemon = Daemon(self.roots()[0])
         return self.daemon
+
+    def roots(self) -> list[Path]:
+        """The workspace's folders, the root first (the server's working directory when the editor gave none)."""
+        folders = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
+        found = [Path(path).resolve() for path in [self.workspace.root_path, *folders] if path]
+        return found or [Path.cwd().resolve()]
 
     def path(self, uri: str) -> str:
         return str(Path(to_fs_path(uri) or uri).resolve())
 
-    async def track(self, uri: str, *, buffer: bool) -> bool:
-        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk; ``False``
-        for a buffer with no file (an untitled one), which mypy cannot check."""
+    def uri(self, path: str) -> str:
+        """The URI the editor opened ``path`` by (``..`` segments and all), else the file's own."""
+        return self.documents.get(path) or from_fs_path(path) or path
+
+    def checks(self, document: lsp.TextDocumentItem) -> bool:
+        """Whether ``document`` is one mypy checks: a Python file of the workspace, on disk (not untitled)."""
+        path = Path(self.path(document.uri))
+        return (
+            document.language_id == "python"
+            and path.suffix in (".py", ".pyi")
+            and path.is_file()
+            and any(path.is_relative_to(root) for root in self.roots())
+        )
+
+    def track(self, uri: str, *, buffer: bool) -> None:
+        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk, from the
+        next check on (each check sends the daemon the shadows: no restart, nothing to wait for)."""
         path = Path(self.path(uri))
-        if not path.is_file():
-            return False
-        daemon = self.project()
-        if not daemon.shadows.covers(path):  # a new file: the daemon restarts (waiting for a check in flight)
-            await asyncio.to_thread(daemon.watch, path)
-        if buffer:  # read after the wait: the latest text, whichever edit's handler gets here last
-            daemon.shadows.hold(path, self.workspace.get_text_document(uri).source)
+        if buffer:  # the latest text, whichever edit's handler runs last
+            self.project().shadows.hold(path, self.workspace.get_text_document(uri).source)
         else:
-            daemon.shadows.follow_disk(path)
-        return True
+            self.project().shadows.release(path)
+        self.stale = True  # for the check the caller asks for next
+
+    def close(self) -> None:
+        """Stop mypy's daemon and remove the session's folder (also on an exit without shutdown, or SIGTERM)."""
+        if self.daemon is not None:
+            self.daemon.close()
 
     def check_soon(self) -> None:
         """Check once typing pauses (``DEBOUNCE_S`` after the last edit)."""
@@ -88,17 +109,28 @@ class TypedXmapServer(LanguageServer):
             await self._check()
 
     async def _check(self) -> None:
+        """Publish for each checked document (one opened meanwhile waits for its own check) and each file with
+        messages now or at the last check."""
         daemon = self.project()
-        report = await asyncio.to_thread(daemon.check, sorted(self.files))
+        checked = sorted(self.documents)
+        try:
+            report = await asyncio.to_thread(daemon.check, checked)
+        except DaemonError:
+            if daemon.closed:
+                return  # the editor shut the server down meanwhile
+            raise
         found = diagnostics(report, daemon.root)
-        for path in self.published | {str(p) for p in found} | self.files:
-            uri = from_fs_path(path) or path
+        for path in self.published | {str(p) for p in found} | set(checked):
             listed = found.get(Path(path), [])
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=listed))
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=listed))
         self.published = {str(p) for p in found}
+        if not daemon.exported:  # the diagnostics came from the cache: now the open files are checked
+            self.check_soon()
 
     async def types_at(self, location: str) -> list[str]:
         """The types dmypy reports at ``location`` (``path:line:col[:end_line:end_col]``), as shown."""
+        from ._format import format_type, is_type  # the plugin's formatter: imported by the first hover, not at start
+
         answers = await asyncio.to_thread(self.project().inspect, location)
         return [format_type(answer) for answer in answers if is_type(answer)]
 
@@ -106,45 +138,61 @@ class TypedXmapServer(LanguageServer):
 server = TypedXmapServer()
 
 
+@server.feature(lsp.INITIALIZED)
+def initialized(ls: TypedXmapServer, params: lsp.InitializedParams) -> None:
+    """A daemon started early for another folder than the workspace's root is replaced."""
+    if ls.daemon is not None and ls.daemon.root != ls.roots()[0]:
+        ls.daemon.close()
+        ls.daemon = None
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: TypedXmapServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    if await ls.track(params.text_document.uri, buffer=True):
-        ls.files.add(ls.path(params.text_document.uri))
+    """A Python document of the workspace is checked from now on (anything else the server leaves alone)."""
+    if ls.checks(params.text_document):
+        ls.documents[ls.path(params.text_document.uri)] = params.text_document.uri
+        ls.track(params.text_document.uri, buffer=True)
         await ls.check()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: TypedXmapServer, params: lsp.DidChangeTextDocumentParams) -> None:
     """An unsaved edit: mypy reads the buffer (pygls has applied the change) once typing pauses."""
-    ls.stale = True  # from now on a hover waits for this edit's check
-    try:
-        await ls.track(params.text_document.uri, buffer=True)
-    finally:
-        ls.check_soon()
+    if ls.path(params.text_document.uri) not in ls.documents:
+        return
+    ls.track(params.text_document.uri, buffer=True)  # from now on a hover waits for this edit's check
+    ls.check_soon()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: TypedXmapServer, params: lsp.DidSaveTextDocumentParams) -> None:
     """Saved: what is on disk is what was saved (also when no edit reached the server before the save)."""
-    if await ls.track(params.text_document.uri, buffer=False):
-        ls.files.add(ls.path(params.text_document.uri))
+    if ls.path(params.text_document.uri) in ls.documents:
+        ls.track(params.text_document.uri, buffer=False)
         await ls.check()
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 async def did_close(ls: TypedXmapServer, params: lsp.DidCloseTextDocumentParams) -> None:
     """Closed (unsaved edits dropped): mypy reads the file from disk again, for the files still open."""
-    await ls.track(params.text_document.uri, buffer=False)
-    ls.files.discard(ls.path(params.text_document.uri))
-    if ls.files:
+    path = ls.path(params.text_document.uri)
+    if path not in ls.documents:
+        return
+    del ls.documents[path]
+    ls.track(params.text_document.uri, buffer=False)
+    if ls.documents:
         ls.check_soon()
+    else:
+        ls.stale = False  # nothing left to check
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 async def hover(ls: TypedXmapServer, params: lsp.HoverParams) -> lsp.Hover | None:
     """The type of the innermost expression at the cursor; on a parameter, its type where the body uses it."""
-    await ls.settled()
     path = ls.path(params.text_document.uri)
+    if path not in ls.documents:
+        return None
+    await ls.settled()
     line, column = params.position.line + 1, params.position.character + 1
     source = ls.workspace.get_text_document(params.text_document.uri).source
     use = parameter_use(source, line, column)
@@ -158,8 +206,10 @@ async def hover(ls: TypedXmapServer, params: lsp.HoverParams) -> lsp.Hover | Non
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
 async def inlay_hints(ls: TypedXmapServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
     """``: NamedArray[...]`` after each name an unannotated assignment binds to a NamedArray, in range."""
-    await ls.settled()
     path = ls.path(params.text_document.uri)
+    if path not in ls.documents:
+        return []
+    await ls.settled()
     source = ls.workspace.get_text_document(params.text_document.uri).source
     first, last = params.range.start.line + 1, params.range.end.line + 1
     hints = []
@@ -175,5 +225,11 @@ async def inlay_hints(ls: TypedXmapServer, params: lsp.InlayHintParams) -> list[
 
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: TypedXmapServer, params: None) -> None:
-    if ls.daemon is not None:
-        ls.daemon.close()
+    ls.shut_down = True
+    ls.close()
+
+
+@server.feature(lsp.EXIT)
+def exit_(ls: TypedXmapServer, params: None) -> None:
+    """Before pygls ends the loop: a check in flight then ends at once (its daemon is gone), not when done."""
+    ls.close()

@@ -1,0 +1,213 @@
+"""mypy's daemon as the language server runs it: dmypy's ``Server`` with what an editor needs besides.
+
+- **Buffers while it runs.** Each ``check`` carries the map of shadows (a file -> the file holding the
+  editor's unsaved buffer; any other file is read from disk). mypy's own ``--shadow-file`` map is fixed when
+  its build starts; here the build's map is changed in place, and the file watcher forgets what it knew of a
+  file whose shadow changed, so the check reads it again: a file created after the daemon started costs an
+  incremental update.
+- **No file blocks the others.** A file mypy stops at (a syntax error half-way through typing, a blocking
+  error) gets its own messages, and the check goes on as if it held the last text of it that did not block
+  (an empty module for a file never seen whole): every other file keeps its diagnostics, and hovers answer.
+- **A start from mypy's cache** (``--use-fine-grained-cache``; ``typed-xmap check`` writes that cache): mypy
+  loads the modules the cache holds without checking them, then checks what changed. It replays none of the
+  cached modules' errors: they are sent with that first answer, and the next check checks those modules and
+  the files asked for (whose types hovers read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import traceback
+from pathlib import Path
+from typing import Any
+
+from mypy.dmypy_server import CONNECTION_NAME, Server
+from mypy.dmypy_util import receive, send
+from mypy.errors import Errors
+from mypy.find_sources import InvalidSourceList, create_source_list
+from mypy.fswatcher import FileData
+from mypy.ipc import IPCServer
+from mypy.modulefinder import BuildSource
+from mypy.options import Options
+from mypy.parse import parse
+
+from ._report import MESSAGE
+
+
+class EditorServer:
+    """dmypy's server (``mypy``: compiled, so wrapped, not subclassed) with the shadows of each check, blocking
+    files set aside, and errors kept from the cache."""
+
+    def __init__(self, options: Options, status_file: str, folder: Path) -> None:
+        self.mypy = Server(options, status_file, timeout=None)
+        self.options = options
+        self.status_file = status_file
+        self.folder = folder  # where the text a blocked file is read as goes
+        self.shadows = {source: shadow for source, shadow in options.shadow_file or []}
+        self.applied = dict(self.shadows)  # the map the build reads through
+        self.good: dict[str, str] = {}  # a checked file's last text no check stopped at
+        self.reread: set[str] = set()  # files whose text mypy must read again
+
+    def serve(self) -> None:
+        """Answer requests one at a time (dmypy's protocol: a JSON object each way) until ``stop``."""
+        server = IPCServer(CONNECTION_NAME, None)
+        Path(self.status_file).write_text(json.dumps({"pid": os.getpid(), "connection_name": server.connection_name}))
+        try:
+            command = None
+            while command != "stop":
+                with server:
+                    data = receive(server)
+                    command = data.pop("command", None)
+                    try:
+                        response = self.run(str(command), data)
+                    except Exception:  # the client gets the traceback; the daemon goes on
+                        response = {"error": "Daemon crashed!\n" + traceback.format_exc()}
+                    with contextlib.suppress(OSError):  # the client may have hung up
+                        send(server, {**response, "final": True})
+        finally:
+            Path(self.status_file).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                server.cleanup()
+
+    def run(self, command: str, data: dict[str, Any]) -> dict[str, Any]:
+        if command == "check":
+            self.follow(dict(data.pop("shadows", [])))
+            try:
+                sources = create_source_list(data["files"], self.options, self.mypy.fscache)
+            except InvalidSourceList as error:
+                return {"out": "", "err": str(error), "status": 2}
+            return self.check(sources, data["export_types"], data["is_tty"], data["terminal_width"])
+        response: dict[str, Any] = self.mypy.run_command(command, data)
+        return response
+
+    def follow(self, shadows: dict[str, str]) -> None:
+        """From this check on, mypy reads each file of ``shadows`` (absolute paths) from its shadow, any other
+        from disk; a file whose shadow changed is read again."""
+        self.reread |= {path for path in {*shadows, *self.shadows} if shadows.get(path) != self.shadows.get(path)}
+        self.shadows = shadows
+
+    def check(
+        self, sources: list[BuildSource], export_types: bool, is_tty: bool, terminal_width: int
+    ) -> dict[str, Any]:
+        """dmypy's check; a file that blocks it is set aside (``masks``) and the check run again."""
+        read = {os.path.realpath(source.path): source.path for source in sources if source.path}
+        read.update(self.shadows)
+        seen = {path: _text(where) for path, where in read.items()}  # what this check reads of each file
+        # a file checked that does not parse is set aside before mypy reads it: its fine-grained update never stops
+        # there (after such a stop, an update in which another file leaves the build can define a function twice)
+        blocked = {path: rows for path, text in seen.items() if (rows := syntax_errors(path, text, self.options))}
+        masks = {path: self._mask(path) for path in blocked}
+        while True:
+            self._apply(masks)
+            result = self._check(sources, export_types, is_tty, terminal_width)
+            found = {path: rows for path, rows in self._blockers(result).items() if path not in masks}
+            if not found:
+                break
+            blocked.update(found)
+            for path in found:
+                masks[path] = self._mask(path)
+        self.good.update({path: text for path, text in seen.items() if path not in blocked and text is not None})
+        if blocked:  # each file set aside shows its own messages, not those of the text it was read as
+            rows = [row for row in str(result["out"]).splitlines() if _file(row) not in masks]
+            result["out"] = "".join(f"{row}\n" for row in [*(r for b in blocked.values() for r in b), *rows])
+            result["status"] = max(int(result.get("status", 1)), 1)
+        return result
+
+    def _check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, width: int) -> dict[str, Any]:
+        started = self.mypy.fine_grained_manager is None
+        result = self.mypy.check(sources, export_types, is_tty, width)
+        manager = self.mypy.fine_grained_manager
+        if not started or manager is None:
+            return result
+        graph = manager.graph
+        result["uncached"] = sum(1 for state in graph.values() if state.meta is None)
+        if len(graph) == result["uncached"]:
+            return result
+        # started from the cache: mypy replays none of its errors, and exports no type of a file it did not check.
+        # The errors of the modules it loaded go with this answer; the next check checks those modules and the
+        # files ("exported": no types yet, for hovers)
+        build, rows = manager.manager, str(result["out"]).splitlines()
+        checked = {_file(row) for row in rows}
+        errored = [state for state in graph.values() if state.meta is not None and state.error_lines]
+        for state in errored:
+            if os.path.realpath(state.xpath) not in checked:
+                where = build.errors.simplify_path(state.xpath)
+                rows += build.errors.format_messages(where, state.error_lines, formatter=build.error_formatter)
+        self._forget({os.path.realpath(state.xpath) for state in errored})
+        return {**result, "out": "".join(f"{row}\n" for row in rows), "exported": False}
+
+    def _apply(self, masks: dict[str, str]) -> None:
+        """Have the build read each file through its shadow or mask; a file whose text changed is read again."""
+        mapping = {**self.shadows, **masks}
+        self.reread |= {path for path in {*mapping, *self.applied} if mapping.get(path) != self.applied.get(path)}
+        self.applied = mapping
+        self.options.shadow_file = [[source, shadow] for source, shadow in mapping.items()]
+        if self.mypy.fine_grained_manager is None:
+            self.reread.clear()  # the first build reads every file
+            return
+        build = self.mypy.fine_grained_manager.manager
+        build.shadow_map = dict(mapping)
+        build.shadow_equivalence_map.clear()
+        self._forget(self.reread)
+        self.reread.clear()
+
+    def _forget(self, paths: set[str]) -> None:
+        """The file watcher reports ``paths`` (real paths) changed at the next check: mypy reads them again."""
+        for watched in self.mypy.fswatcher.dump_file_data():
+            if os.path.realpath(watched) in paths:
+                self.mypy.fswatcher.set_file_data(watched, FileData(st_mtime=-1.0, st_size=-1, hash=""))
+
+    def _blockers(self, result: dict[str, Any]) -> dict[str, list[str]]:
+        """The messages of each file the check stopped at, by absolute path."""
+        manager = self.mypy.fine_grained_manager
+        if manager is not None and manager.blocking_error is None:
+            return {}
+        rows = f"{result.get('out', '')}{result.get('err', '')}".splitlines()
+        if manager is not None:  # an update stops at one module
+            assert manager.blocking_error is not None
+            path = os.path.realpath(manager.blocking_error[1])
+            return {path: [row for row in rows if _file(row) == path]}
+        if result.get("status") != 2:
+            return {}
+        found: dict[str, list[str]] = {}  # the first build stopped: the files it names
+        for row in rows:
+            named = _file(row)
+            if named is not None:
+                found.setdefault(named, []).append(row)
+        return found
+
+    def _mask(self, path: str) -> str:
+        """A file holding what mypy reads for the blocked ``path``: its last text that did not block. A new
+        text gets a new file (mypy reads a file again when its shadow changes)."""
+        text = self.good.get(path, "")
+        mask = self.folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}-{Path(path).name}"
+        if not mask.exists():
+            mask.write_text(text, encoding="utf-8")
+        return str(mask)
+
+
+def syntax_errors(path: str, text: str | None, options: Options) -> list[str]:
+    """mypy's messages on ``text`` (the file at ``path``) when its parser stops there, else none."""
+    if text is None:
+        return []
+    errors = Errors(options)
+    errors.set_ignore_prefix(os.getcwd())
+    errors.set_file(path, None, options)
+    parse(text, path, None, errors, options, eager=True)
+    return errors.new_messages() if errors.is_blockers() else []
+
+
+def _text(shadow: str) -> str | None:
+    try:
+        return Path(shadow).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _file(row: str) -> str | None:
+    """The real path of the file a row of mypy's report is about (``None``: a summary, not a message)."""
+    match = MESSAGE.match(row)
+    return os.path.realpath(match["file"]) if match else None
