@@ -2,9 +2,14 @@
 
 The mypy plugin meets them: real models take every size from a config. A symbol keeps its identity through
 simple arithmetic, in one canonical form, ``scale * atoms // divisor + offset`` (``2 * n`` and ``n * 2`` are
-one symbol). Two sizes *differ* only when that is certain for every size above 1: two ints that differ, or two
-symbols over the same atoms whose arithmetic differs (``cfg.mlp`` vs ``cfg.mlp // 2``). A symbol and an int,
-or symbols over different atoms, may be equal at run time: they never differ (gradual, never a false error).
+one symbol). Every step is exact: a floor division is folded into the form only where the result is the same
+number for every config (``(n // 2) // 2`` is ``n // 4``; ``2 * (n // 2)`` is not ``n``, so ``(n // 2)`` becomes
+an atom of its own, a *derived* atom, written in parentheses). Two sizes *differ* only when that is certain
+for every config whose sizes are positive ints: two ints that differ, two symbols over the same atoms with one
+arithmetic but for their offsets (``n`` vs ``n + 1``), or whose growth keeps them apart from the smallest config
+on (``cfg.mlp`` vs ``cfg.mlp // 2``, ``2 * n`` vs ``n``; never ``n`` vs ``n // 2 + 1``, equal for ``n = 2``). A
+symbol and an int, or symbols over different atoms, may be equal at run time: they never differ (gradual,
+never a false error).
 
 Pure Python; the plugin calls it, the runtime only ever has ints.
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +28,7 @@ __all__ = [
     "StaticSize",
     "SymbolicSize",
     "format_size",
+    "is_derived",
     "meet_sizes",
     "parse_size",
     "parse_symbolic_spec",
@@ -91,8 +98,9 @@ def size_mul(a: StaticSize, b: StaticSize) -> StaticSize:
         a, b = b, a
     assert isinstance(a, SymbolicSize)
     if isinstance(b, int):
-        if a.divisor != 1:
-            return _canonical(a.atoms, a.scale * b, a.divisor, a.offset * b) if a.offset == 0 else None
+        if a.divisor != 1:  # (n // 4) * 2 is not n // 2: the floor division becomes an atom
+            inner = _derived(a)
+            return size_mul(inner, b) if inner is not None else None
         return _canonical(a.atoms, a.scale * b, 1, a.offset * b)
     if a.divisor == b.divisor == 1 and a.offset == b.offset == 0:
         return _canonical(a.atoms + b.atoms, a.scale * b.scale, 1, 0)
@@ -103,24 +111,58 @@ def size_floordiv(a: StaticSize, b: StaticSize) -> StaticSize:
     """``a // b``: for an int ``b`` in canonical form (``cfg.mlp // 2``); by a symbol, an atom of its own
     (``(cfg.embed // cfg.heads)``, equal only to itself); unknown otherwise."""
     if isinstance(b, SymbolicSize) and a is not None:
-        text = f"({format_size(a)} // {format_size(b)})"
+        text = f"({_operand(a)} // {_operand(b)})"
         return symbol(text) if " * " not in text else None  # an atom never holds " * " (parse_size splits there)
     if a is None or not isinstance(b, int) or b <= 0:
         return None
     if isinstance(a, int):
         return a // b
-    if a.offset != 0:
-        return None
-    return _canonical(a.atoms, a.scale, a.divisor * b, 0)
+    if a.offset != 0:  # (n + 1) // 2 is not n // 2 + 1 // 2: an atom of its own
+        text = f"({_operand(a)} // {b})"
+        return symbol(text) if " * " not in text else None
+    return _canonical(a.atoms, a.scale, a.divisor * b, 0)  # floor(floor(m / d) / b) == floor(m / (d * b))
+
+
+def _operand(size: StaticSize) -> str:
+    """A size as the operand of a derived atom's ``//``: parenthesized unless it is one atom or an int."""
+    text = format_size(size)
+    if isinstance(size, SymbolicSize) and (size.scale != 1 or size.divisor != 1 or size.offset or len(size.atoms) > 1):
+        return f"({text})"
+    return text
+
+
+def _derived(size: SymbolicSize) -> SymbolicSize | None:
+    """A symbol with a floor division as a derived atom (``(n // 4)``), to multiply it exactly."""
+    base = SymbolicSize(size.atoms, size.scale, size.divisor, 0)
+    text = f"({format_size(base)})"
+    if " * " in text:
+        return None  # an atom never holds " * " (parse_size splits there)
+    return SymbolicSize((text,), 1, 1, size.offset)
+
+
+def is_derived(atom: str) -> bool:
+    """Whether an atom is a floor division this module made (``(n // 4)``, ``(cfg.embed // cfg.heads)``): its
+    value may be 0 or negative, where a config's own size is a positive int."""
+    return atom.startswith("(")
 
 
 def sizes_differ(a: StaticSize, b: StaticSize) -> bool:
-    """Whether two sizes certainly differ (for every size above 1); unknown, or int vs symbol, never do."""
+    """Whether two sizes certainly differ, for every config whose sizes are positive ints; unknown, int vs
+    symbol, or symbols over different atoms never do."""
     if isinstance(a, int) and isinstance(b, int):
         return a != b
-    if isinstance(a, SymbolicSize) and isinstance(b, SymbolicSize):
-        return a.atoms == b.atoms and a != b
-    return False
+    if not (isinstance(a, SymbolicSize) and isinstance(b, SymbolicSize)) or a.atoms != b.atoms or a == b:
+        return False
+    if (a.scale, a.divisor) == (b.scale, b.divisor):
+        return True  # one arithmetic, another offset: apart by the offsets' difference for every config
+    if any(is_derived(atom) for atom in a.atoms):
+        return False  # a derived atom may be 0 or negative: no smallest config to start from
+    if Fraction(a.scale, a.divisor) < Fraction(b.scale, b.divisor):
+        a, b = b, a
+    # a grows faster, from a product of atoms X >= 1 on: with the floors' bounds (floor(m / d) >= (m - d + 1) / d),
+    # a - b >= (a.scale / a.divisor - b.scale / b.divisor) * X + a.offset - b.offset - (a.divisor - 1) / a.divisor
+    slope = Fraction(a.scale, a.divisor) - Fraction(b.scale, b.divisor)
+    return slope + a.offset - b.offset - Fraction(a.divisor - 1, a.divisor) > 0
 
 
 def format_size(size: StaticSize) -> str:
