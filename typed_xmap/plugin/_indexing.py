@@ -8,6 +8,7 @@ A dict literal's keys are literal axis names; its values are read as the algebra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, MemberExpr, NameExpr, TupleExpr
@@ -17,6 +18,7 @@ from .._algebra import (
     DYNAMIC,
     Gather,
     NamedShapeError,
+    Size,
     dynamic_slice_operation,
     dynamic_slice_shape,
     index_named_shape,
@@ -26,6 +28,7 @@ from .._algebra import (
 )
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
+from ._names_first import Arguments, Unreadable, run
 from ._support import arg, arg_expr, label, report
 
 if TYPE_CHECKING:
@@ -224,25 +227,26 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
             return plugin.types.array(shape.dtype, None, shape.positional)
         return plugin.types.array(shape.dtype, plan.named, shape.positional)
     if name == "dynamic_slice":
-        starts = _keys(arg_expr(ctx, "start_indices", 1))
-        sizes = literal_value(arg_expr(ctx, "slice_sizes", 2))
-        if starts is None or not isinstance(sizes, dict):
+        args = Arguments(ctx)
+        starts = _keys(args.expression("start_indices", 1))
+        if starts is None:
             return plugin.types.array(shape.dtype, None, shape.positional)
-        try:
-            named = dynamic_slice_shape(
-                shape.named, starts, sizes, operation=dynamic_slice_operation("dynamic_slice", starts, sizes)
-            )
-        except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
-            return plugin.types.array(shape.dtype, None, shape.positional)
-        return plugin.types.array(shape.dtype, named, shape.positional)
+
+        def rule(named: Mapping[str, Size]) -> dict[str, Size]:
+            sizes = args.read("slice_sizes", 2)
+            if not isinstance(sizes, Mapping):
+                raise Unreadable
+            operation = dynamic_slice_operation("dynamic_slice", starts, sizes)
+            return dynamic_slice_shape(named, starts, sizes, operation=operation)
+
+        return plugin.types.array(shape.dtype, run(ctx, args, [shape.named], rule), shape.positional)
     _check_update_slice(ctx, shape)
     return plugin.types.array(shape.dtype, shape.named, shape.positional)
 
 
 def _check_update_slice(ctx: FunctionContext, shape: Shape) -> None:
     """``tnp.dynamic_update_slice(x, update, starts)``: ``update``'s axes among ``x``'s (the runtime's rule)."""
-    starts = _keys(arg_expr(ctx, "start_indices", 2))
+    starts = _keys(Arguments(ctx).expression("start_indices", 2))
     updates = arg(ctx, "update", 1)
     update = decode(updates[0]) if len(updates) == 1 else None
     if starts is None or shape.named is None or update is None or update.named is None or has_group(update.named):

@@ -40,6 +40,7 @@ from ._encoding import Shape, decode
 from ._literals import UNKNOWN, literal_value
 
 __all__ = [
+    "bound_once",
     "erased",
     "named_value_sizes",
     "read_sizes",
@@ -100,6 +101,14 @@ def static_size(api: Any, expr: Expression | None, depth: int = 0) -> StaticSize
         return None
     text = _source(api, expr)
     return symbol(text) if text is not None else None
+
+
+def bound_once(api: Any, expr: Expression) -> Expression | None:
+    """What a local name bound once in its function (``parts = {...}``, ``v = 2``) was assigned, else ``None``."""
+    if not isinstance(expr, NameExpr) or expr.kind != LDEF:
+        return None
+    bindings = _bindings(api)
+    return bindings.values.get(expr.name) if bindings.counts.get(expr.name, 0) == 1 else None
 
 
 def _literal_int(api: Any, expr: Expression) -> int | None:
