@@ -10,6 +10,8 @@ rejects ``isinstance`` of ``Annotated``, it is ``NamedArray_``, one class whatev
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from jax.sharding import Mesh
+
 from . import random as random
 from ._checker_view import MYPY
 from ._convert import named as named, positional as positional
@@ -117,7 +119,7 @@ def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ..
 def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...
 def fitting_mesh(
     shape: Sequence[int], names: Sequence[str], *, axis_types: tuple[Any, ...] | None = None, emulate: bool = False
-) -> Any: ...
+) -> Mesh: ...
 def vmap(
     f: Callable[..., Any],
     axis: str | Sequence[str],

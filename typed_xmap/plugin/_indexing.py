@@ -26,6 +26,7 @@ from .._algebra import (
     positional_key_error,
     update_named_shape,
 )
+from ._constants import flow_value
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
 from ._names_first import Arguments, Unreadable, run
@@ -210,7 +211,7 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
         return ctx.default_return_type
     operand = label(ctx.args[0][0] if ctx.args and ctx.args[0] else None, "x")
     if name == "take":
-        axis = literal_value(arg_expr(ctx, "axis", 2))
+        axis = flow_value(ctx.api, arg_expr(ctx, "axis", 2))
         indices = arg_expr(ctx, "indices", 1)
         index_types = arg(ctx, "indices", 1)
         if not isinstance(axis, str) or indices is None or len(index_types) != 1:

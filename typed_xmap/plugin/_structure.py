@@ -10,6 +10,7 @@ reported with the code of their kind (``named-axis-missing``, ``named-axis-size`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
@@ -64,6 +65,7 @@ __all__ = [
     "random_shape",
     "structure_hook",
     "tx_hook",
+    "with_preferred_dtype",
 ]
 
 Read = Callable[[str, int], object]
@@ -85,6 +87,7 @@ ONE_OPERAND = {
     "zeros_like": "tnp.zeros_like",
     "ones_like": "tnp.ones_like",
     "full_like": "tnp.full_like",
+    "astype": "x.astype",
 }
 """Functions of one NamedArray (the first argument), and how messages name them."""
 
@@ -130,6 +133,8 @@ def _one_operand_rule(
         result = broadcast_to_shape(named, erased(target), operation=operation)
         meet_sizes([static, target], operation=operation, operands=["x", "the target shape"])
         return {n: target[n] if target[n] is not None else static.get(n) for n in result}
+    if name == "astype":
+        return static
     if name in ("roll", "cumsum", "cumprod"):
         require_axis(named, read("axis", 2 if name == "roll" else 1), operation=operation)
         return static
@@ -166,7 +171,7 @@ _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "
 REDUCTION_METHODS = frozenset(_REDUCTIONS)
 METHODS = {
     f"typed_xmap._static.NamedArray_.{name}": name
-    for name in (*_REDUCTIONS, "cumsum", "cumprod", "rename", "merge_axes", "split_axis", "broadcast_to")
+    for name in (*_REDUCTIONS, "cumsum", "cumprod", "rename", "merge_axes", "split_axis", "broadcast_to", "astype")
 }
 """NamedArray methods that are these functions (or reductions), by full name -> the function's name."""
 
@@ -218,6 +223,15 @@ def dtype_argument(
     return plugin.types.marker_dtype(marker) if marker is not None else plugin.types.any()
 
 
+def with_preferred_dtype(plugin: TypedXmapPlugin, ctx: FunctionContext, result: Type) -> Type:
+    """``result`` with the dtype ``preferred_element_type=`` names (einsum, dot, conv), when it names one."""
+    dtype = dtype_argument(plugin, ctx, None, "preferred_element_type")
+    shape = decode(result)
+    if dtype is None or shape is None or shape.scalar:
+        return result
+    return plugin.types.encode(replace(shape, dtype=dtype))
+
+
 def _is_bool(dtype: Type) -> bool:
     proper = get_proper_type(dtype)
     return isinstance(proper, Instance) and proper.type.fullname in ("numpy.bool", "numpy.bool_")
@@ -249,8 +263,8 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     if shape is None:
         return ctx.default_return_type
     dtype: Type | None = shape.dtype
-    if name in ("one_hot", "zeros_like", "ones_like", "full_like", "cumsum", "cumprod"):  # dtype=, else the operand's
-        given = dtype_argument(plugin, ctx, {"zeros_like": 1, "ones_like": 1, "full_like": 2}.get(name))
+    if name in ("one_hot", "zeros_like", "ones_like", "full_like", "cumsum", "cumprod", "astype"):  # dtype=, else x's
+        given = dtype_argument(plugin, ctx, {"zeros_like": 1, "ones_like": 1, "full_like": 2, "astype": 1}.get(name))
         if given is not None:
             dtype = given
         elif name == "one_hot" or (name in ("cumsum", "cumprod") and _is_bool(shape.dtype)):

@@ -106,7 +106,8 @@ def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Typ
             x_named, kernel_named, spatial, contract, **options, feature_group_count=grouped, operation=operation
         ).named_shape
 
-    return _typed(plugin, ctx, x, x.dtype, args, [x, kernel], rule)
+    dtype = dtype_argument(plugin, ctx, None, "preferred_element_type") or x.dtype
+    return _typed(plugin, ctx, x, dtype, args, [x, kernel], rule)
 
 
 def selection_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
