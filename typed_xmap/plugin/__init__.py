@@ -36,6 +36,7 @@ from ._isinstance import ISINSTANCE, isinstance_signature
 from ._messages import install as install_messages
 from ._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._reductions import reduction_hook
+from ._scan import SCAN, scan_hook, scan_signature
 from ._sharding import SHARDING_NAMES, sharding_hook
 from ._structure import (
     METHODS as STRUCTURE_METHODS,
@@ -242,6 +243,8 @@ class TypedXmapPlugin(Plugin):
             return partial(transform_hook, self, TRANSFORMS[fullname])
         if fullname in NAMED_VMAP:
             return partial(named_vmap_hook, self)
+        if fullname in SCAN:
+            return partial(scan_hook, self)
         if fullname == "functools.partial":
             return partial(partial_new_hook, self)
         if fullname in POSITIONAL:
@@ -255,6 +258,8 @@ class TypedXmapPlugin(Plugin):
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname in ISINSTANCE:
             return isinstance_signature
+        if fullname in SCAN:
+            return partial(scan_signature, self)
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
