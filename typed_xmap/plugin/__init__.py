@@ -48,6 +48,7 @@ from ._structure import (
 )
 from ._symbolic import indexed, keeping, meeting
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
+from ._unions import per_member
 from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -218,7 +219,7 @@ class TypedXmapPlugin(Plugin):
     # -- type checking -----------------------------------------------------------------------
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         hook = self._function_hook(fullname)
-        return _checked(hook) if hook is not None else None
+        return _checked(per_member(hook)) if hook is not None else None
 
     def _function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname.startswith(TNP):
