@@ -29,15 +29,18 @@ from mypy.nodes import (
     FuncDef,
     IfStmt,
     IndexExpr,
+    IntExpr,
     MemberExpr,
     MypyFile,
     NameExpr,
     OperatorAssignmentStmt,
     Statement,
+    StrExpr,
     TryStmt,
     WhileStmt,
     WithStmt,
 )
+from mypy.types import Instance, LiteralType, get_proper_type
 
 from ._literals import literal_value
 from ._sizes import bound_once
@@ -62,7 +65,25 @@ def resolved(api: Any, expr: Expression, depth: int = 0) -> Expression:
     if not isinstance(expr, NameExpr) or depth > 8:
         return expr
     value = bound_once(api, expr) if expr.kind == LDEF else _module_constant(api, expr)
-    return resolved(api, value, depth + 1) if value is not None else expr
+    if value is not None:
+        return resolved(api, value, depth + 1)
+    return _literal_of_type(api, expr) or expr
+
+
+def _literal_of_type(api: Any, expr: NameExpr) -> Expression | None:
+    """An int or str literal mypy knows a name to hold (a ``Final`` constant, also one imported from another
+    module: mypy's cache keeps its literal type), as an expression."""
+    try:
+        proper = get_proper_type(api.get_expression_type(expr))
+    except Exception:
+        return None
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        proper = proper.last_known_value
+    if isinstance(proper, LiteralType) and type(proper.value) is int:
+        return IntExpr(proper.value)
+    if isinstance(proper, LiteralType) and isinstance(proper.value, str):
+        return StrExpr(proper.value)
+    return None
 
 
 _MODULE_CONSTANTS: dict[tuple[int, str], tuple[MypyFile, Expression | None]] = {}
