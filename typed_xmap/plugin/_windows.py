@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING
 from mypy.types import TupleType, Type
 
 from .._algebra import (
+    NamedShapeError,
     Size,
     conv_plan,
     conv_transpose_plan,
+    meet_sizes,
     pool_plan,
     sampled_shape,
     sorted_shape,
@@ -27,8 +29,9 @@ from .._algebra import (
 )
 from ._encoding import Shape, decode, has_group
 from ._names_first import Arguments, run
+from ._sizes import with_symbols
 from ._structure import dtype_argument, random_shape
-from ._support import arg
+from ._support import arg, arg_expr, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
@@ -62,9 +65,30 @@ def _typed(
     rule: Callable[..., Mapping[str, Size]],
 ) -> Type:
     """``rule(*operands' named shapes)`` with ``shape``'s positional dims, names first (``_names_first``);
-    unknown when unreadable or wrong (reported)."""
+    unknown when unreadable or wrong (reported). An axis the call does not name keeps its operand's symbol
+    (``batch=cfg.batch``, a kernel's ``out=cfg.channels``): no number of the call changes it."""
     named = run(ctx, args, [o.named or {} for o in operands], rule)
-    return plugin.types.array(dtype, named, shape.positional if named is not None else None)
+    if named is None:
+        return plugin.types.array(dtype, None, None)
+    symbols = {
+        n: symbol
+        for o in operands
+        for n, symbol in o.symbols.items()
+        if n in named and named[n] is None and n not in args.touched
+    }
+    return plugin.types.array(dtype, named, shape.positional, symbols)
+
+
+def _contracted_symbols(ctx: FunctionContext, x: Shape, kernel: Shape, operation: str) -> None:
+    """The axes ``x`` and the kernel share (the contracted ones) have one size: two symbols that differ
+    whatever the config (``cfg.channels`` vs ``cfg.channels // 2``) are ``named-axis-size`` (the algebra
+    compares ints). Not with ``feature_group_count``, where ``x``'s is a multiple of the kernel's."""
+    if not (x.symbols or kernel.symbols) or arg_expr(ctx, "feature_group_count") is not None:
+        return
+    try:
+        meet_sizes([with_symbols(x), with_symbols(kernel)], operation=operation, operands=["x", "kernel"])
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
 
 
 def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
@@ -107,6 +131,7 @@ def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Typ
         ).named_shape
 
     dtype = dtype_argument(plugin, ctx, None, "preferred_element_type") or x.dtype
+    _contracted_symbols(ctx, x, kernel, operation)
     return _typed(plugin, ctx, x, dtype, args, [x, kernel], rule)
 
 
