@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, MemberExpr, NameExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, TupleExpr
 from mypy.types import AnyType, Instance, Type, get_proper_type
 
 from .._algebra import (
@@ -26,7 +26,7 @@ from .._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from ._constants import flow_value
+from ._constants import flow_value, resolved
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
 from ._names_first import Arguments, Unreadable, run
@@ -37,7 +37,16 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["AT_GETITEM", "AT_UPDATES", "GETITEM", "at_hook", "at_update_hook", "getitem_hook", "indexing_hook"]
+__all__ = [
+    "AT_GETITEM",
+    "AT_UPDATES",
+    "GETITEM",
+    "at_hook",
+    "at_update_hook",
+    "bound_key",
+    "getitem_hook",
+    "indexing_hook",
+]
 
 GETITEM = "typed_xmap._static.NamedArray_.__getitem__"
 AT_GETITEM = "typed_xmap._static.At_.__getitem__"
@@ -122,7 +131,8 @@ def _index(
     items: dict[object, object] = {}
     unknown: set[object] = set()
     unread = False
-    for key_expr, value_expr in key.items:
+    for key_expr, written in key.items:
+        value_expr = bound_key(ctx, written)
         axis = literal_value(key_expr)
         if key_expr is None or axis is UNKNOWN:
             return None
@@ -147,10 +157,16 @@ def _index(
     return plugin.types.array(shape.dtype, named, shape.positional)
 
 
+def bound_key(ctx: MethodContext | FunctionContext, expr: Expression) -> Expression:
+    """A key or item bound once (``idx = {"seq": 0}``, ``window = slice(1, n)``) as what it was bound to."""
+    value = resolved(ctx.api, expr)
+    return value if value is not expr and isinstance(value, (DictExpr, CallExpr, IntExpr)) else expr
+
+
 def getitem_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
     """``x[{"batch": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``; ``x[0]`` on positional dims."""
     shape = decode(ctx.type)
-    key = ctx.args[0][0] if ctx.args and len(ctx.args[0]) == 1 else None
+    key = bound_key(ctx, ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
     if shape is None or shape.scalar:
         return ctx.default_return_type
     operand = label(getattr(ctx.context, "base", None), "x")

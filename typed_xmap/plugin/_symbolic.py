@@ -14,6 +14,7 @@ from mypy.types import Type
 
 from .._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
 from ._encoding import Shape, carries_symbols, decode
+from ._indexing import bound_key
 from ._sizes import named_value_sizes, static_size, with_symbols
 from ._support import label, report
 
@@ -132,7 +133,7 @@ def indexed(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
 
     def symbolic(ctx: Any) -> Type:
         result = hook(ctx)
-        key = ctx.args[0][0] if ctx.args and ctx.args[0] else None
+        key = bound_key(ctx, ctx.args[0][0]) if ctx.args and ctx.args[0] else None
         receiver = decode(ctx.type)
         if receiver is None or receiver.named is None or not isinstance(key, DictExpr):
             return result
@@ -140,9 +141,9 @@ def indexed(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         sizes = with_symbols(receiver)
         sliced = {
-            k.value: _slice_length(ctx.api, v, sizes.get(k.value))
+            k.value: _slice_length(ctx.api, bound_key(ctx, v), sizes.get(k.value))
             for k, v in key.items
-            if isinstance(k, StrExpr) and _is_slice(v)
+            if isinstance(k, StrExpr) and _is_slice(bound_key(ctx, v))
         }
         if not receiver.symbols and not any(isinstance(s, SymbolicSize) for s in sliced.values()):
             return result
