@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 Read = Callable[[str, int], object]
-"""Reads a literal argument by name and position (``_Unknown`` when it is not a literal)."""
+"""Reads an argument by name and position, names first (``_names_first.Arguments.read``)."""
 Sizes = Callable[[str, int], dict[str, StaticSize]]
 """Reads a shape argument ``{"batch": n, "embed": cfg.embed}`` by name and position: names first, each size an
 int, a symbol or unknown (``_Unknown`` when its keys are not literals)."""
@@ -147,11 +147,9 @@ def _one_operand_rule(
     if name == "one_hot":
         axis = new_axis(named, read("axis", 1), operation=operation, operand="tokens")
         return {**static, axis: size("size", 2)}
-    new = sizes("new_axes", -1) if read("new_axes", -1) is not None else None  # zeros_like, ones_like, full_like
-    if new is None:
-        return _kept(like_shape(named, None, operation=operation), static)
+    new = sizes("new_axes", -1)  # zeros_like, ones_like, full_like; {} without new_axes
     placeholders = {n: s if isinstance(s, int) else 1 for n, s in _checked_sizes(new, operation).items()}
-    result = like_shape(named, placeholders, operation=operation)  # the names' check; the sizes are new's
+    result = like_shape(named, placeholders or None, operation=operation)  # the names' check; the sizes: new's
     return {n: new[n] if n in new else static.get(n) for n in result}
 
 
@@ -186,7 +184,9 @@ def _size_reader(ctx: FunctionContext) -> Callable[[str, int], StaticSize]:
 def _sizes_reader(ctx: FunctionContext, read: Read) -> Sizes:
     def sizes(name: str, position: int) -> dict[str, StaticSize]:
         expr = arg_expr(ctx, name, position)
-        found = read_sizes(ctx.api, resolved(ctx.api, expr) if expr is not None else None)
+        if expr is None:
+            return {}  # not passed: no axes (zeros_like's new_axes)
+        found = read_sizes(ctx.api, resolved(ctx.api, expr))
         if found is not None:
             return found
         value = read(name, position)  # a literal that is not a dict of names: _checked_sizes words the error
@@ -307,7 +307,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = args.read
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
 
-    def run() -> tuple[dict[str, StaticSize], Any]:
+    def rule() -> tuple[dict[str, StaticSize], Any]:
         axis = read("axis", 1)
         label = operation.format(axis=axis)
         named = [s.named or {} for s in shapes]
@@ -325,7 +325,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
             total = size_add(total, one.get(str(axis)))
         return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
-    return _result(plugin, ctx, shapes[0].dtype, run, args)
+    return _result(plugin, ctx, shapes[0].dtype, rule, args)
 
 
 def _split(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
@@ -374,7 +374,7 @@ def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     read = args.read
     sizes = _sizes_reader(ctx, read)
 
-    def run() -> tuple[dict[str, StaticSize], Any]:
+    def rule() -> tuple[dict[str, StaticSize], Any]:
         if name == "arange":
             return _arange(ctx, read), ()
         if name == "causal_mask":
@@ -384,7 +384,7 @@ def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
         return _checked_sizes(sizes("shape", 0), f"tnp.{name}"), ()
 
     position = {"zeros": 1, "ones": 1, "full": 2}.get(name)  # arange: keyword-only; causal_mask: always bool
-    return _result(plugin, ctx, None if name == "causal_mask" else dtype_argument(plugin, ctx, position), run, args)
+    return _result(plugin, ctx, None if name == "causal_mask" else dtype_argument(plugin, ctx, position), rule, args)
 
 
 def random_shape(
