@@ -18,7 +18,7 @@ one ``typed_xmap._static.NamedArray_``.
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, Self, TypedDict, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypedDict, TypeVar, overload, runtime_checkable
 
 import numpy as np
 from numpy.typing import NBitBase
@@ -459,8 +459,14 @@ class AnyNamedArray(Protocol):  # noqa: PLW1641
     def __complex__(self) -> complex: ...
 
 
-class _BFloat16Bits(NBitBase):  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
-    """bfloat16's precision, apart from numpy's (as numpy's own ``_16Bit`` is: ``NBitBase`` is final to users)."""
+if TYPE_CHECKING:
+
+    class _BFloat16Bits(NBitBase):  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        """bfloat16's precision, apart from numpy's (as numpy's own ``_16Bit`` is: ``NBitBase`` is final to
+        users, and refuses a subclass at run time, where this module is imported only by tests)."""
+
+else:
+    _BFloat16Bits = Any
 
 
 class bfloat16(np.floating[_BFloat16Bits]):

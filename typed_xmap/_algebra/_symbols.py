@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ._errors import ErrorKind, NamedShapeError
 
@@ -28,7 +28,6 @@ __all__ = [
     "StaticSize",
     "SymbolicSize",
     "format_size",
-    "is_derived",
     "meet_sizes",
     "parse_size",
     "parse_symbolic_spec",
@@ -140,7 +139,7 @@ def _derived(size: SymbolicSize) -> SymbolicSize | None:
     return SymbolicSize((text,), 1, 1, size.offset)
 
 
-def is_derived(atom: str) -> bool:
+def _is_derived(atom: str) -> bool:
     """Whether an atom is a floor division this module made (``(n // 4)``, ``(cfg.embed // cfg.heads)``): its
     value may be 0 or negative, where a config's own size is a positive int."""
     return atom.startswith("(")
@@ -155,7 +154,7 @@ def sizes_differ(a: StaticSize, b: StaticSize) -> bool:
         return False
     if (a.scale, a.divisor) == (b.scale, b.divisor):
         return True  # one arithmetic, another offset: apart by the offsets' difference for every config
-    if any(is_derived(atom) for atom in a.atoms):
+    if any(_is_derived(atom) for atom in a.atoms):
         return False  # a derived atom may be 0 or negative: no smallest config to start from
     if Fraction(a.scale, a.divisor) < Fraction(b.scale, b.divisor):
         a, b = b, a
