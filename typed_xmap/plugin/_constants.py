@@ -40,10 +40,9 @@ from mypy.nodes import (
     WhileStmt,
     WithStmt,
 )
-from mypy.types import Instance, LiteralType, get_proper_type
 
 from ._literals import literal_value
-from ._sizes import bound_once
+from ._sizes import bound_once, known_literal
 
 __all__ = ["constant_value", "flow_value", "resolved"]
 
@@ -73,17 +72,10 @@ def resolved(api: Any, expr: Expression, depth: int = 0) -> Expression:
 def _literal_of_type(api: Any, expr: NameExpr) -> Expression | None:
     """An int or str literal mypy knows a name to hold (a ``Final`` constant, also one imported from another
     module: mypy's cache keeps its literal type), as an expression."""
-    try:
-        proper = get_proper_type(api.get_expression_type(expr))
-    except Exception:
-        return None
-    if isinstance(proper, Instance) and proper.last_known_value is not None:
-        proper = proper.last_known_value
-    if isinstance(proper, LiteralType) and type(proper.value) is int:
-        return IntExpr(proper.value)
-    if isinstance(proper, LiteralType) and isinstance(proper.value, str):
-        return StrExpr(proper.value)
-    return None
+    value = known_literal(api, expr)
+    if isinstance(value, int):
+        return IntExpr(value)
+    return StrExpr(value) if isinstance(value, str) else None
 
 
 _MODULE_CONSTANTS: dict[tuple[int, str], tuple[MypyFile, Expression | None]] = {}

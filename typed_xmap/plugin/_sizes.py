@@ -42,6 +42,7 @@ from ._literals import UNKNOWN, literal_value
 __all__ = [
     "bound_once",
     "erased",
+    "known_literal",
     "named_value_sizes",
     "read_sizes",
     "static_size",
@@ -111,16 +112,23 @@ def bound_once(api: Any, expr: Expression) -> Expression | None:
     return bindings.values.get(expr.name) if bindings.counts.get(expr.name, 0) == 1 else None
 
 
-def _literal_int(api: Any, expr: Expression) -> int | None:
+def known_literal(api: Any, expr: Expression) -> int | str | None:
+    """The int or str mypy knows ``expr`` to hold (``Literal[8]``, a ``Final`` constant, ``n = 8``'s last known
+    value), else ``None``."""
     try:
         proper = get_proper_type(api.get_expression_type(expr))
     except Exception:
         return None
     if isinstance(proper, Instance) and proper.last_known_value is not None:
         proper = proper.last_known_value
-    if isinstance(proper, LiteralType) and isinstance(proper.value, int) and not isinstance(proper.value, bool):
+    if isinstance(proper, LiteralType) and isinstance(proper.value, (int, str)) and not isinstance(proper.value, bool):
         return proper.value
     return None
+
+
+def _literal_int(api: Any, expr: Expression) -> int | None:
+    value = known_literal(api, expr)
+    return value if isinstance(value, int) else None
 
 
 def _axis_size(api: Any, value: Expression, axis: str) -> StaticSize:
