@@ -11,9 +11,12 @@ from mypy.nodes import (
     LDEF,
     AssignmentStmt,
     Block,
+    CallExpr,
     Decorator,
+    DelStmt,
     DictExpr,
     Expression,
+    ExpressionStmt,
     ForStmt,
     FuncDef,
     FuncItem,
@@ -232,6 +235,12 @@ def _count_target(target: Expression | None, counts: _Bindings) -> None:
             _count_target(item, counts)
     elif isinstance(target, StarExpr):
         _count_target(target.expr, counts)
+    elif isinstance(target, IndexExpr) and isinstance(target.base, NameExpr):  # parts["heads"] = 8 changes parts
+        counts.counts[target.base.name] = counts.counts.get(target.base.name, 0) + 2
+
+
+_MUTATING = frozenset({"update", "pop", "popitem", "clear", "setdefault", "append", "extend", "insert", "remove"})
+"""Methods that change a dict or list in place: a local they are called on is no longer its one binding."""
 
 
 def _count_block(block: Block | None, counts: _Bindings) -> None:
@@ -249,6 +258,13 @@ def _count_statement(statement: Statement, counts: _Bindings) -> None:
     elif isinstance(statement, OperatorAssignmentStmt):
         _count_target(statement.lvalue, counts)
         _count_target(statement.lvalue, counts)  # x += 1 rebinds: never one binding
+    elif isinstance(statement, DelStmt):
+        _count_target(statement.expr, counts)
+        _count_target(statement.expr, counts)
+    elif isinstance(statement, ExpressionStmt) and isinstance(statement.expr, CallExpr):
+        callee = statement.expr.callee
+        if isinstance(callee, MemberExpr) and callee.name in _MUTATING and isinstance(callee.expr, NameExpr):
+            counts.counts[callee.expr.name] = counts.counts.get(callee.expr.name, 0) + 2
     elif isinstance(statement, (ForStmt, WhileStmt)):
         if isinstance(statement, ForStmt):
             _count_target(statement.index, counts)
