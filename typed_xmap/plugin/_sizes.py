@@ -28,6 +28,7 @@ from mypy.nodes import (
     NameExpr,
     OperatorAssignmentStmt,
     OpExpr,
+    ReturnStmt,
     StarExpr,
     Statement,
     StrExpr,
@@ -67,44 +68,71 @@ _ARITHMETIC: dict[str, Callable[[StaticSize, StaticSize], StaticSize]] = {
 }
 
 
-def _source(api: Any, expr: Expression) -> str | None:
+def _source(api: Any, expr: Expression, this: Mapping[str, str] | None = None) -> str | None:
     """A name or attribute chain as written (``cfg.mlp``, ``self.heads``), from a name bound once in its
     function (a parameter never reassigned, a local assigned once) or a module's name. A name bound twice
-    (``ch = ch * 2``, a loop variable, a rebound ``x``) would give one text to two sizes: no symbol (unknown)."""
+    (``ch = ch * 2``, a loop variable, a rebound ``x``) would give one text to two sizes: no symbol (unknown).
+    In a property's body (``this``: its ``self`` -> the receiver as written) ``self`` is the receiver."""
     if isinstance(expr, NameExpr):
+        if this is not None and expr.kind == LDEF:
+            return this.get(expr.name)
         if expr.kind == LDEF and _bindings(api).counts.get(expr.name, 0) > 1:
             return None
         return expr.name
     if isinstance(expr, MemberExpr):
-        inner = _source(api, expr.expr)
+        inner = _source(api, expr.expr, this)
         return f"{inner}.{expr.name}" if inner is not None else None
     return None
 
 
-def static_size(api: Any, expr: Expression | None, depth: int = 0) -> StaticSize:
+def static_size(api: Any, expr: Expression | None, depth: int = 0, this: Mapping[str, str] | None = None) -> StaticSize:
     """The size ``expr`` denotes: an int when mypy knows its value, a symbol for a name, a config attribute or
     another value's ``named_shape[...]`` (and ``+ - * //`` on them), else unknown (``None``). A local assigned
-    once stands for what it was assigned (``pixels = cfg.patch * cfg.patch``)."""
+    once stands for what it was assigned (``pixels = cfg.patch * cfg.patch``), a property that returns one
+    expression for what it returns (``cfg.wide`` with ``return self.channels * 2``: ``2 * cfg.channels``)."""
     if expr is None or depth > 8:
         return None
-    if isinstance(expr, NameExpr) and expr.kind == LDEF:
+    if isinstance(expr, NameExpr) and expr.kind == LDEF and this is None:
         bindings = _bindings(api)
         if bindings.counts.get(expr.name, 0) == 1 and expr.name in bindings.values:
             return static_size(api, bindings.values[expr.name], depth + 1)
     if isinstance(expr, IntExpr):
         return expr.value
     if isinstance(expr, OpExpr) and expr.op in _ARITHMETIC:
-        return _ARITHMETIC[expr.op](static_size(api, expr.left, depth + 1), static_size(api, expr.right, depth + 1))
+        left, right = static_size(api, expr.left, depth + 1, this), static_size(api, expr.right, depth + 1, this)
+        return _ARITHMETIC[expr.op](left, right)
     known = _literal_int(api, expr)
     if known is not None:
         return known
     if isinstance(expr, IndexExpr) and isinstance(expr.index, StrExpr):
         base = expr.base
-        if isinstance(base, MemberExpr) and base.name == "named_shape":
+        if isinstance(base, MemberExpr) and base.name == "named_shape" and this is None:
             return _axis_size(api, base.expr, expr.index.value)
         return None
-    text = _source(api, expr)
+    if isinstance(expr, MemberExpr):
+        expanded = _property(api, expr, depth, this)
+        if expanded is not None:
+            return expanded
+    text = _source(api, expr, this)
     return symbol(text) if text is not None else None
+
+
+def _property(api: Any, expr: MemberExpr, depth: int, this: Mapping[str, str] | None) -> StaticSize:
+    """``cfg.wide`` where ``wide`` is a property whose body is one ``return``: the size it returns, its ``self``
+    read as ``cfg``; else ``None``."""
+    receiver = _source(api, expr.expr, this)
+    try:
+        typ = get_proper_type(api.get_expression_type(expr.expr))
+    except Exception:
+        return None
+    node = typ.type.get(expr.name) if isinstance(typ, Instance) and receiver is not None else None
+    function = node.node.func if node is not None and isinstance(node.node, Decorator) else None
+    if function is None or not function.is_property or not function.arguments or len(function.body.body) != 1:
+        return None
+    (statement,) = function.body.body
+    if not isinstance(statement, ReturnStmt) or statement.expr is None or receiver is None:
+        return None
+    return static_size(api, statement.expr, depth + 1, {function.arguments[0].variable.name: receiver})
 
 
 def bound_once(api: Any, expr: Expression) -> Expression | None:
