@@ -97,6 +97,7 @@ __all__ = [
 _F = TypeVar("_F", bound=Callable[..., Any])
 _A = TypeVar("_A")
 _C = TypeVar("_C")
+_Y = TypeVar("_Y")
 _D = TypeVar("_D")
 _PS = TypeVar("_PS")
 
@@ -129,7 +130,7 @@ def vmap(
     """``f`` mapped over a named axis of its NamedArray arguments; outputs get the axis back."""
 
 def scan(
-    f: Callable[[_C, Any], tuple[_C, Any]],
+    f: Callable[[_C, Any], tuple[_C, _Y]],
     init: _C,
     xs: Any,
     *,
@@ -137,8 +138,9 @@ def scan(
     length: int | None = None,
     reverse: bool = False,
     unroll: int | bool = 1,
-) -> tuple[_C, Any]:
-    """``lax.scan`` over the named axis ``axis`` of the NamedArrays in ``xs``; ys stacked along it."""
+) -> tuple[_C, _Y]:
+    """``lax.scan`` over the named axis ``axis`` of the NamedArrays in ``xs``; ys stacked along it (the mypy
+    plugin adds ``axis`` to their named shapes; to other checkers a NamedArray's shape is not in its type)."""
 
 class ImportHook:
     def uninstall(self) -> None: ...

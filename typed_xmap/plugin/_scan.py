@@ -88,13 +88,23 @@ def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     body = _body(ctx.api, arg_expr(ctx, "f", 0))
     result = get_proper_type(ctx.default_return_type)
     returned = get_proper_type(body.ret_type) if body is not None else None
-    if not isinstance(axis, str) or not isinstance(result, TupleType) or not isinstance(returned, TupleType):
+    if not isinstance(result, TupleType) or len(result.items) != 2:
         return ctx.default_return_type
-    if len(result.items) != 2 or len(returned.items) != 2:
-        return ctx.default_return_type
+    if not isinstance(axis, str) or not isinstance(returned, TupleType) or len(returned.items) != 2:
+        # the stub's ys are f's outputs without the scanned axis: never a closed shape that lacks it
+        ys = leaves(plugin, result.items[1], partial(_unknown, plugin), DEPTH, read_only=False)
+        return result.copy_modified(items=[result.items[0], ys])
     size = _scanned_size(ctx, axis)
     ys = leaves(plugin, returned.items[1], partial(_stacked, plugin, axis, size), DEPTH, read_only=False)
     return result.copy_modified(items=[result.items[0], ys])
+
+
+def _unknown(plugin: TypedXmapPlugin, typ: Type) -> Type | None:
+    """A NamedArray leaf of unknown shape (its dtype kept); ``None``: not a NamedArray."""
+    shape = decode(typ)
+    if shape is None or shape.scalar:
+        return None
+    return plugin.types.array(shape.dtype, None, None)
 
 
 def _scanned_size(ctx: FunctionContext, axis: str) -> StaticSize:
