@@ -13,6 +13,7 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from mypy.erasetype import erase_typevars
 from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
 
 from ._constants import flow_value
@@ -67,7 +68,7 @@ def scan_signature(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> Function
 
 
 def _expecting(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike:
-    signature = ctx.default_signature
+    signature = _without_ys_variable(ctx.default_signature)
     names = signature.arg_names
     if "xs" not in names or "axis" not in names or "f" not in names:
         return signature
@@ -82,6 +83,19 @@ def _expecting(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike
     return signature.copy_modified(arg_types=types)
 
 
+def _without_ys_variable(signature: CallableType) -> CallableType:
+    """The stub's ``_Y`` (ys, ``f``'s second output) erased: the function hook types ys from ``f`` itself, and a
+    TypeVar would let mypy infer it from the *expected* type (``_, hs = tx.scan(...)`` with ``hs`` declared,
+    stacked) and then reject ``f``, whose outputs are not stacked."""
+    ys = [v.id for v in signature.variables if v.name == "_Y"]
+    if not ys:
+        return signature
+    erased = erase_typevars(signature, ids_to_erase=ys)
+    if not isinstance(erased, CallableType):
+        return signature
+    return erased.copy_modified(variables=[v for v in signature.variables if v.id not in ys])
+
+
 def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     """``(carry, ys)``: ``ys`` are ``f``'s outputs with ``axis`` added, its size ``xs``'s or ``length=``."""
     axis = flow_value(ctx.api, arg_expr(ctx, "axis"))
@@ -90,12 +104,13 @@ def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     returned = get_proper_type(body.ret_type) if body is not None else None
     if not isinstance(result, TupleType) or len(result.items) != 2:
         return ctx.default_return_type
-    if not isinstance(axis, str) or not isinstance(returned, TupleType) or len(returned.items) != 2:
-        # the stub's ys are f's outputs without the scanned axis: never a closed shape that lacks it
-        ys = leaves(plugin, result.items[1], partial(_unknown, plugin), DEPTH, read_only=False)
-        return result.copy_modified(items=[result.items[0], ys])
+    outputs = returned.items[1] if isinstance(returned, TupleType) and len(returned.items) == 2 else None
+    if not isinstance(axis, str) or outputs is None:
+        # f's outputs lack the scanned axis: ys never have their closed shape, only their dtype and structure
+        unread = leaves(plugin, outputs or result.items[1], partial(_unknown, plugin), DEPTH, read_only=False)
+        return result.copy_modified(items=[result.items[0], unread])
     size = _scanned_size(ctx, axis)
-    ys = leaves(plugin, returned.items[1], partial(_stacked, plugin, axis, size), DEPTH, read_only=False)
+    ys = leaves(plugin, outputs, partial(_stacked, plugin, axis, size), DEPTH, read_only=False)
     return result.copy_modified(items=[result.items[0], ys])
 
 

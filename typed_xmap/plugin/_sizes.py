@@ -119,7 +119,7 @@ def static_size(api: Any, expr: Expression | None, depth: int = 0, this: Mapping
 
 def _property(api: Any, expr: MemberExpr, depth: int, this: Mapping[str, str] | None) -> StaticSize:
     """``cfg.wide`` where ``wide`` is a property whose body is one ``return``: the size it returns, its ``self``
-    read as ``cfg``; else ``None``."""
+    read as ``cfg``, when that is in the symbols' canonical form over the config's own sizes; else ``None``."""
     receiver = _source(api, expr.expr, this)
     try:
         typ = get_proper_type(api.get_expression_type(expr.expr))
@@ -132,7 +132,10 @@ def _property(api: Any, expr: MemberExpr, depth: int, this: Mapping[str, str] | 
     (statement,) = function.body.body
     if not isinstance(statement, ReturnStmt) or statement.expr is None or receiver is None:
         return None
-    return static_size(api, statement.expr, depth + 1, {function.arguments[0].variable.name: receiver})
+    size = static_size(api, statement.expr, depth + 1, {function.arguments[0].variable.name: receiver})
+    if isinstance(size, SymbolicSize) and any(atom.startswith("(") for atom in size.atoms):
+        return None  # a floor division of its own (cfg.grid: image // patch): the property's name reads better
+    return size
 
 
 def bound_once(api: Any, expr: Expression) -> Expression | None:
