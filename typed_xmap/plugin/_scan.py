@@ -107,7 +107,8 @@ def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     outputs = returned.items[1] if isinstance(returned, TupleType) and len(returned.items) == 2 else None
     if not isinstance(axis, str) or outputs is None:
         # f's outputs lack the scanned axis: ys never have their closed shape, only their dtype and structure
-        unread = leaves(plugin, outputs or result.items[1], partial(_unknown, plugin), DEPTH, read_only=False)
+        written = outputs if outputs is not None else result.items[1]
+        unread = leaves(plugin, written, partial(_unknown, plugin), DEPTH, read_only=False)
         return result.copy_modified(items=[result.items[0], unread])
     size = _scanned_size(ctx, axis)
     ys = leaves(plugin, outputs, partial(_stacked, plugin, axis, size), DEPTH, read_only=False)
