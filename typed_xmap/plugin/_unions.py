@@ -26,7 +26,8 @@ def _union_argument(ctx: Any) -> tuple[int, int, list[Type]] | None:
             proper = get_proper_type(typ)
             if isinstance(proper, UnionType) and len(proper.items) <= MAX_MEMBERS:
                 members = list(proper.items)
-                if all(decode(m) is not None for m in members):
+                shapes = [decode(m) for m in members]
+                if all(s is not None for s in shapes) and any(s is not None and not s.scalar for s in shapes):
                     return group, index, members
     return None
 
