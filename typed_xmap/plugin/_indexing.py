@@ -160,7 +160,10 @@ def _index(
 def bound_key(ctx: MethodContext | FunctionContext, expr: Expression) -> Expression:
     """A key or item bound once (``idx = {"seq": 0}``, ``window = slice(1, n)``) as what it was bound to."""
     value = resolved(ctx.api, expr)
-    return value if value is not expr and isinstance(value, (DictExpr, CallExpr, IntExpr)) else expr
+    if value is expr:
+        return expr
+    is_slice = isinstance(value, CallExpr) and getattr(value.callee, "fullname", None) == "builtins.slice"
+    return value if is_slice or isinstance(value, (DictExpr, IntExpr)) else expr
 
 
 def getitem_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
