@@ -66,7 +66,8 @@ def resolved(api: Any, expr: Expression, depth: int = 0) -> Expression:
     value = bound_once(api, expr) if expr.kind == LDEF else _module_constant(api, expr)
     if value is not None:
         return resolved(api, value, depth + 1)
-    return _literal_of_type(api, expr) or expr
+    literal = _literal_of_type(api, expr)
+    return literal if literal is not None else expr
 
 
 def _literal_of_type(api: Any, expr: NameExpr) -> Expression | None:
