@@ -108,13 +108,22 @@ def test_a_symbol_is_its_expression_for_every_config(x, configs):
         assert all(v in (a, None) for v in values)
 
 
+def _derived(expr: Expr, steps: list[tuple[str, int]]) -> Expr:
+    """``expr`` through a few arithmetic steps with small ints (``2 * (n // 2) + 1`` from ``n``)."""
+    for op, number in steps:
+        expr = Expr(op, Expr("int", number), expr) if op == "*" and number % 2 else Expr(op, expr, Expr("int", number))
+    return expr
+
+
+STEPS = st.lists(st.tuples(st.sampled_from(["+", "-", "*", "//"]), st.integers(1, 4)), min_size=1, max_size=3)
 PAIRS = st.one_of(
     st.tuples(_expressions(), _expressions()),
     st.tuples(_expressions(("n",)), _expressions(("n",))),  # one atom: mostly symbols over the same atoms
+    st.builds(lambda e, a, b: (_derived(e, a), _derived(e, b)), _expressions(("n",)), STEPS, STEPS),
 )
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(PAIRS, CONFIGS)
 def test_symbols_judged_to_differ_differ_for_every_config(pair, configs):
     x, y = pair
@@ -136,3 +145,8 @@ def test_floor_division_is_never_simplified_unless_exact():
     assert format_size(size_floordiv(size_add(k, 1), 2)) == "((cfg.k + 1) // 2)"
     assert sizes_differ(k, size_floordiv(k, 2)) and sizes_differ(size_mul(2, k), k)
     assert not sizes_differ(k, size_add(size_floordiv(k, 2), 1))  # equal for cfg.k = 2
+    # a floor division against its own base: bounded, never exact
+    assert sizes_differ(odd, size_add(k, 2)) and sizes_differ(size_add(k, 2), odd)  # odd <= cfg.k + 1
+    assert sizes_differ(size_mul(4, size_floordiv(k, 2)), size_mul(4, k))  # gates * (hidden // 2) vs gates * hidden
+    half = size_floordiv(k, 2)
+    assert not sizes_differ(half, size_mul(2, half))  # both 0 for cfg.k = 1

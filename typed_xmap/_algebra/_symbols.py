@@ -6,10 +6,10 @@ one symbol). Every step is exact: a floor division is folded into the form only 
 number for every config (``(n // 2) // 2`` is ``n // 4``; ``2 * (n // 2)`` is not ``n``, so ``(n // 2)`` becomes
 an atom of its own, a *derived* atom, written in parentheses). Two sizes *differ* only when that is certain
 for every config whose sizes are positive ints: two ints that differ, two symbols over the same atoms with one
-arithmetic but for their offsets (``n`` vs ``n + 1``), or whose growth keeps them apart from the smallest config
-on (``cfg.mlp`` vs ``cfg.mlp // 2``, ``2 * n`` vs ``n``; never ``n`` vs ``n // 2 + 1``, equal for ``n = 2``). A
-symbol and an int, or symbols over different atoms, may be equal at run time: they never differ (gradual,
-never a false error).
+arithmetic but for their offsets (``n`` vs ``n + 1``), or whose bounds keep them apart from the smallest config
+on (``cfg.mlp`` vs ``cfg.mlp // 2``, ``2 * n`` vs ``n``, ``4 * (n // 2)`` vs ``4 * n``; never ``n`` vs
+``n // 2 + 1``, equal for ``n = 2``). A symbol and an int, or symbols over unrelated atoms, may be equal at
+run time: they never differ (gradual, never a false error).
 
 Pure Python; the plugin calls it, the runtime only ever has ints.
 """
@@ -147,21 +147,42 @@ def _is_derived(atom: str) -> bool:
 
 def sizes_differ(a: StaticSize, b: StaticSize) -> bool:
     """Whether two sizes certainly differ, for every config whose sizes are positive ints; unknown, int vs
-    symbol, or symbols over different atoms never do."""
+    symbol, or symbols over unrelated atoms never do. Over one atom ``X`` (or one side over ``(X // n)``,
+    the other over ``X``: ``4 * (cfg.hidden // 2)`` vs ``4 * cfg.hidden``) each side lies between two lines
+    in ``X``; the sizes differ when the lines keep them apart from ``X = 1`` on."""
     if isinstance(a, int) and isinstance(b, int):
         return a != b
-    if not (isinstance(a, SymbolicSize) and isinstance(b, SymbolicSize)) or a.atoms != b.atoms or a == b:
+    if not (isinstance(a, SymbolicSize) and isinstance(b, SymbolicSize)) or a == b:
         return False
-    if (a.scale, a.divisor) == (b.scale, b.divisor):
+    if a.atoms == b.atoms and (a.scale, a.divisor) == (b.scale, b.divisor):
         return True  # one arithmetic, another offset: apart by the offsets' difference for every config
-    if any(_is_derived(atom) for atom in a.atoms):
-        return False  # a derived atom may be 0 or negative: no smallest config to start from
-    if Fraction(a.scale, a.divisor) < Fraction(b.scale, b.divisor):
-        a, b = b, a
-    # a grows faster, from a product of atoms X >= 1 on: with the floors' bounds (floor(m / d) >= (m - d + 1) / d),
-    # a - b >= (a.scale / a.divisor - b.scale / b.divisor) * X + a.offset - b.offset - (a.divisor - 1) / a.divisor
-    slope = Fraction(a.scale, a.divisor) - Fraction(b.scale, b.divisor)
-    return slope + a.offset - b.offset - Fraction(a.divisor - 1, a.divisor) > 0
+    base_a, base_b = _over_base(a), _over_base(b)
+    if base_a is None or base_b is None or base_a[0] != base_b[0]:
+        return False  # unrelated atoms, or a derived atom that may be 0 or negative: no smallest config
+    (slope_a, low_a, high_a), (slope_b, low_b, high_b) = base_a[1:], base_b[1:]
+    # a - b >= (slope_a - slope_b) * X + low_a - high_b, and b - a likewise: one of them above 0 from X = 1 on
+    above = slope_a >= slope_b and slope_a - slope_b + low_a - high_b > 0
+    below = slope_b >= slope_a and slope_b - slope_a + low_b - high_a > 0
+    return above or below
+
+
+_FLOORED = re.compile(r"^\(([^()\s]+) // (\d+)\)$")
+
+
+def _over_base(size: SymbolicSize) -> tuple[tuple[str, ...], Fraction, Fraction, Fraction] | None:
+    """``size`` as lines in its base atoms' product ``X >= 1``: ``(base atoms, slope, low, high)`` with
+    ``slope * X + low <= size <= slope * X + high``; ``None`` for a derived atom that is not ``(X // n)``.
+    ``floor(s * floor(X / n) / d) + o`` lies between ``s * X / (n * d) + o`` and that less
+    ``s * (n - 1) / (n * d) + (d - 1) / d`` (each floor loses less than one step of its divisor)."""
+    atoms, n = size.atoms, 1
+    if any(_is_derived(atom) for atom in atoms):
+        found = _FLOORED.match(atoms[0]) if len(atoms) == 1 else None
+        if found is None:
+            return None
+        atoms, n = (found.group(1),), int(found.group(2))
+    slope = Fraction(size.scale, n * size.divisor)
+    loss = Fraction(size.scale * (n - 1), n * size.divisor) + Fraction(size.divisor - 1, size.divisor)
+    return atoms, slope, size.offset - loss, Fraction(size.offset)
 
 
 def format_size(size: StaticSize) -> str:
