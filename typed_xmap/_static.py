@@ -18,9 +18,10 @@ one ``typed_xmap._static.NamedArray_``.
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, Self, TypedDict, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypedDict, TypeVar, overload, runtime_checkable
 
 import numpy as np
+from numpy.typing import NBitBase
 
 from ._checker_view import StaticBase
 
@@ -458,8 +459,24 @@ class AnyNamedArray(Protocol):  # noqa: PLW1641
     def __complex__(self) -> complex: ...
 
 
+if TYPE_CHECKING:
+
+    class _BFloat16Bits(NBitBase):  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        """bfloat16's precision, apart from numpy's (as numpy's own ``_16Bit`` is: ``NBitBase`` is final to
+        users, and refuses a subclass at run time, where this module is imported only by tests)."""
+
+else:
+    _BFloat16Bits = Any
+
+
+class bfloat16(np.floating[_BFloat16Bits]):
+    """bfloat16's scalar type to type checkers: numpy has none, and ml_dtypes' and jax's ``bfloat16`` are values
+    (``type[np.generic]``, ``Any``), so ``bf16`` names this one: a float (``Float`` accepts it), never an f16 or
+    an f32."""
+
+
 f16 = NamedArray_[np.float16, Any, Any]
-bf16 = NamedArray_[Any, Any, Any]  # numpy has no bfloat16 type
+bf16 = NamedArray_[bfloat16, Any, Any]
 f32 = NamedArray_[np.float32, Any, Any]
 f64 = NamedArray_[np.float64, Any, Any]
 i8 = NamedArray_[np.int8, Any, Any]

@@ -10,6 +10,8 @@ rejects ``isinstance`` of ``Annotated``, it is ``NamedArray_``, one class whatev
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from jax.sharding import Mesh
+
 from . import random as random
 from ._checker_view import MYPY
 from ._convert import named as named, positional as positional
@@ -95,6 +97,7 @@ __all__ = [
 _F = TypeVar("_F", bound=Callable[..., Any])
 _A = TypeVar("_A")
 _C = TypeVar("_C")
+_Y = TypeVar("_Y")
 _D = TypeVar("_D")
 _PS = TypeVar("_PS")
 
@@ -117,7 +120,7 @@ def resources_of(x: NamedArray_[Any, Any, Any]) -> dict[str, str | tuple[str, ..
 def visualize(x: NamedArray_[Any, Any, Any], *, console: Any = None) -> None: ...
 def fitting_mesh(
     shape: Sequence[int], names: Sequence[str], *, axis_types: tuple[Any, ...] | None = None, emulate: bool = False
-) -> Any: ...
+) -> Mesh: ...
 def vmap(
     f: Callable[..., Any],
     axis: str | Sequence[str],
@@ -127,7 +130,7 @@ def vmap(
     """``f`` mapped over a named axis of its NamedArray arguments; outputs get the axis back."""
 
 def scan(
-    f: Callable[[_C, Any], tuple[_C, Any]],
+    f: Callable[[_C, Any], tuple[_C, _Y]],
     init: _C,
     xs: Any,
     *,
@@ -135,8 +138,9 @@ def scan(
     length: int | None = None,
     reverse: bool = False,
     unroll: int | bool = 1,
-) -> tuple[_C, Any]:
-    """``lax.scan`` over the named axis ``axis`` of the NamedArrays in ``xs``; ys stacked along it."""
+) -> tuple[_C, _Y]:
+    """``lax.scan`` over the named axis ``axis`` of the NamedArrays in ``xs``; ys stacked along it (the mypy
+    plugin adds ``axis`` to their named shapes; to other checkers a NamedArray's shape is not in its type)."""
 
 class ImportHook:
     def uninstall(self) -> None: ...

@@ -36,6 +36,7 @@ from ._isinstance import ISINSTANCE, isinstance_signature
 from ._messages import install as install_messages
 from ._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._reductions import reduction_hook
+from ._scan import SCAN, scan_hook, scan_signature
 from ._sharding import SHARDING_NAMES, sharding_hook
 from ._structure import (
     METHODS as STRUCTURE_METHODS,
@@ -47,6 +48,7 @@ from ._structure import (
 )
 from ._symbolic import indexed, keeping, meeting
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
+from ._unions import per_member
 from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -217,7 +219,7 @@ class TypedXmapPlugin(Plugin):
     # -- type checking -----------------------------------------------------------------------
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         hook = self._function_hook(fullname)
-        return _checked(hook) if hook is not None else None
+        return _checked(per_member(hook)) if hook is not None else None
 
     def _function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         if fullname.startswith(TNP):
@@ -242,6 +244,8 @@ class TypedXmapPlugin(Plugin):
             return partial(transform_hook, self, TRANSFORMS[fullname])
         if fullname in NAMED_VMAP:
             return partial(named_vmap_hook, self)
+        if fullname in SCAN:
+            return partial(scan_hook, self)
         if fullname == "functools.partial":
             return partial(partial_new_hook, self)
         if fullname in POSITIONAL:
@@ -255,6 +259,8 @@ class TypedXmapPlugin(Plugin):
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname in ISINSTANCE:
             return isinstance_signature
+        if fullname in SCAN:
+            return partial(scan_signature, self)
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables

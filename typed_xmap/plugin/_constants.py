@@ -1,16 +1,22 @@
-"""Module-level constants read as literals: ``RESOURCES = {"batch": "data"}`` then ``tx.shard(x, RESOURCES)``.
+"""Names bound once read as what they were bound to: ``RESOURCES = {"batch": "data"}`` then
+``tx.shard(x, RESOURCES)``, ``LAYOUT: Final = {"height": "kh"}`` then ``tnp.conv(x, k, LAYOUT)``, a local
+``parts = {"heads": 4, "head_dim": 16}`` then ``tx.split_axis(x, "inner", parts)``.
 
-A name of the checked module stands for its value when the module binds it once, at the top level, to a
-literal, and never rebinds or mutates it (no ``global`` rebinding, item assignment, ``del`` or mutating
-method call anywhere in the module); ``Final`` says the same. A name from another module stays unknown:
-that module may come from mypy's cache, without its syntax tree, and a result must not depend on it.
+A name of the checked module stands for its value when the module binds it once, at the top level, and never
+rebinds or mutates it (no ``global`` rebinding, item assignment, ``del`` or mutating method call anywhere in
+the module); ``Final`` says the same. A local stands for its value when its function binds it once
+(``_sizes.bound_once``). A name from another module stays as it is: that module may come from mypy's cache,
+without its syntax tree, and a result must not depend on it (an int ``Final`` there is known all the same:
+mypy's own type for it is the literal).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from mypy.nodes import (
+    LDEF,
     AssignmentStmt,
     Block,
     CallExpr,
@@ -23,36 +29,75 @@ from mypy.nodes import (
     FuncDef,
     IfStmt,
     IndexExpr,
+    IntExpr,
     MemberExpr,
     MypyFile,
     NameExpr,
     OperatorAssignmentStmt,
     Statement,
+    StrExpr,
     TryStmt,
     WhileStmt,
     WithStmt,
 )
 
-from ._literals import UNKNOWN, literal_value
+from ._literals import literal_value
+from ._sizes import bound_once, known_literal
 
-__all__ = ["constant_value"]
+__all__ = ["constant_value", "flow_value", "resolved"]
 
 MUTATING = frozenset({"update", "pop", "popitem", "clear", "setdefault", "append", "extend", "insert", "remove"})
 
 
 def constant_value(api: Any, expr: Expression | None) -> object:
-    """``literal_value(expr)``, or the literal a module-level constant ``expr`` names; else ``UNKNOWN``."""
-    value = literal_value(expr)
-    if value is not UNKNOWN or not isinstance(expr, NameExpr) or not expr.fullname:
-        return value
+    """``literal_value(expr)``, names bound once (module constants, locals) read as their values; else ``UNKNOWN``."""
+    return flow_value(api, expr)
+
+
+def flow_value(api: Any, expr: Expression | None) -> object:
+    """``expr``'s literal value, every name in it bound once (at any depth: ``{"height": POOL}``) read as its value."""
+    return literal_value(expr, partial(resolved, api))
+
+
+def resolved(api: Any, expr: Expression, depth: int = 0) -> Expression:
+    """The expression a name bound once stands for (followed through names bound to names), else ``expr``."""
+    if not isinstance(expr, NameExpr) or depth > 8:
+        return expr
+    value = bound_once(api, expr) if expr.kind == LDEF else _module_constant(api, expr)
+    if value is not None:
+        return resolved(api, value, depth + 1)
+    literal = _literal_of_type(api, expr)
+    return literal if literal is not None else expr
+
+
+def _literal_of_type(api: Any, expr: NameExpr) -> Expression | None:
+    """An int or str literal mypy knows a name to hold (a ``Final`` constant, also one imported from another
+    module: mypy's cache keeps its literal type), as an expression."""
+    value = known_literal(api, expr)
+    if isinstance(value, int):
+        return IntExpr(value)
+    return StrExpr(value) if isinstance(value, str) else None
+
+
+_MODULE_CONSTANTS: dict[tuple[int, str], tuple[MypyFile, Expression | None]] = {}
+
+
+def _module_constant(api: Any, expr: NameExpr) -> Expression | None:
+    """The value a module-level name of the checked module is bound to, once and never changed; memoized."""
     tree = getattr(api, "tree", None)
-    module, _, _ = expr.fullname.rpartition(".")
+    module, _, _ = expr.fullname.rpartition(".") if expr.fullname else ("", "", "")
     if not isinstance(tree, MypyFile) or module != tree.fullname:
-        return UNKNOWN
+        return None
+    key = (id(tree), expr.fullname)
+    cached = _MODULE_CONSTANTS.get(key)
+    if cached is not None and cached[0] is tree:
+        return cached[1]
     values: list[Expression] = []
-    if not _bindings(tree.defs, expr.fullname, values) or len(values) != 1:
-        return UNKNOWN
-    return literal_value(values[0])
+    found = values[0] if _bindings(tree.defs, expr.fullname, values) and len(values) == 1 else None
+    if len(_MODULE_CONSTANTS) > 4096:
+        _MODULE_CONSTANTS.clear()
+    _MODULE_CONSTANTS[key] = (tree, found)
+    return found
 
 
 def _bindings(statements: list[Statement], fullname: str, values: list[Expression]) -> bool:

@@ -16,8 +16,10 @@ from mypy.types import LiteralType, Type, get_proper_type
 
 from .._algebra import NamedShapeError, Size, dot_operation, dot_spec, einsum_result, parse_einsum
 from ._broadcast import broadcast
+from ._constants import flow_value
 from ._encoding import Shape, decode
-from ._literals import UNKNOWN, literal_value
+from ._literals import UNKNOWN
+from ._structure import with_preferred_dtype
 from ._support import arg, arg_expr, fallback, label, report, result_dtype, shapes_of
 
 if TYPE_CHECKING:
@@ -80,6 +82,10 @@ def _contract(
 
 
 def einsum_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
+    return with_preferred_dtype(plugin, ctx, _einsum(plugin, ctx))
+
+
+def _einsum(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     spec_text = _literal_str(arg_expr(ctx, "spec", 0), arg(ctx, "spec", 0))
     operand_types = arg(ctx, "operands", 1)
     shapes = shapes_of(operand_types)
@@ -109,13 +115,17 @@ def _axis_names(axis: object) -> str | tuple[str, ...] | None:
 def dot_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     """``tnp.dot(x, y, axis=names)``: the brace einsum the runtime computes (``dot_spec``): contract the named
     axes, keep the positional dims; ``axis=None``: numpy's dot of the positional dims, named axes broadcast."""
+    return with_preferred_dtype(plugin, ctx, _dot(plugin, ctx))
+
+
+def _dot(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     types = arg(ctx, "x", 0) + arg(ctx, "y", 1)
     shapes = shapes_of(types)
     if shapes is None or len(shapes) != 2 or all(s.scalar for s in shapes):
         return fallback(ctx, types, plugin.types.array(plugin.types.any(), None, None))
     labels = [label(arg_expr(ctx, "x", 0), "x"), label(arg_expr(ctx, "y", 1), "y")]
     axis_expr = arg_expr(ctx, "axis")
-    axis = literal_value(axis_expr) if axis_expr is not None else None
+    axis = flow_value(ctx.api, axis_expr) if axis_expr is not None else None
     names = _axis_names(axis)
     dtype = result_dtype(shapes)
     if axis is UNKNOWN or (axis is not None and names is None):

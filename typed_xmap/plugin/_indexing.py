@@ -8,15 +8,17 @@ A dict literal's keys are literal axis names; its values are read as the algebra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, MemberExpr, NameExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, TupleExpr
 from mypy.types import AnyType, Instance, Type, get_proper_type
 
 from .._algebra import (
     DYNAMIC,
     Gather,
     NamedShapeError,
+    Size,
     dynamic_slice_operation,
     dynamic_slice_shape,
     index_named_shape,
@@ -24,8 +26,10 @@ from .._algebra import (
     positional_key_error,
     update_named_shape,
 )
+from ._constants import flow_value, resolved
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
+from ._names_first import Arguments, Unreadable, run
 from ._support import arg, arg_expr, label, report
 
 if TYPE_CHECKING:
@@ -33,7 +37,16 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["AT_GETITEM", "AT_UPDATES", "GETITEM", "at_hook", "at_update_hook", "getitem_hook", "indexing_hook"]
+__all__ = [
+    "AT_GETITEM",
+    "AT_UPDATES",
+    "GETITEM",
+    "at_hook",
+    "at_update_hook",
+    "bound_key",
+    "getitem_hook",
+    "indexing_hook",
+]
 
 GETITEM = "typed_xmap._static.NamedArray_.__getitem__"
 AT_GETITEM = "typed_xmap._static.At_.__getitem__"
@@ -118,7 +131,8 @@ def _index(
     items: dict[object, object] = {}
     unknown: set[object] = set()
     unread = False
-    for key_expr, value_expr in key.items:
+    for key_expr, written in key.items:
+        value_expr = bound_key(ctx, written)
         axis = literal_value(key_expr)
         if key_expr is None or axis is UNKNOWN:
             return None
@@ -143,10 +157,19 @@ def _index(
     return plugin.types.array(shape.dtype, named, shape.positional)
 
 
+def bound_key(ctx: MethodContext | FunctionContext, expr: Expression) -> Expression:
+    """A key or item bound once (``idx = {"seq": 0}``, ``window = slice(1, n)``) as what it was bound to."""
+    value = resolved(ctx.api, expr)
+    if value is expr:
+        return expr
+    is_slice = isinstance(value, CallExpr) and getattr(value.callee, "fullname", None) == "builtins.slice"
+    return value if is_slice or isinstance(value, (DictExpr, IntExpr)) else expr
+
+
 def getitem_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
     """``x[{"batch": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``; ``x[0]`` on positional dims."""
     shape = decode(ctx.type)
-    key = ctx.args[0][0] if ctx.args and len(ctx.args[0]) == 1 else None
+    key = bound_key(ctx, ctx.args[0][0]) if ctx.args and len(ctx.args[0]) == 1 else None
     if shape is None or shape.scalar:
         return ctx.default_return_type
     operand = label(getattr(ctx.context, "base", None), "x")
@@ -207,7 +230,7 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
         return ctx.default_return_type
     operand = label(ctx.args[0][0] if ctx.args and ctx.args[0] else None, "x")
     if name == "take":
-        axis = literal_value(arg_expr(ctx, "axis", 2))
+        axis = flow_value(ctx.api, arg_expr(ctx, "axis", 2))
         indices = arg_expr(ctx, "indices", 1)
         index_types = arg(ctx, "indices", 1)
         if not isinstance(axis, str) or indices is None or len(index_types) != 1:
@@ -224,25 +247,26 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
             return plugin.types.array(shape.dtype, None, shape.positional)
         return plugin.types.array(shape.dtype, plan.named, shape.positional)
     if name == "dynamic_slice":
-        starts = _keys(arg_expr(ctx, "start_indices", 1))
-        sizes = literal_value(arg_expr(ctx, "slice_sizes", 2))
-        if starts is None or not isinstance(sizes, dict):
+        args = Arguments(ctx)
+        starts = _keys(args.expression("start_indices", 1))
+        if starts is None:
             return plugin.types.array(shape.dtype, None, shape.positional)
-        try:
-            named = dynamic_slice_shape(
-                shape.named, starts, sizes, operation=dynamic_slice_operation("dynamic_slice", starts, sizes)
-            )
-        except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
-            return plugin.types.array(shape.dtype, None, shape.positional)
-        return plugin.types.array(shape.dtype, named, shape.positional)
+
+        def rule(named: Mapping[str, Size]) -> dict[str, Size]:
+            sizes = args.read("slice_sizes", 2)
+            if not isinstance(sizes, Mapping):
+                raise Unreadable
+            operation = dynamic_slice_operation("dynamic_slice", starts, sizes)
+            return dynamic_slice_shape(named, starts, sizes, operation=operation)
+
+        return plugin.types.array(shape.dtype, run(ctx, args, [shape.named], rule), shape.positional)
     _check_update_slice(ctx, shape)
     return plugin.types.array(shape.dtype, shape.named, shape.positional)
 
 
 def _check_update_slice(ctx: FunctionContext, shape: Shape) -> None:
     """``tnp.dynamic_update_slice(x, update, starts)``: ``update``'s axes among ``x``'s (the runtime's rule)."""
-    starts = _keys(arg_expr(ctx, "start_indices", 2))
+    starts = _keys(Arguments(ctx).expression("start_indices", 2))
     updates = arg(ctx, "update", 1)
     update = decode(updates[0]) if len(updates) == 1 else None
     if starts is None or shape.named is None or update is None or update.named is None or has_group(update.named):

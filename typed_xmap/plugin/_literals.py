@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mypy.nodes import (
     CallExpr,
     DictExpr,
@@ -24,8 +26,15 @@ UNKNOWN = object()
 """What ``literal_value`` returns for an expression it cannot evaluate statically."""
 
 
-def literal_value(expr: Expression | None) -> object:
-    """A literal's value: str, int, None, ..., lists, tuples, dicts, ``SerialLoop(n)``; else ``UNKNOWN``."""
+def literal_value(
+    expr: Expression | None, resolve: Callable[[Expression], Expression] | None = None, *, partial: bool = False
+) -> object:
+    """A literal's value: str, int, None, ..., lists, tuples, dicts, ``SerialLoop(n)``; else ``UNKNOWN``.
+    ``resolve`` gives what a name stands for (``_constants.flow_value``: a name bound once), at every level;
+    ``partial`` keeps a container whose items or dict values are not all known, with ``UNKNOWN`` in their place
+    (``{"height": cfg.pool}`` -> ``{"height": UNKNOWN}``: the names are known)."""
+    if resolve is not None and expr is not None:
+        expr = resolve(expr)
     if isinstance(expr, (StrExpr, IntExpr)):
         return expr.value
     if isinstance(expr, UnaryExpr) and expr.op == "-" and isinstance(expr.expr, IntExpr):
@@ -35,21 +44,21 @@ def literal_value(expr: Expression | None) -> object:
     if isinstance(expr, NameExpr) and expr.fullname == "builtins.None":
         return None
     if isinstance(expr, (ListExpr, TupleExpr)):
-        items = [literal_value(item) for item in expr.items]
-        if any(item is UNKNOWN for item in items):
+        items = [literal_value(item, resolve, partial=partial) for item in expr.items]
+        if not partial and any(item is UNKNOWN for item in items):
             return UNKNOWN
         return items if isinstance(expr, ListExpr) else tuple(items)
     if isinstance(expr, DictExpr):
         result = {}
         for key, value in expr.items:
-            k, v = literal_value(key), literal_value(value)
-            if key is None or k is UNKNOWN or v is UNKNOWN:
+            k, v = literal_value(key, resolve), literal_value(value, resolve, partial=partial)
+            if key is None or k is UNKNOWN or (v is UNKNOWN and not partial):
                 return UNKNOWN
             result[k] = v
         return result
     callee = expr.callee if isinstance(expr, CallExpr) else None
     if isinstance(expr, CallExpr) and isinstance(callee, (NameExpr, MemberExpr)) and callee.name == "SerialLoop":
-        length = literal_value(expr.args[0]) if expr.args else UNKNOWN
+        length = literal_value(expr.args[0], resolve) if expr.args else UNKNOWN
         if length is UNKNOWN:
             return SerialLoop(1)  # a loop of a length only known at run time is a loop resource all the same
         try:

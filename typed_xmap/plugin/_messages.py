@@ -29,6 +29,7 @@ __all__ = ["install", "installed", "readable"]
 ENCODED = "NamedArray_["
 DTYPES = {
     "floating[_16Bit]": "f16",
+    "bfloat16": "bf16",
     "floating[_32Bit]": "f32",
     "floating[_64Bit]": "f64",
     "signedinteger[_8Bit]": "i8",
@@ -45,7 +46,7 @@ DTYPES = {
     "integer[Any]": "Int",
     "number[Any]": "Num",
 }
-"""numpy's scalar types as mypy prints them -> the dtype markers users write (``bf16`` prints as ``Any``)."""
+"""numpy's scalar types as mypy prints them -> the dtype markers users write."""
 _QUALIFIED = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 _ITEM = re.compile(r"'([^']*)'([=?]*):\s*(?:Literal\[(\d+)\]|[^,}]+)")
 _SIZE = re.compile(r"Literal\[(\d+)\]")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["NAMED_VMAP", "named_vmap_hook"]
+__all__ = ["DEPTH", "NAMED_VMAP", "leaves", "named_vmap_hook"]
 
 NAMED_VMAP = frozenset({"typed_xmap.vmap", "typed_xmap._ops._vmap.vmap"})
 CONTAINERS = frozenset(
@@ -49,14 +49,12 @@ def named_vmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     if not isinstance(fun, CallableType) or fun.is_type_obj() or not names or len(names) != len(listed):
         return ctx.default_return_type
     return fun.copy_modified(
-        arg_types=[
-            _leaves(plugin, t, partial(_accepting, plugin, names), DEPTH, read_only=True) for t in fun.arg_types
-        ],
-        ret_type=_leaves(plugin, fun.ret_type, partial(_returning, plugin, names), DEPTH, read_only=False),
+        arg_types=[leaves(plugin, t, partial(_accepting, plugin, names), DEPTH, read_only=True) for t in fun.arg_types],
+        ret_type=leaves(plugin, fun.ret_type, partial(_returning, plugin, names), DEPTH, read_only=False),
     )
 
 
-def _leaves(
+def leaves(
     plugin: TypedXmapPlugin, typ: Type, change: Callable[[Type], Type | None], depth: int, *, read_only: bool
 ) -> Type:
     """``typ`` with each leaf ``change`` types (``None``: not a leaf) changed, inside pytree containers.
@@ -68,14 +66,14 @@ def _leaves(
     proper = get_proper_type(typ)
     if isinstance(proper, TupleType):
         return proper.copy_modified(
-            items=[_leaves(plugin, t, change, depth - 1, read_only=read_only) for t in proper.items]
+            items=[leaves(plugin, t, change, depth - 1, read_only=read_only) for t in proper.items]
         )
     if isinstance(proper, TypedDictType):
         keys = set(proper.items) if read_only else proper.readonly_keys
-        items = {k: _leaves(plugin, t, change, depth - 1, read_only=read_only) for k, t in proper.items.items()}
+        items = {k: leaves(plugin, t, change, depth - 1, read_only=read_only) for k, t in proper.items.items()}
         return TypedDictType(items, proper.required_keys, keys, proper.fallback, is_closed=proper.is_closed)
     if isinstance(proper, Instance) and proper.type.fullname in CONTAINERS:
-        args = [_leaves(plugin, t, change, depth - 1, read_only=read_only) for t in proper.args]
+        args = [leaves(plugin, t, change, depth - 1, read_only=read_only) for t in proper.args]
         covariant = COVARIANT.get(proper.type.fullname) if read_only else None  # so list[X] fits list[X']
         info = plugin.types.info(covariant) if covariant is not None else None
         return Instance(info, args) if info is not None else proper.copy_modified(args=args)

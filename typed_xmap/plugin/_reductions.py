@@ -27,8 +27,9 @@ from .._algebra import (
     split_axis,
 )
 from ._broadcast import bound_operands
+from ._constants import flow_value
 from ._encoding import Shape, decode, has_group
-from ._literals import UNKNOWN, literal_value
+from ._literals import UNKNOWN
 from ._support import arg, arg_expr, fallback, label, report
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _reduced(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext, shape: Sh
         declared.dtype if declared is not None and operation_row.dtype is not ResultDType.SAME else shape.dtype
     )
     axis_expr = arg_expr(ctx, "axis", 1)
-    axis = literal_value(axis_expr) if axis_expr is not None else None
+    axis = flow_value(ctx.api, axis_expr) if axis_expr is not None else None
     if axis is UNKNOWN:
         return plugin.types.array(result_dtype, None, None)
     operand = label(ctx.args[0][0] if ctx.args and ctx.args[0] else None, "x")

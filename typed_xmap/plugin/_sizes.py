@@ -11,9 +11,12 @@ from mypy.nodes import (
     LDEF,
     AssignmentStmt,
     Block,
+    CallExpr,
     Decorator,
+    DelStmt,
     DictExpr,
     Expression,
+    ExpressionStmt,
     ForStmt,
     FuncDef,
     FuncItem,
@@ -25,6 +28,7 @@ from mypy.nodes import (
     NameExpr,
     OperatorAssignmentStmt,
     OpExpr,
+    ReturnStmt,
     StarExpr,
     Statement,
     StrExpr,
@@ -40,7 +44,9 @@ from ._encoding import Shape, decode
 from ._literals import UNKNOWN, literal_value
 
 __all__ = [
+    "bound_once",
     "erased",
+    "known_literal",
     "named_value_sizes",
     "read_sizes",
     "static_size",
@@ -62,56 +68,101 @@ _ARITHMETIC: dict[str, Callable[[StaticSize, StaticSize], StaticSize]] = {
 }
 
 
-def _source(api: Any, expr: Expression) -> str | None:
+def _source(api: Any, expr: Expression, this: Mapping[str, str] | None = None) -> str | None:
     """A name or attribute chain as written (``cfg.mlp``, ``self.heads``), from a name bound once in its
     function (a parameter never reassigned, a local assigned once) or a module's name. A name bound twice
-    (``ch = ch * 2``, a loop variable, a rebound ``x``) would give one text to two sizes: no symbol (unknown)."""
+    (``ch = ch * 2``, a loop variable, a rebound ``x``) would give one text to two sizes: no symbol (unknown).
+    In a property's body (``this``: its ``self`` -> the receiver as written) ``self`` is the receiver."""
     if isinstance(expr, NameExpr):
+        if this is not None and expr.kind == LDEF:
+            return this.get(expr.name)
         if expr.kind == LDEF and _bindings(api).counts.get(expr.name, 0) > 1:
             return None
         return expr.name
     if isinstance(expr, MemberExpr):
-        inner = _source(api, expr.expr)
+        inner = _source(api, expr.expr, this)
         return f"{inner}.{expr.name}" if inner is not None else None
     return None
 
 
-def static_size(api: Any, expr: Expression | None, depth: int = 0) -> StaticSize:
+def static_size(api: Any, expr: Expression | None, depth: int = 0, this: Mapping[str, str] | None = None) -> StaticSize:
     """The size ``expr`` denotes: an int when mypy knows its value, a symbol for a name, a config attribute or
     another value's ``named_shape[...]`` (and ``+ - * //`` on them), else unknown (``None``). A local assigned
-    once stands for what it was assigned (``pixels = cfg.patch * cfg.patch``)."""
+    once stands for what it was assigned (``pixels = cfg.patch * cfg.patch``), a property that returns one
+    expression for what it returns (``cfg.wide`` with ``return self.channels * 2``: ``2 * cfg.channels``)."""
     if expr is None or depth > 8:
         return None
-    if isinstance(expr, NameExpr) and expr.kind == LDEF:
+    if isinstance(expr, NameExpr) and expr.kind == LDEF and this is None:
         bindings = _bindings(api)
         if bindings.counts.get(expr.name, 0) == 1 and expr.name in bindings.values:
             return static_size(api, bindings.values[expr.name], depth + 1)
     if isinstance(expr, IntExpr):
         return expr.value
     if isinstance(expr, OpExpr) and expr.op in _ARITHMETIC:
-        return _ARITHMETIC[expr.op](static_size(api, expr.left, depth + 1), static_size(api, expr.right, depth + 1))
+        left, right = static_size(api, expr.left, depth + 1, this), static_size(api, expr.right, depth + 1, this)
+        return _ARITHMETIC[expr.op](left, right)
     known = _literal_int(api, expr)
     if known is not None:
         return known
     if isinstance(expr, IndexExpr) and isinstance(expr.index, StrExpr):
         base = expr.base
-        if isinstance(base, MemberExpr) and base.name == "named_shape":
+        if isinstance(base, MemberExpr) and base.name == "named_shape" and this is None:
             return _axis_size(api, base.expr, expr.index.value)
         return None
-    text = _source(api, expr)
+    if isinstance(expr, MemberExpr):
+        expanded = _property(api, expr, depth, this)
+        if expanded is not None:
+            return expanded
+    text = _source(api, expr, this)
     return symbol(text) if text is not None else None
 
 
-def _literal_int(api: Any, expr: Expression) -> int | None:
+def _property(api: Any, expr: MemberExpr, depth: int, this: Mapping[str, str] | None) -> StaticSize:
+    """``cfg.wide`` where ``wide`` is a property whose body is one ``return``: the size it returns, its ``self``
+    read as ``cfg``, when that is in the symbols' canonical form over the config's own sizes; else ``None``."""
+    receiver = _source(api, expr.expr, this)
+    try:
+        typ = get_proper_type(api.get_expression_type(expr.expr))
+    except Exception:
+        return None
+    node = typ.type.get(expr.name) if isinstance(typ, Instance) and receiver is not None else None
+    function = node.node.func if node is not None and isinstance(node.node, Decorator) else None
+    if function is None or not function.is_property or not function.arguments or len(function.body.body) != 1:
+        return None
+    (statement,) = function.body.body
+    if not isinstance(statement, ReturnStmt) or statement.expr is None or receiver is None:
+        return None
+    size = static_size(api, statement.expr, depth + 1, {function.arguments[0].variable.name: receiver})
+    if isinstance(size, SymbolicSize) and any(atom.startswith("(") for atom in size.atoms):
+        return None  # a floor division of its own (cfg.grid: image // patch): the property's name reads better
+    return size
+
+
+def bound_once(api: Any, expr: Expression) -> Expression | None:
+    """What a local name bound once in its function (``parts = {...}``, ``v = 2``) was assigned, else ``None``."""
+    if not isinstance(expr, NameExpr) or expr.kind != LDEF:
+        return None
+    bindings = _bindings(api)
+    return bindings.values.get(expr.name) if bindings.counts.get(expr.name, 0) == 1 else None
+
+
+def known_literal(api: Any, expr: Expression) -> int | str | None:
+    """The int or str mypy knows ``expr`` to hold (``Literal[8]``, a ``Final`` constant, ``n = 8``'s last known
+    value), else ``None``."""
     try:
         proper = get_proper_type(api.get_expression_type(expr))
     except Exception:
         return None
     if isinstance(proper, Instance) and proper.last_known_value is not None:
         proper = proper.last_known_value
-    if isinstance(proper, LiteralType) and isinstance(proper.value, int) and not isinstance(proper.value, bool):
+    if isinstance(proper, LiteralType) and isinstance(proper.value, (int, str)) and not isinstance(proper.value, bool):
         return proper.value
     return None
+
+
+def _literal_int(api: Any, expr: Expression) -> int | None:
+    value = known_literal(api, expr)
+    return value if isinstance(value, int) else None
 
 
 def _axis_size(api: Any, value: Expression, axis: str) -> StaticSize:
@@ -215,6 +266,12 @@ def _count_target(target: Expression | None, counts: _Bindings) -> None:
             _count_target(item, counts)
     elif isinstance(target, StarExpr):
         _count_target(target.expr, counts)
+    elif isinstance(target, IndexExpr) and isinstance(target.base, NameExpr):  # parts["heads"] = 8 changes parts
+        counts.counts[target.base.name] = counts.counts.get(target.base.name, 0) + 2
+
+
+_MUTATING = frozenset({"update", "pop", "popitem", "clear", "setdefault", "append", "extend", "insert", "remove"})
+"""Methods that change a dict or list in place: a local they are called on is no longer its one binding."""
 
 
 def _count_block(block: Block | None, counts: _Bindings) -> None:
@@ -232,6 +289,13 @@ def _count_statement(statement: Statement, counts: _Bindings) -> None:
     elif isinstance(statement, OperatorAssignmentStmt):
         _count_target(statement.lvalue, counts)
         _count_target(statement.lvalue, counts)  # x += 1 rebinds: never one binding
+    elif isinstance(statement, DelStmt):
+        _count_target(statement.expr, counts)
+        _count_target(statement.expr, counts)
+    elif isinstance(statement, ExpressionStmt) and isinstance(statement.expr, CallExpr):
+        callee = statement.expr.callee
+        if isinstance(callee, MemberExpr) and callee.name in _MUTATING and isinstance(callee.expr, NameExpr):
+            counts.counts[callee.expr.name] = counts.counts.get(callee.expr.name, 0) + 2
     elif isinstance(statement, (ForStmt, WhileStmt)):
         if isinstance(statement, ForStmt):
             _count_target(statement.index, counts)

@@ -10,6 +10,7 @@ reported with the code of their kind (``named-axis-missing``, ``named-axis-size`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
@@ -42,8 +43,9 @@ from .._algebra import (
     stack_shape,
     two_axes,
 )
+from ._constants import resolved
 from ._encoding import Shape, decode, has_group
-from ._literals import UNKNOWN, literal_value
+from ._names_first import NAME_KINDS, Arguments, Unreadable, run
 from ._reductions import reduction_hook
 from ._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
 from ._support import arg, arg_expr, label as operand_label, report
@@ -53,10 +55,21 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["METHODS", "ONE_OPERAND", "REDUCTION_METHODS", "TX_FUNCTIONS", "method_hook", "structure_hook", "tx_hook"]
+__all__ = [
+    "METHODS",
+    "ONE_OPERAND",
+    "REDUCTION_METHODS",
+    "TX_FUNCTIONS",
+    "dtype_argument",
+    "method_hook",
+    "random_shape",
+    "structure_hook",
+    "tx_hook",
+    "with_preferred_dtype",
+]
 
 Read = Callable[[str, int], object]
-"""Reads a literal argument by name and position (``_Unknown`` when it is not a literal)."""
+"""Reads an argument by name and position, names first (``_names_first.Arguments.read``)."""
 Sizes = Callable[[str, int], dict[str, StaticSize]]
 """Reads a shape argument ``{"batch": n, "embed": cfg.embed}`` by name and position: names first, each size an
 int, a symbol or unknown (``_Unknown`` when its keys are not literals)."""
@@ -74,6 +87,7 @@ ONE_OPERAND = {
     "zeros_like": "tnp.zeros_like",
     "ones_like": "tnp.ones_like",
     "full_like": "tnp.full_like",
+    "astype": "x.astype",
 }
 """Functions of one NamedArray (the first argument), and how messages name them."""
 
@@ -119,19 +133,24 @@ def _one_operand_rule(
         result = broadcast_to_shape(named, erased(target), operation=operation)
         meet_sizes([static, target], operation=operation, operands=["x", "the target shape"])
         return {n: target[n] if target[n] is not None else static.get(n) for n in result}
+    if name == "astype":
+        return static
     if name in ("roll", "cumsum", "cumprod"):
         require_axis(named, read("axis", 2 if name == "roll" else 1), operation=operation)
         return static
     if name == "pad":
         widths = read("pad_width", 1)
         result = pad_shape(named, widths, operation=operation)
-        grown = {n: size_add(static[n], sum(w)) for n, w in widths.items()} if isinstance(widths, Mapping) else {}
+        pairs = widths.items() if isinstance(widths, Mapping) else ()
+        grown = {n: size_add(static[n], sum(w) if isinstance(w, (tuple, list)) else None) for n, w in pairs}
         return {n: s if s is not None else grown.get(n, static.get(n)) for n, s in result.items()}
     if name == "one_hot":
         axis = new_axis(named, read("axis", 1), operation=operation, operand="tokens")
         return {**static, axis: size("size", 2)}
-    new_axes = read("new_axes", -1)  # zeros_like, ones_like, full_like
-    return _kept(like_shape(named, new_axes, operation=operation), static)
+    new = sizes("new_axes", -1)  # zeros_like, ones_like, full_like; {} without new_axes
+    placeholders = {n: s if isinstance(s, int) else 1 for n, s in _checked_sizes(new, operation).items()}
+    result = like_shape(named, placeholders or None, operation=operation)  # the names' check; the sizes: new's
+    return {n: new[n] if n in new else static.get(n) for n in result}
 
 
 def _kept(result: Mapping[str, Size], static: Mapping[str, StaticSize]) -> dict[str, StaticSize]:
@@ -150,7 +169,7 @@ _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "
 REDUCTION_METHODS = frozenset(_REDUCTIONS)
 METHODS = {
     f"typed_xmap._static.NamedArray_.{name}": name
-    for name in (*_REDUCTIONS, "cumsum", "cumprod", "rename", "merge_axes", "split_axis", "broadcast_to")
+    for name in (*_REDUCTIONS, "cumsum", "cumprod", "rename", "merge_axes", "split_axis", "broadcast_to", "astype")
 }
 """NamedArray methods that are these functions (or reductions), by full name -> the function's name."""
 
@@ -164,28 +183,16 @@ def _size_reader(ctx: FunctionContext) -> Callable[[str, int], StaticSize]:
 
 def _sizes_reader(ctx: FunctionContext, read: Read) -> Sizes:
     def sizes(name: str, position: int) -> dict[str, StaticSize]:
-        found = read_sizes(ctx.api, arg_expr(ctx, name, position))
+        expr = arg_expr(ctx, name, position)
+        if expr is None:
+            return {}  # not passed: no axes (zeros_like's new_axes)
+        found = read_sizes(ctx.api, resolved(ctx.api, expr))
         if found is not None:
             return found
         value = read(name, position)  # a literal that is not a dict of names: _checked_sizes words the error
         return cast("dict[str, StaticSize]", value if isinstance(value, dict) else {"": value})
 
     return sizes
-
-
-class _Unknown(Exception):
-    """A literal argument the plugin cannot read: the result's named shape is unknown."""
-
-
-def _reader(ctx: FunctionContext) -> Callable[[str, int], object]:
-    def read(name: str, position: int) -> object:
-        expr = arg_expr(ctx, name, position)
-        value = literal_value(expr) if expr is not None else None
-        if value is UNKNOWN:
-            raise _Unknown
-        return value
-
-    return read
 
 
 def _operand(ctx: FunctionContext, name: str) -> Shape | None:
@@ -197,19 +204,32 @@ def _operand(ctx: FunctionContext, name: str) -> Shape | None:
 _DTYPE_MODULES = ("jax.numpy.", "numpy.", "ml_dtypes.")
 
 
-def _dtype_argument(plugin: TypedXmapPlugin, ctx: FunctionContext, position: int | None) -> Type | None:
+def dtype_argument(
+    plugin: TypedXmapPlugin, ctx: FunctionContext, position: int | None, name: str = "dtype"
+) -> Type | None:
     """The dtype a ``dtype=`` argument names, as annotations carry it (``jnp.float32``, ``np.float32`` or
-    ``"float32"``: ``f32``'s); ``None`` when no ``dtype`` is passed, Any when it is not one of those."""
-    expr = arg_expr(ctx, "dtype", position)
-    if expr is None:
+    ``"float32"``: ``f32``'s; a name bound once to one of those too); ``None`` when no ``dtype`` is passed, Any
+    when it is not one of those."""
+    given = arg_expr(ctx, name, position)
+    if given is None:
         return None
-    name = None
+    expr = resolved(ctx.api, given)
+    dtype = None
     if isinstance(expr, StrExpr):
-        name = expr.value
+        dtype = expr.value
     elif isinstance(expr, (NameExpr, MemberExpr)) and expr.fullname.startswith(_DTYPE_MODULES):
-        name = expr.fullname.rsplit(".", 1)[-1]
-    marker = MARKER_OF_DTYPE.get(name) if name is not None else None
+        dtype = expr.fullname.rsplit(".", 1)[-1]
+    marker = MARKER_OF_DTYPE.get(dtype) if dtype is not None else None
     return plugin.types.marker_dtype(marker) if marker is not None else plugin.types.any()
+
+
+def with_preferred_dtype(plugin: TypedXmapPlugin, ctx: FunctionContext, result: Type) -> Type:
+    """``result`` with the dtype ``preferred_element_type=`` names (einsum, dot, conv), when it names one."""
+    dtype = dtype_argument(plugin, ctx, None, "preferred_element_type")
+    shape = decode(result)
+    if dtype is None or shape is None or shape.scalar:
+        return result
+    return plugin.types.encode(replace(shape, dtype=dtype))
 
 
 def _is_bool(dtype: Type) -> bool:
@@ -217,18 +237,24 @@ def _is_bool(dtype: Type) -> bool:
     return isinstance(proper, Instance) and proper.type.fullname in ("numpy.bool", "numpy.bool_")
 
 
-def _result(plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, rule: Callable[[], Any]) -> Type:
-    """``rule()``'s named shape as a NamedArray type; unknown on an unreadable literal, reported on an error."""
+def _result(
+    plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, rule: Callable[[], Any], args: Arguments
+) -> Type:
+    """``rule()``'s named shape as a NamedArray type, names first (``_names_first``: where a probe stood in for
+    a number, the axes the call names have unknown sizes); unknown on unreadable names, reported on an error."""
     declared = decode(ctx.default_return_type)
     if dtype is None:
         dtype = declared.dtype if declared is not None else plugin.types.any()
     try:
         static, positional = rule()
-    except _Unknown:
+    except Unreadable:
         return plugin.types.array(dtype, None, None)
     except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+        if not args.probed or error.kind in NAME_KINDS:
+            report(ctx.api, error, ctx.context)
         return plugin.types.array(dtype, None, None)
+    if args.probed:
+        static = {n: None if n in args.touched else s for n, s in static.items()}
     return plugin.types.array(dtype, erased(static), positional, symbols_of(static))
 
 
@@ -237,8 +263,8 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     if shape is None:
         return ctx.default_return_type
     dtype: Type | None = shape.dtype
-    if name in ("one_hot", "zeros_like", "ones_like", "full_like", "cumsum", "cumprod"):  # dtype=, else the operand's
-        given = _dtype_argument(plugin, ctx, {"zeros_like": 1, "ones_like": 1, "full_like": 2}.get(name))
+    if name in ("one_hot", "zeros_like", "ones_like", "full_like", "cumsum", "cumprod", "astype"):  # dtype=, else x's
+        given = dtype_argument(plugin, ctx, {"zeros_like": 1, "ones_like": 1, "full_like": 2, "astype": 1}.get(name))
         if given is not None:
             dtype = given
         elif name == "one_hot" or (name in ("cumsum", "cumprod") and _is_bool(shape.dtype)):
@@ -246,11 +272,16 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     named = shape.named
     if named is None or has_group(named):
         return plugin.types.array(dtype if dtype is not None else plugin.types.any(), None, shape.positional)
-    read = _reader(ctx)
+    args = Arguments(ctx)
+    read = args.read
     sizes, size = _sizes_reader(ctx, read), _size_reader(ctx)
     positional = shape.positional
     return _result(
-        plugin, ctx, dtype, lambda: (_one_operand_rule(name, shape, read, sizes, size, ONE_OPERAND[name]), positional)
+        plugin,
+        ctx,
+        dtype,
+        lambda: (_one_operand_rule(name, shape, read, sizes, size, ONE_OPERAND[name]), positional),
+        args,
     )
 
 
@@ -272,10 +303,11 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     shapes = _operands(ctx)
     if not shapes:
         return ctx.default_return_type
-    read = _reader(ctx)
+    args = Arguments(ctx)
+    read = args.read
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
 
-    def run() -> tuple[dict[str, StaticSize], Any]:
+    def rule() -> tuple[dict[str, StaticSize], Any]:
         axis = read("axis", 1)
         label = operation.format(axis=axis)
         named = [s.named or {} for s in shapes]
@@ -293,29 +325,32 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
             total = size_add(total, one.get(str(axis)))
         return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
-    return _result(plugin, ctx, shapes[0].dtype, run)
+    return _result(plugin, ctx, shapes[0].dtype, rule, args)
 
 
 def _split(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     shape = _operand(ctx, "x")
     if shape is None or shape.named is None or has_group(shape.named):
         return ctx.default_return_type
-    read = _reader(ctx)
-    try:
+    args = Arguments(ctx)
+    read = args.read
+    axis, sections = None, None
+
+    def rule(named: Mapping[str, Size]) -> dict[str, Size]:
+        nonlocal axis, sections
         axis, sections = read("axis", 1), read("sections", 2)
-        parts = split_shape(
-            shape.named, axis, sections, operation=f"tnp.split(x, axis={axis!r}, sections={sections!r})"
-        )
-    except _Unknown:
+        shown = "sections" if args.probed else repr(sections)
+        parts = split_shape(named, axis, sections, operation=f"tnp.split(x, axis={axis!r}, sections={shown})")
+        return parts[0] if all(p == parts[0] for p in parts) else {**parts[0], str(axis): None}
+
+    named = run(ctx, args, [shape.named], rule)
+    if named is None:
         return ctx.default_return_type
-    except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
-        return ctx.default_return_type
-    same = all(p == parts[0] for p in parts)
-    named = parts[0] if same else {**parts[0], str(axis): None}
     static = _kept(named, with_symbols(shape))
-    if same and isinstance(sections, int) and named[str(axis)] is None:
+    if not args.probed and isinstance(sections, int) and named[str(axis)] is None:
         static[str(axis)] = size_floordiv(shape.symbols.get(str(axis)), sections)
+    elif args.probed:
+        static[str(axis)] = None
     item = plugin.types.array(shape.dtype, erased(static), shape.positional, symbols_of(static))
     return ctx.api.named_generic_type("builtins.list", [item])
 
@@ -335,10 +370,11 @@ def _arange(ctx: FunctionContext, read: Read) -> dict[str, StaticSize]:
 
 
 def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    read = _reader(ctx)
+    args = Arguments(ctx)
+    read = args.read
     sizes = _sizes_reader(ctx, read)
 
-    def run() -> tuple[dict[str, StaticSize], Any]:
+    def rule() -> tuple[dict[str, StaticSize], Any]:
         if name == "arange":
             return _arange(ctx, read), ()
         if name == "causal_mask":
@@ -348,14 +384,21 @@ def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
         return _checked_sizes(sizes("shape", 0), f"tnp.{name}"), ()
 
     position = {"zeros": 1, "ones": 1, "full": 2}.get(name)  # arange: keyword-only; causal_mask: always bool
-    return _result(plugin, ctx, None if name == "causal_mask" else _dtype_argument(plugin, ctx, position), run)
+    return _result(plugin, ctx, None if name == "causal_mask" else dtype_argument(plugin, ctx, position), rule, args)
+
+
+def random_shape(
+    plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, operation: str, position: int = 1
+) -> Type:
+    """A draw of ``tx.random`` whose ``shape`` argument (at ``position``) is its named shape."""
+    args = Arguments(ctx)
+    sizes = _sizes_reader(ctx, args.read)
+    return _result(plugin, ctx, dtype, lambda: (_checked_sizes(sizes("shape", position), operation), ()), args)
 
 
 def _random(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    sizes = _sizes_reader(ctx, _reader(ctx))
-    position = 2 if name == "bernoulli" else 1
-    dtype = None if name == "bernoulli" else _dtype_argument(plugin, ctx, 2)
-    return _result(plugin, ctx, dtype, lambda: (_checked_sizes(sizes("shape", position), f"tx.random.{name}"), ()))
+    dtype = None if name == "bernoulli" else dtype_argument(plugin, ctx, 2)
+    return random_shape(plugin, ctx, dtype, f"tx.random.{name}", 2 if name == "bernoulli" else 1)
 
 
 def structure_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:

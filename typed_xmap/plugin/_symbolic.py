@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, OpExpr, StrExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, NameExpr, OpExpr, StrExpr
 from mypy.types import Type
 
-from .._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes
+from .._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
 from ._encoding import Shape, carries_symbols, decode
-from ._sizes import named_value_sizes, with_symbols
+from ._indexing import bound_key
+from ._sizes import named_value_sizes, static_size, with_symbols
 from ._support import label, report
 
 if TYPE_CHECKING:
@@ -127,17 +128,62 @@ def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
 
 
 def indexed(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
-    """``x[{...}]`` with a literal dict: the axes it does not index keep their symbols."""
+    """``x[{...}]`` with a literal dict: the axes it does not index keep their symbols; an axis sliced with a
+    symbolic bound (``slice(1, n)``, ``slice(0, cfg.time - 1)``) gets the slice's length (``n - 1``)."""
 
     def symbolic(ctx: Any) -> Type:
         result = hook(ctx)
-        key = ctx.args[0][0] if ctx.args and ctx.args[0] else None
+        key = bound_key(ctx, ctx.args[0][0]) if ctx.args and ctx.args[0] else None
         receiver = decode(ctx.type)
-        if receiver is None or not receiver.symbols or not isinstance(key, DictExpr):
+        if receiver is None or receiver.named is None or not isinstance(key, DictExpr):
             return result
         if not all(isinstance(k, StrExpr) for k, _ in key.items):
             return result
+        sizes = with_symbols(receiver)
+        sliced = {
+            k.value: _slice_length(ctx.api, bound_key(ctx, v), sizes.get(k.value))
+            for k, v in key.items
+            if isinstance(k, StrExpr) and _is_slice(bound_key(ctx, v))
+        }
+        if not receiver.symbols and not any(isinstance(s, SymbolicSize) for s in sliced.values()):
+            return result
         keys = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
-        return _with(plugin, result, with_symbols(receiver), skip=keys)
+        return _with(plugin, _with(plugin, result, sliced), sizes, skip=keys)
 
     return symbolic
+
+
+def _is_slice(expr: Expression) -> bool:
+    return isinstance(expr, CallExpr) and isinstance(expr.callee, NameExpr) and expr.callee.fullname == "builtins.slice"
+
+
+def _slice_length(api: Any, expr: Expression, size: StaticSize) -> StaticSize:
+    """The length of ``slice(start, stop)`` (unit step, a start that is a non-negative int) on an axis of ``size``:
+    ``stop - start``, the stop taken as within the axis (as a model's slices are) unless it is certainly past
+    its end (``slice(1, n + 1)`` on an axis of ``n``: ``n - 1``); a negative stop counts from the end."""
+    if not isinstance(expr, CallExpr) or not 1 <= len(expr.args) <= 3:
+        return None
+    values = [None if _is_none(a) else static_size(api, a) for a in expr.args]
+    if any(v is None and not _is_none(a) for a, v in zip(expr.args, values, strict=True)):
+        return None  # a bound the checker cannot read
+    start, stop, step = (None, values[0], None) if len(values) == 1 else (*values, None)[:3]
+    first = start if start is not None else 0
+    if step not in (None, 1) or not isinstance(first, int) or first < 0:
+        return None
+    if stop is None:
+        stop = size
+    elif isinstance(stop, int) and stop < 0:
+        stop = size_add(size, stop)
+    elif isinstance(stop, SymbolicSize) and isinstance(size, SymbolicSize) and _past(stop, size):
+        stop = size  # certainly past the end: clamped to it
+    return size_add(stop, -first) if isinstance(stop, SymbolicSize) else None
+
+
+def _past(stop: SymbolicSize, size: SymbolicSize) -> bool:
+    """``stop`` is certainly beyond ``size`` (one arithmetic, a larger offset: ``n + 1`` past ``n``)."""
+    same = (stop.atoms, stop.scale, stop.divisor) == (size.atoms, size.scale, size.divisor)
+    return same and stop.offset > size.offset
+
+
+def _is_none(expr: Expression) -> bool:
+    return isinstance(expr, NameExpr) and expr.fullname == "builtins.None"

@@ -1,0 +1,133 @@
+"""``tx.scan(f, init, xs, axis=...)``: ``f`` takes each slice of ``xs`` along ``axis`` and returns
+``(carry, y)``; the stacked outputs ``ys`` are the ``y``s with ``axis`` added (``_ops/_scan.py``'s rule).
+
+The signature hook gives ``xs`` the type ``f``'s slice parameter has with ``axis`` added, so mypy's own argument
+check reports ``xs`` whose slices ``f`` does not take (a misspelt or wrong axis); the function hook types
+``(carry, ys)``: the carry as mypy infers it, ``ys`` leaf by leaf inside pytrees with ``axis`` (the size
+``xs`` gives it, or ``length=``). ``axis`` must be a literal (or a name bound once to one); else the stub's types.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from mypy.erasetype import erase_typevars
+from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
+
+from ._constants import flow_value
+from ._encoding import NAMED_ARRAY, decode, has_group
+from ._named_vmap import DEPTH, leaves
+from ._sizes import with_symbols
+from ._support import arg, arg_expr
+
+if TYPE_CHECKING:
+    from mypy.nodes import Expression
+    from mypy.plugin import FunctionContext, FunctionSigContext
+
+    from .._algebra import StaticSize
+    from ._protocols import TypedXmapPlugin
+
+__all__ = ["SCAN", "scan_hook", "scan_signature"]
+
+SCAN = frozenset({"typed_xmap.scan", "typed_xmap._ops._scan.scan"})
+"""``tx.scan`` by full name (the stubs' and the runtime module's)."""
+
+
+def _body(api: Any, expr: Expression | None) -> CallableType | None:
+    """``f``'s signature, when it takes a carry and a slice."""
+    typ = get_proper_type(api.get_expression_type(expr)) if expr is not None else None
+    if isinstance(typ, CallableType) and not typ.is_type_obj() and len(typ.arg_types) >= 2:
+        return typ
+    return None
+
+
+def _stacked(plugin: TypedXmapPlugin, axis: str, size: StaticSize, typ: Type) -> Type | None:
+    """A NamedArray leaf with the scanned axis in front; ``None``: not a NamedArray."""
+    proper = get_proper_type(typ)
+    shape = decode(typ)
+    if shape is None or shape.scalar or not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY):
+        return None
+    if shape.named is None or has_group(shape.named):
+        return plugin.types.array(shape.dtype, None, shape.positional)
+    sizes = {axis: size, **with_symbols(shape)}
+    named = {n: s if isinstance(s, int) or s is None else None for n, s in sizes.items()}
+    symbols = {n: s for n, s in sizes.items() if s is not None and not isinstance(s, int)}
+    return plugin.types.array(shape.dtype, named, shape.positional, symbols)
+
+
+def scan_signature(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike:
+    """``xs``'s expected type: ``f``'s slice parameter with ``axis`` added, leaf by leaf (a failure: the stub's)."""
+    try:
+        return _expecting(plugin, ctx)
+    except Exception:
+        if os.environ.get("TYPED_XMAP_PLUGIN_DEBUG"):
+            raise
+        return ctx.default_signature
+
+
+def _expecting(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike:
+    signature = _without_ys_variable(ctx.default_signature)
+    names = signature.arg_names
+    if "xs" not in names or "axis" not in names or "f" not in names:
+        return signature
+    axis_args, f_args = ctx.args[names.index("axis")], ctx.args[names.index("f")]
+    axis = flow_value(ctx.api, axis_args[0]) if len(axis_args) == 1 else None
+    body = _body(ctx.api, f_args[0]) if len(f_args) == 1 else None
+    if not isinstance(axis, str) or body is None:
+        return signature
+    expected = leaves(plugin, body.arg_types[1], partial(_stacked, plugin, axis, None), DEPTH, read_only=True)
+    types = list(signature.arg_types)
+    types[names.index("xs")] = expected
+    return signature.copy_modified(arg_types=types)
+
+
+def _without_ys_variable(signature: CallableType) -> CallableType:
+    """The stub's ``_Y`` (ys, ``f``'s second output) erased: the function hook types ys from ``f`` itself, and a
+    TypeVar would let mypy infer it from the *expected* type (``_, hs = tx.scan(...)`` with ``hs`` declared,
+    stacked) and then reject ``f``, whose outputs are not stacked."""
+    ys = [v.id for v in signature.variables if v.name == "_Y"]
+    if not ys:
+        return signature
+    erased = erase_typevars(signature, ids_to_erase=ys)
+    if not isinstance(erased, CallableType):
+        return signature
+    return erased.copy_modified(variables=[v for v in signature.variables if v.id not in ys])
+
+
+def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
+    """``(carry, ys)``: ``ys`` are ``f``'s outputs with ``axis`` added, its size ``xs``'s or ``length=``."""
+    axis = flow_value(ctx.api, arg_expr(ctx, "axis"))
+    body = _body(ctx.api, arg_expr(ctx, "f", 0))
+    result = get_proper_type(ctx.default_return_type)
+    returned = get_proper_type(body.ret_type) if body is not None else None
+    if not isinstance(result, TupleType) or len(result.items) != 2:
+        return ctx.default_return_type
+    outputs = returned.items[1] if isinstance(returned, TupleType) and len(returned.items) == 2 else None
+    if not isinstance(axis, str) or outputs is None:
+        # f's outputs lack the scanned axis: ys never have their closed shape, only their dtype and structure
+        written = outputs if outputs is not None else result.items[1]
+        unread = leaves(plugin, written, partial(_unknown, plugin), DEPTH, read_only=False)
+        return result.copy_modified(items=[result.items[0], unread])
+    size = _scanned_size(ctx, axis)
+    ys = leaves(plugin, outputs, partial(_stacked, plugin, axis, size), DEPTH, read_only=False)
+    return result.copy_modified(items=[result.items[0], ys])
+
+
+def _unknown(plugin: TypedXmapPlugin, typ: Type) -> Type | None:
+    """A NamedArray leaf of unknown shape (its dtype kept); ``None``: not a NamedArray."""
+    shape = decode(typ)
+    if shape is None or shape.scalar:
+        return None
+    return plugin.types.array(shape.dtype, None, None)
+
+
+def _scanned_size(ctx: FunctionContext, axis: str) -> StaticSize:
+    """The scanned axis's size: ``xs``'s (a NamedArray's), else a literal ``length=``."""
+    types = arg(ctx, "xs", 2)
+    shape = decode(types[0]) if len(types) == 1 else None
+    if shape is not None and shape.named is not None and axis in shape.named:
+        return with_symbols(shape).get(axis)
+    length = flow_value(ctx.api, arg_expr(ctx, "length"))
+    return length if isinstance(length, int) and not isinstance(length, bool) else None
