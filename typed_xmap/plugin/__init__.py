@@ -37,6 +37,7 @@ from ._messages import install as install_messages
 from ._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._reductions import reduction_hook
 from ._sharding import SHARDING_NAMES, sharding_hook
+from ._star_args import unreached_defaults
 from ._structure import (
     METHODS as STRUCTURE_METHODS,
     REDUCTION_METHODS,
@@ -138,11 +139,20 @@ def _has_group(typ: Type) -> bool:
     return shape is not None and shape.named is not None and has_group(shape.named)
 
 
-def _with_open_groups(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
-    """A parameter ``NamedArray[f32, "*rest embed"]`` accepts at a call any value with ``embed`` (its group
-    stands for the others); the return's group is the arguments' (``annotated_call_hook``)."""
+def _call_signature(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
+    """An annotated function's signature at a call: a parameter ``NamedArray[f32, "*rest embed"]`` accepts
+    any value with ``embed`` (its group stands for the others; the return's group is the arguments',
+    ``annotated_call_hook``), and a trailing ``*weights`` of unknown length leaves the optional parameters it
+    cannot fill at their defaults (``_star_args``)."""
     signature = ctx.default_signature
-    return signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
+    if any(_has_group(t) for t in signature.arg_types):
+        signature = signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
+    try:
+        return unreached_defaults(ctx, signature)
+    except Exception:  # never crash mypy: the signature as it stands
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return signature
 
 
 def _bound_method(callee: CallableType) -> CallableType:
@@ -258,13 +268,14 @@ class TypedXmapPlugin(Plugin):
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
-        if self.config.annotated_calls and self._group_callee(fullname) is not None:
-            return _with_open_groups
-        return None
+        return self._call_signature_hook(fullname)
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        if self.config.annotated_calls and self._group_callee(fullname) is not None:
-            return _with_open_groups
+        return self._call_signature_hook(fullname)
+
+    def _call_signature_hook(self, fullname: str) -> Callable[[Any], FunctionLike] | None:
+        if self.config.annotated_calls and not fullname.startswith(SKIP_ALIAS_LOOKUP):
+            return _call_signature if self._annotated_callee(fullname) is not None else None
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:

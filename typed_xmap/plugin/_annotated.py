@@ -117,6 +117,9 @@ def _build(
 def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
     """The ``typing.Annotated`` hook."""
     t, api = ctx.type, cast("TypeAnalyser", ctx.api)  # the interface mypy documents; its implementation
+    if not t.args and t.name.rsplit(".", 1)[-1] != "Annotated":
+        # a bare ``NamedArray`` (typed_xmap's name for ``Annotated``): any dtype, any named shape
+        return plugin.types.array(plugin.types.any(), None, None)
     if len(t.args) >= 2 and isinstance(t.args[0], UnboundType):
         symbol = api.lookup_qualified(t.args[0].name, t.args[0], suppress_errors=True)
         if symbol is not None and is_dtype_marker(symbol.node):
