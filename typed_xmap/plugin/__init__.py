@@ -48,6 +48,7 @@ from ._structure import (
 )
 from ._symbolic import indexed, keeping, meeting
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
+from ._unknowns import noting_unknowns
 from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -155,6 +156,11 @@ def _call_signature(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
         return signature
 
 
+def _short(fullname: str) -> str:
+    """``typed_xmap._ops._structure.rename`` -> ``tx.rename`` (how a note names an operation)."""
+    return f"tx.{fullname.rsplit('.', 1)[1]}"
+
+
 def _bound_method(callee: CallableType) -> CallableType:
     """A method's signature as its calls see it: without ``self`` (a FuncDef's type still has it)."""
     definition = callee.definition
@@ -236,16 +242,18 @@ class TypedXmapPlugin(Plugin):
                 return None
             hook = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
             if operation.kind in MEETING:
-                return meeting(self, hook)
-            return keeping(self, hook) if operation.kind in KEEPING else hook
+                hook = meeting(self, hook)
+            elif operation.kind in KEEPING:
+                hook = keeping(self, hook)
+            return noting_unknowns(self, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
         if fullname in TX_FUNCTIONS:
-            return partial(tx_hook, self, fullname)
+            return noting_unknowns(self, partial(tx_hook, self, fullname), _short(fullname))
         if fullname in RANDOM_DRAWS:
-            return partial(random_hook, self, fullname)
+            return noting_unknowns(self, partial(random_hook, self, fullname), _short(fullname))
         if fullname in NAMED:
-            return partial(named_hook, self)
+            return noting_unknowns(self, partial(named_hook, self), "tx.named")
         if fullname in SHARDING_NAMES:
             return partial(sharding_hook, self, SHARDING_NAMES[fullname])
         if fullname in TRANSFORMS:
@@ -259,7 +267,7 @@ class TypedXmapPlugin(Plugin):
         if self.config.annotated_calls:
             callee = self._annotated_callee(fullname)
             if callee is not None:
-                return meeting(self, partial(annotated_call_hook, self, callee))
+                return noting_unknowns(self, meeting(self, partial(annotated_call_hook, self, callee)), fullname)
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -280,16 +288,18 @@ class TypedXmapPlugin(Plugin):
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
-            return _checked(meeting(self, partial(operator_hook, self, fullname.rsplit(".", 1)[1])))
+            dunder = fullname.rsplit(".", 1)[1]
+            return _checked(noting_unknowns(self, meeting(self, partial(operator_hook, self, dunder)), dunder))
         if fullname == GETITEM:
-            return _checked(indexed(self, partial(getitem_hook, self)))
+            return _checked(noting_unknowns(self, indexed(self, partial(getitem_hook, self)), "x[...]"))
         if fullname == AT_GETITEM:
             return _checked(partial(at_hook, self))
         if fullname in AT_UPDATES:
             return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname in STRUCTURE_METHODS:
             method = partial(method_hook, self, STRUCTURE_METHODS[fullname])
-            return _checked(keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method)
+            method = keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method
+            return _checked(noting_unknowns(self, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
         if self.config.annotated_calls:

@@ -45,8 +45,9 @@ from mypy.types import (
 )
 
 from .._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
-from ._codes import NAMED_SHAPE_SYNTAX, one_line
+from ._codes import NAMED_SHAPE_SYNTAX, NAMED_SHAPE_UNKNOWN, one_line
 from ._encoding import NAMED_ARRAY, open_groups
+from ._unknowns import BARE_NOTE
 
 if TYPE_CHECKING:
     from mypy.nodes import Context
@@ -119,6 +120,7 @@ def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
     t, api = ctx.type, cast("TypeAnalyser", ctx.api)  # the interface mypy documents; its implementation
     if not t.args and t.name.rsplit(".", 1)[-1] != "Annotated":
         # a bare ``NamedArray`` (typed_xmap's name for ``Annotated``): any dtype, any named shape
+        api.note(BARE_NOTE, t, code=NAMED_SHAPE_UNKNOWN)
         return plugin.types.array(plugin.types.any(), None, None)
     if len(t.args) >= 2 and isinstance(t.args[0], UnboundType):
         symbol = api.lookup_qualified(t.args[0].name, t.args[0], suppress_errors=True)
