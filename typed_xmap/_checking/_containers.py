@@ -21,7 +21,7 @@ from typing import Any
 
 from beartype.door import is_bearable
 
-from .._algebra import ErrorKind, Mismatch
+from .._algebra import ErrorKind, Mismatch, leaf_bindings, without_groups
 from ._annotations import NamedArrayHint, call_state
 
 __all__ = ["Failure", "container_check", "holds_named_arrays"]
@@ -109,8 +109,21 @@ def container_check(hint: Any) -> Check:
 
 
 def _named(hint: type, value: Any, path: str) -> Failure | None:
+    """A leaf: its axes bound by name with the call's, its group (``"*weight"``) its own (``leaf_bindings``)."""
     call_state.failure = None
-    if isinstance(value, hint):
+    memo = call_state.memo
+    before = dict(memo) if memo is not None else {}
+    if memo is not None:  # the call's groups are not the leaf's: the leaf's group matches alone
+        memo.clear()
+        memo.update(without_groups(before))
+    try:
+        fits = isinstance(value, hint)
+    finally:
+        if memo is not None:
+            after = leaf_bindings(before, memo)
+            memo.clear()
+            memo.update(after)
+    if fits:
         return None
     failure = _recorded()
     return Failure(path, hint, value, failure[2] if failure is not None and failure[1] is value else None)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy.erasetype import erase_typevars
-from mypy.nodes import Decorator, FuncDef, TypeAlias
+from mypy.nodes import Decorator, FuncDef, MypyFile, TypeAlias
 from mypy.plugin import Plugin
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
@@ -28,6 +28,7 @@ from ._broadcast import OPERATOR_METHODS as OPERATOR_DUNDERS, elementwise_hook, 
 from ._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
 from ._codes import ALL_CODES
 from ._config import load_config
+from ._containers import ContainerChecks
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
 from ._gradual import analyze_named_array
@@ -177,6 +178,7 @@ class TypedXmapPlugin(Plugin):
         self.config = load_config(options.config_file)
         self.types = TypeFactory(self)
         self.resources = Resources(self)
+        self.containers = ContainerChecks()
         self.in_annotated = 0
         self._skip_next_hook = False
         self._callees: dict[str, tuple[object, CallableType | None]] = {}
@@ -332,6 +334,15 @@ class TypedXmapPlugin(Plugin):
         if typ is not None:
             self._callees[fullname] = (node, callee)
         return callee
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        """Called once ``file`` is type-checked: check the containers of NamedArrays it builds (``_containers``)."""
+        try:
+            self.containers.check_module(file)
+        except Exception:
+            if os.environ.get(DEBUG_ENV):
+                raise
+        return set()
 
     # -- cache ---------------------------------------------------------------------------------
     def report_config_data(self, ctx: ReportConfigContext) -> Any:

@@ -106,6 +106,7 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str) -> Hook:
     begin, and whose ``Any`` result for NamedArray operands is a NamedArray of unknown shape."""
 
     def noted(ctx: Any) -> Type:
+        plugin.containers.record(ctx.api)  # the module's containers are checked once it is type-checked
         result = hook(ctx)
         proper = get_proper_type(result)
         if isinstance(proper, Instance) and proper.type.fullname != "typed_xmap._static.NamedArray_":
