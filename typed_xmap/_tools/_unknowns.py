@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 from ..plugin._codes import NAMED_SHAPE_UNKNOWN
 from ..plugin._encoding import decode
+from ..plugin._tree import expressions
 
 if TYPE_CHECKING:
     from mypy.build import BuildResult, BuildSource
-    from mypy.nodes import Expression
     from mypy.options import Options
-    from mypy.types import Type
 
 __all__ = ["UNKNOWNS_FLAGS", "forget", "fresh_sources", "known_line", "summary"]
 
@@ -60,28 +59,18 @@ def forget(result: BuildResult, paths: Iterable[str]) -> None:
 
 
 def summary(result: BuildResult, sources: Iterable[BuildSource]) -> tuple[int, int]:
-    """(known, total): the NamedArray expressions of ``sources`` and how many have a known named shape.
-
-    mypy's own expression statistics (``--any-exprs-report``'s) walk each source, over a type map that holds
-    only the NamedArray expressions: a known named shape as a precise type, an unknown one as ``Any``. (A
-    plugin cannot subclass mypy's compiled tree visitors.)"""
-    from mypy.stats import StatisticsVisitor
-    from mypy.types import AnyType, NoneType, TypeOfAny
-
-    marked: dict[Expression, Type] = {}
-    for expr, typ in result.types.items():
-        shape = decode(typ)
-        if shape is not None and not shape.scalar:
-            marked[expr] = NoneType() if shape.named is not None else AnyType(TypeOfAny.explicit)
+    """(known, total): the NamedArray expressions of ``sources`` and how many have a known named shape."""
     known = total = 0
     for source in sources:
         tree = result.files.get(source.module)
         if tree is None:
             continue
-        visitor = StatisticsVisitor(True, tree.path, result.files, marked, all_nodes=True)
-        tree.accept(visitor)
-        known += visitor.num_precise_exprs + visitor.num_imprecise_exprs
-        total += visitor.num_precise_exprs + visitor.num_imprecise_exprs + visitor.num_any_exprs
+        for expr in expressions(tree.defs):
+            typ = result.types.get(expr)
+            shape = decode(typ) if typ is not None else None
+            if shape is not None and not shape.scalar:
+                total += 1
+                known += shape.named is not None
     return known, total
 
 

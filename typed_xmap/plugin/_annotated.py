@@ -36,6 +36,7 @@ from mypy.nodes import (
 from mypy.types import (
     ANNOTATED_TYPE_NAMES,
     AnyType,
+    CallableType,
     Instance,
     RawExpressionType,
     Type,
@@ -112,7 +113,21 @@ def _build(
     if spec.positional is not None and MANY_DIMS not in spec.positional:
         positional = tuple(d if isinstance(d, int) else None for d in spec.positional)
     typ = plugin.types.array(dtype, named, positional)
-    return typ if spec.group_key is None or isinstance(statement, (FuncBase, Decorator)) else open_groups(typ)
+    return typ if spec.group_key is None or _signature_top(context, statement) else open_groups(typ)
+
+
+def _signature_top(context: Context, statement: object) -> bool:
+    """Whether the annotation at ``context`` is a parameter's or the return's own type in the signature of the
+    function ``statement`` defines: there a group binds the function's axes; in a container (``dict[str,
+    NamedArray[f32, "layers *weight"]]``) each element's group is its own, as at run time."""
+    function = statement.func if isinstance(statement, Decorator) else statement
+    if not isinstance(function, FuncBase):
+        return False
+    signature = function.unanalyzed_type
+    if not isinstance(signature, CallableType):
+        return True
+    tops = [*signature.arg_types, signature.ret_type]
+    return any(top.line == context.line and top.column == context.column for top in tops)
 
 
 def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:

@@ -16,38 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import (
-    AssignmentStmt,
-    Block,
-    CallExpr,
-    ClassDef,
-    ConditionalExpr,
-    Decorator,
-    DictExpr,
-    Expression,
-    ExpressionStmt,
-    ForStmt,
-    FuncItem,
-    IfStmt,
-    LambdaExpr,
-    ListExpr,
-    OperatorAssignmentStmt,
-    OpExpr,
-    OverloadedFuncDef,
-    ReturnStmt,
-    Statement,
-    StrExpr,
-    TryStmt,
-    TupleExpr,
-    WhileStmt,
-    WithStmt,
-)
+from mypy.nodes import CallExpr, DictExpr, Expression, StrExpr
 from mypy.types import CallableType, Instance, TupleType, Type, TypedDictType, get_proper_type
 
 from .._algebra import NamedShapeError, StaticSize, meet_fields
 from ._encoding import decode
 from ._sizes import with_symbols
 from ._support import report
+from ._tree import expressions
 
 if TYPE_CHECKING:
     from mypy.nodes import MypyFile
@@ -80,7 +56,7 @@ class ContainerChecks:
     @staticmethod
     def _check(api: Any, tree: MypyFile) -> None:
         inner: set[int] = set()
-        for expr in _expressions(tree.defs):
+        for expr in expressions(tree.defs):
             if id(expr) in inner or not isinstance(expr, (DictExpr, CallExpr)):
                 continue
             built = _container(api, expr)
@@ -142,59 +118,3 @@ def _leaves(api: Any, expr: Expression, path: str, found: list[Leaf], inner: set
 def _type(api: Any, expr: Expression) -> Type | None:
     typ: Type | None = api.lookup_type_or_none(expr)
     return typ
-
-
-def _expressions(statements: list[Statement]) -> Iterator[Expression]:
-    """Every expression of ``statements``, those in nested blocks and functions included, outermost first."""
-    for statement in statements:
-        yield from _statement_expressions(statement)
-
-
-def _statement_expressions(statement: Statement) -> Iterator[Expression]:
-    if isinstance(statement, (AssignmentStmt, OperatorAssignmentStmt)):
-        yield from _walk(statement.rvalue)
-    elif isinstance(statement, (ExpressionStmt, ReturnStmt)) and statement.expr is not None:
-        yield from _walk(statement.expr)
-    elif isinstance(statement, Block):
-        yield from _expressions(statement.body)
-    elif isinstance(statement, FuncItem):
-        yield from _expressions(statement.body.body)
-    elif isinstance(statement, Decorator):
-        yield from _expressions(statement.func.body.body)
-    elif isinstance(statement, OverloadedFuncDef):
-        yield from _expressions(list(statement.items))
-    elif isinstance(statement, ClassDef):
-        yield from _expressions(statement.defs.body)
-    elif isinstance(statement, IfStmt):
-        for block in [*statement.body, statement.else_body]:
-            if block is not None:
-                yield from _expressions(block.body)
-    elif isinstance(statement, (ForStmt, WhileStmt, WithStmt)):
-        yield from _expressions(statement.body.body)
-        else_body = getattr(statement, "else_body", None)
-        if else_body is not None:
-            yield from _expressions(else_body.body)
-    elif isinstance(statement, TryStmt):
-        for block in [statement.body, *statement.handlers, statement.else_body, statement.finally_body]:
-            if block is not None:
-                yield from _expressions(block.body)
-
-
-def _walk(expr: Expression) -> Iterator[Expression]:
-    """``expr`` and the expressions inside it that may build containers (calls' arguments, items, operands)."""
-    stack = [expr]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, DictExpr):
-            stack.extend(reversed([value for _, value in current.items]))
-        elif isinstance(current, CallExpr):
-            stack.extend(reversed(current.args))
-        elif isinstance(current, (TupleExpr, ListExpr)):
-            stack.extend(reversed(current.items))
-        elif isinstance(current, OpExpr):
-            stack.extend([current.right, current.left])
-        elif isinstance(current, ConditionalExpr):
-            stack.extend([current.else_expr, current.if_expr])
-        elif isinstance(current, LambdaExpr):
-            stack.append(current.expr())
