@@ -823,7 +823,8 @@ MESSAGES = {
     ),
     "containers: a field's size differs from another field's": (
         "axis 'mlp' has size cfg.mlp in field ['w_in'] ('feat=4 mlp=cfg.mlp') but size cfg.mlp // 2 in field "
-        "['w_out'] ('mlp=cfg.mlp // 2') in the Params built here (@tx.typed binds one size per axis name across a container's fields); "
+        "['w_out'] ('mlp=cfg.mlp // 2') in the Params built here (@tx.typed binds one size per axis name across a "
+        "container's fields); "
         "values meet by name, so one axis name must have one size, and these differ whatever the config. Fix: build "
         "both from the same size, or rename one of the axes"
     ),
