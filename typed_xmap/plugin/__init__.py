@@ -49,7 +49,7 @@ from ._structure import (
 )
 from ._symbolic import indexed, keeping, meeting
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
-from ._unknowns import noting_unknowns
+from ._unknowns import POWERS, noting_unknowns, power_hook
 from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -304,6 +304,8 @@ class TypedXmapPlugin(Plugin):
             return _checked(noting_unknowns(self, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
+        if fullname in POWERS:
+            return _checked(power_hook)
         if self.config.annotated_calls:
             callee = self._group_callee(fullname)
             if callee is not None:  # a method with a "*rest" group: bind it as a call of a function

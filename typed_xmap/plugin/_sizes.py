@@ -38,6 +38,7 @@ from mypy.types import Instance, LiteralType, get_proper_type
 from .._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
 from ._encoding import Shape, decode
 from ._literals import UNKNOWN, literal_value
+from ._properties import property_size
 
 __all__ = [
     "erased",
@@ -99,6 +100,10 @@ def static_size(api: Any, expr: Expression | None, depth: int = 0) -> StaticSize
             return _axis_size(api, base.expr, expr.index.value)
         return None
     text = _source(api, expr)
+    if text is not None and isinstance(expr, MemberExpr):  # a config's property: the size its body returns
+        derived = property_size(api, expr, text[: -len(expr.name) - 1], lambda e: static_size(api, e, depth + 1))
+        if derived is not None:
+            return derived
     return symbol(text) if text is not None else None
 
 

@@ -16,8 +16,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, OpExpr, StrExpr, TupleExpr
-from mypy.types import AnyType, Instance, Type, get_proper_type
+from mypy.nodes import (
+    CallExpr,
+    DictExpr,
+    Expression,
+    FloatExpr,
+    IndexExpr,
+    ListExpr,
+    OpExpr,
+    StrExpr,
+    TupleExpr,
+    UnaryExpr,
+)
+from mypy.types import AnyType, Instance, ProperType, TupleType, Type, get_proper_type
 
 from ._codes import NAMED_SHAPE_UNKNOWN
 from ._encoding import Shape, decode
@@ -27,7 +38,10 @@ from ._support import fail, label, result_dtype
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["BARE_NOTE", "noting_unknowns", "shown"]
+__all__ = ["BARE_NOTE", "POWERS", "noting_unknowns", "power_hook", "shown"]
+
+POWERS = frozenset(f"builtins.{kind}.{dunder}" for kind in ("int", "float") for dunder in ("__pow__", "__rpow__"))
+"""``n ** -0.5``: typeshed's ``Any`` (a negative base gives a complex), narrowed by ``power_hook``."""
 
 Hook = Callable[[Any], Type]
 
@@ -49,6 +63,33 @@ def _operands(ctx: Any) -> list[tuple[str | None, Type, Expression | None]]:
         for position, typ in enumerate(types):
             found.append((name or f"argument {index + 1}", typ, exprs[position] if position < len(exprs) else None))
     return found
+
+
+def _unknown(proper: ProperType) -> bool:
+    """A NamedArray of unknown named shape, or a tuple holding one (``tnp.top_k``'s pair)."""
+    if isinstance(proper, TupleType):
+        return any(_unknown(get_proper_type(item)) for item in proper.items)
+    shape = decode(proper)
+    return shape is not None and not shape.scalar and shape.named is None
+
+
+def _unknown_inside(api: Any, exprs: list[Expression | None]) -> bool:
+    """Whether a dict, list or tuple literal among ``exprs`` holds a NamedArray of unknown named shape
+    (``x[{"step": t}]`` with ``t`` unknown), by the types the checker gave its items."""
+    lookup = getattr(api, "lookup_type_or_none", None)
+    stack = [e for e in exprs if isinstance(e, (DictExpr, ListExpr, TupleExpr))]
+    while stack and lookup is not None:
+        expr = stack.pop()
+        items = [v for _, v in expr.items] if isinstance(expr, DictExpr) else list(expr.items)
+        for item in items:
+            if isinstance(item, (DictExpr, ListExpr, TupleExpr)):
+                stack.append(item)
+                continue
+            typ = lookup(item)
+            shape = decode(typ) if typ is not None else None
+            if shape is not None and not shape.scalar and shape.named is None:
+                return True
+    return False
 
 
 def _what(ctx: Any, fallback: str) -> str:
@@ -109,8 +150,8 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str) -> Hook:
         plugin.containers.record(ctx.api)  # the module's containers are checked once it is type-checked
         result = hook(ctx)
         proper = get_proper_type(result)
-        if isinstance(proper, Instance) and proper.type.fullname != "typed_xmap._static.NamedArray_":
-            return result  # the common case, a typed result, is decided without looking at the operands
+        if not isinstance(proper, AnyType) and not _unknown(proper):
+            return result  # the common case, decided without looking at the operands
         operands = _operands(ctx)
         shapes = [decode(typ) for _, typ, _ in operands]
         arrays = [s for s in shapes if s is not None and not s.scalar]
@@ -118,9 +159,10 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str) -> Hook:
             if not arrays or not isinstance(get_proper_type(ctx.default_return_type), AnyType):
                 return result
             result = plugin.types.array(result_dtype(arrays), None, None)  # unknown, never Any
-        shape = decode(result)
-        if shape is None or shape.scalar or shape.named is not None or any(s.named is None for s in arrays):
-            return result  # known, or carried on from an unknown operand (noted where it began)
+        if any(s.named is None for s in arrays):
+            return result  # carried on from an unknown operand (noted where it began)
+        if _unknown_inside(ctx.api, [expr for _, _, expr in operands]):
+            return result  # an index or a list of NamedArrays holding an unknown one: carried on too
         if ctx.api.msg.errors.is_error_code_enabled(NAMED_SHAPE_UNKNOWN):
             cause = _cause(operands, shapes)
             fail(
@@ -133,3 +175,19 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str) -> Hook:
         return result
 
     return noted
+
+
+def power_hook(ctx: Any) -> Type:
+    """``cfg.embed ** -0.5``, ``x ** 0.5``: a number to a float literal's power is a ``float`` (typeshed says
+    ``Any``, as a negative base gives a complex; scales are not negative). mypy types ``w * Any`` as ``Any``
+    without asking the plugin, so an ``Any`` scale would make ``w * cfg.embed ** -0.5`` an unknown shape."""
+    context = ctx.context
+    result = ctx.default_return_type
+    if not (isinstance(context, OpExpr) and context.op == "**" and isinstance(get_proper_type(result), AnyType)):
+        return result
+    exponent = context.right
+    if isinstance(exponent, UnaryExpr) and exponent.op == "-":
+        exponent = exponent.expr
+    if not isinstance(exponent, FloatExpr):
+        return result
+    return ctx.api.named_generic_type("builtins.float", [])
