@@ -242,7 +242,7 @@ class TypedXmapPlugin(Plugin):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
             if operation is None:  # not in the table: mypy types it as the stub says
                 return None
-            hook = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
+            hook: Callable[[Any], Type] = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
             if operation.kind in MEETING:
                 hook = meeting(self, hook)
             elif operation.kind in KEEPING:
@@ -299,7 +299,7 @@ class TypedXmapPlugin(Plugin):
         if fullname in AT_UPDATES:
             return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname in STRUCTURE_METHODS:
-            method = partial(method_hook, self, STRUCTURE_METHODS[fullname])
+            method: Callable[[Any], Type] = partial(method_hook, self, STRUCTURE_METHODS[fullname])
             method = keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method
             return _checked(noting_unknowns(self, method, _short(fullname)))
         if fullname == "functools.partial.__call__":

@@ -110,7 +110,8 @@ def _leaves(api: Any, expr: Expression, path: str, found: list[Leaf], inner: set
             inner.add(id(value))
             _leaves(api, value, path + step, found, inner)
             continue
-        shape = decode(_type(api, value))
+        typ = _type(api, value)
+        shape = decode(typ) if typ is not None else None
         if shape is not None and not shape.scalar and shape.named is not None:
             found.append((path + step, with_symbols(shape)))
 

@@ -111,12 +111,11 @@ def _cause(operands: list[tuple[str | None, Type, Expression | None]], shapes: l
     unread = []
     for (name, typ, expr), shape in zip(operands, shapes, strict=True):
         proper = get_proper_type(typ)
-        array_like = isinstance(proper, AnyType) or (
-            isinstance(proper, Instance) and proper.type.fullname.endswith(("Array", "ndarray"))
-        )
+        positional = isinstance(proper, Instance) and proper.type.fullname.endswith(("Array", "ndarray"))
+        array_like = positional or isinstance(proper, AnyType)
         if shape is None and array_like and meets_array:
             what = (
-                "of type Any" if isinstance(proper, AnyType) else f"a positional {proper.type.name}, not a NamedArray"
+                f"a positional {proper.type.name}, not a NamedArray" if isinstance(proper, Instance) else "of type Any"
             )
             return f"its operand {shown(expr)} is {what}"
         readable = name is not None and not array_like and (shape is None or shape.scalar)
@@ -182,7 +181,7 @@ def power_hook(ctx: Any) -> Type:
     ``Any``, as a negative base gives a complex; scales are not negative). mypy types ``w * Any`` as ``Any``
     without asking the plugin, so an ``Any`` scale would make ``w * cfg.embed ** -0.5`` an unknown shape."""
     context = ctx.context
-    result = ctx.default_return_type
+    result: Type = ctx.default_return_type
     if not (isinstance(context, OpExpr) and context.op == "**" and isinstance(get_proper_type(result), AnyType)):
         return result
     exponent = context.right
@@ -190,4 +189,5 @@ def power_hook(ctx: Any) -> Type:
         exponent = exponent.expr
     if not isinstance(exponent, FloatExpr):
         return result
-    return ctx.api.named_generic_type("builtins.float", [])
+    number: Type = ctx.api.named_generic_type("builtins.float", [])
+    return number
