@@ -269,7 +269,8 @@ class TypedXmapPlugin(Plugin):
         if self.config.annotated_calls:
             callee = self._annotated_callee(fullname)
             if callee is not None:
-                return noting_unknowns(self, meeting(self, partial(annotated_call_hook, self, callee)), fullname)
+                hook = meeting(self, partial(annotated_call_hook, self, callee))
+                return noting_unknowns(self, hook, fullname, declared=True)
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:

@@ -141,9 +141,10 @@ def shown(expr: Expression | None, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str) -> Hook:
+def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str, *, declared: bool = False) -> Hook:
     """``hook`` (an array operation's, ``name`` its short name) whose unknown results are noted where they
-    begin, and whose ``Any`` result for NamedArray operands is a NamedArray of unknown shape."""
+    begin, and whose ``Any`` result for NamedArray operands is a NamedArray of unknown shape. ``declared``: the
+    callee is the user's own annotated function (its declared return type may hold no named shape)."""
 
     def noted(ctx: Any) -> Type:
         plugin.containers.record(ctx.api)  # the module's containers are checked once it is type-checked
@@ -164,6 +165,8 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str) -> Hook:
             return result  # an index or a list of NamedArrays holding an unknown one: carried on too
         if ctx.api.msg.errors.is_error_code_enabled(NAMED_SHAPE_UNKNOWN):
             cause = _cause(operands, shapes)
+            if declared and _unknown(get_proper_type(ctx.default_return_type)):
+                cause = "its declared return type has no named shape (a bare NamedArray)"
             fail(
                 ctx.api,
                 f"named shape unknown: {_what(ctx, name)}: {cause}",
