@@ -63,3 +63,13 @@ def test_the_language_server_shows_unknowns_as_information(tmp_path):
         (lsp.DiagnosticSeverity.Information, "named-shape-unknown"),
     ]
     assert found[1].message == "named shape unknown: x * y: its operand y is of type Any\nSee https://mypy.rtfd.io"
+
+
+@pytest.mark.slow
+def test_the_parallelism_example_with_bare_annotations_checks_clean(tmp_path, capsys):
+    """examples/parallelism_styles.py annotates with a bare ``NamedArray`` (any dtype, any named shape)."""
+    from typed_xmap._tools._check import run_check
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "parallelism_styles.py"
+    assert "x: NamedArray, W: NamedArray" in example.read_text()
+    assert run_check([str(example)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 0, capsys.readouterr()
