@@ -8,7 +8,8 @@ NamedArray operands was unknown, that expression is where the shape *became* unk
 checker could not read. An unknown carried on from an operand is not noted again: it was noted where it began.
 
 An array operation the plugin cannot type is a NamedArray of unknown shape, never ``Any`` (so ``return x +
-tnp.conv(...)`` is not ``no-any-return`` under ``--strict``).
+tnp.conv(...)`` is not ``no-any-return`` under ``--strict``). A number to a float literal's power
+(``cfg.embed ** -0.5``) is a ``float``, not typeshed's ``Any``: ``w * Any`` is ``Any`` before any hook runs.
 """
 
 from __future__ import annotations
