@@ -29,6 +29,7 @@ from typed_xmap._algebra import (
     NamedShapeSyntaxError,
     broadcast_positional,
     einsum_result,
+    meet_fields,
     meet_sizes,
     parse_einsum,
     parse_named_axes,
@@ -318,6 +319,18 @@ CASES = {
             [{"embed": 8, "mlp": symbol("cfg.mlp")}, {"mlp": size_floordiv(symbol("cfg.mlp"), 2)}],
             operation="h * w_down",
             operands=["h", "w_down"],
+        ),
+        E,
+        K.AXIS_SIZE,
+    ),
+    # _algebra/_containers.py (the plugin, where a container of NamedArrays is built)
+    "containers: a field's size differs from another field's": (
+        lambda: meet_fields(
+            [
+                ("['w_in']", {"feat": 4, "mlp": symbol("cfg.mlp")}),
+                ("['w_out']", {"mlp": size_floordiv(symbol("cfg.mlp"), 2), "*rest": None}),
+            ],
+            container="Params",
         ),
         E,
         K.AXIS_SIZE,
@@ -919,6 +932,13 @@ MESSAGES = {
         "axis 'mlp' has size cfg.mlp in h ('embed=8 mlp=cfg.mlp') but size cfg.mlp // 2 in w_down "
         "('mlp=cfg.mlp // 2') in h * w_down; values meet by name, so one axis name must have one size, and these "
         "differ whatever the config. Fix: build both from the same size, or rename one of the axes"
+    ),
+    "containers: a field's size differs from another field's": (
+        "axis 'mlp' has size cfg.mlp in field ['w_in'] ('feat=4 mlp=cfg.mlp') but size cfg.mlp // 2 in field "
+        "['w_out'] ('mlp=cfg.mlp // 2') in the Params built here (@tx.typed binds one size per axis name across a "
+        "container's fields); "
+        "values meet by name, so one axis name must have one size, and these differ whatever the config. Fix: build "
+        "both from the same size, or rename one of the axes"
     ),
     "shapes: reduce a missing axis": (
         "tnp.sum(x, 'feat') reduces over axis 'feat', but x has named axes 'batch=8'. Fix: reduce over "

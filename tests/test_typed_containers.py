@@ -278,3 +278,29 @@ def test_a_plain_protocol_hint_is_unchecked_and_a_runtime_checkable_one_checked(
     assert count([1, 2], v(3, "b")) == 2
     with pytest.raises(Exception, match="Sized"):
         count(3, v(3, "b"))
+
+
+def test_a_group_in_a_container_is_each_leafs_own_and_its_axes_still_bind():
+    """The stacked parameters of examples/transformer.py: every weight its own axes after ``layers`` (the plugin's
+    rule, ``_algebra/_containers.py``), one size per axis name across them."""
+
+    @tx.typed
+    def depth(params: dict[str, NamedArray[f32, "layers *weight"]], x: NamedArray[f32, "*rest embed"]) -> None:
+        pass
+
+    params = {"query": v(2, 8, 4, "layers embed heads"), "mlp_in": v(2, 8, 32, "layers embed mlp")}
+    for _ in range(5):
+        depth(params, v(3, 8, "batch embed"))  # the group of x is bound, the leaves' own are not
+    params["mlp_in"] = v(2, 6, 32, "layers embed mlp")
+    with pytest.raises(NamedShapeError, match=r"params\['mlp_in'\] .* axis 'embed' \(in \*weight\) has size 6 but"):
+        depth(params, v(3, 8, "batch embed"))
+
+
+def test_a_bare_named_array_annotation_takes_any_named_array():
+    @tx.typed
+    def f(x: NamedArray, ws: list[NamedArray]) -> NamedArray:
+        return x
+
+    assert f(v(2, 3, "a b"), [v(4, "c")]).named_shape == {"a": 2, "b": 3}
+    with pytest.raises(NamedShapeError, match=r"it is an ArrayImpl, not a NamedArray.*Fix: name its dims with tx"):
+        f(jnp.ones(3), [])

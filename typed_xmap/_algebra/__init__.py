@@ -13,6 +13,11 @@ from ._axis_map import (
     is_axis_map_leaf as is_axis_map_leaf,
     parse_axis_map as parse_axis_map,
 )
+from ._containers import (
+    leaf_bindings as leaf_bindings,
+    meet_fields as meet_fields,
+    without_groups as without_groups,
+)
 from ._conversions import (
     check_named as check_named,
     check_new_names as check_new_names,

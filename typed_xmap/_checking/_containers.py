@@ -21,7 +21,7 @@ from typing import Any
 
 from beartype.door import is_bearable
 
-from .._algebra import ErrorKind, Mismatch
+from .._algebra import ErrorKind, Mismatch, leaf_bindings, without_groups
 from ._annotations import NamedArrayHint, call_state
 
 __all__ = ["Failure", "container_check", "holds_named_arrays"]
@@ -109,20 +109,20 @@ def container_check(hint: Any) -> Check:
 
 
 def _named(hint: type, value: Any, path: str) -> Failure | None:
-    """One NamedArray element. Its axis names bind across the call, as every parameter's do; its ``*group``
-    is open per value (the plugin's rule too): ``dict[str, NamedArray[f32, "layers *weight"]]`` holds
-    weights of different shapes, so the group binds for this element only, never beside the call's."""
+    """A leaf: its axes bound by name with the call's, its group (``"*weight"``) its own (``leaf_bindings``)."""
     call_state.failure = None
-    group = typing.cast(Any, hint).shape_spec.group_key
     memo = call_state.memo
-    if group is not None and memo is not None:
-        outer = memo.pop(group, None)
+    before = dict(memo) if memo is not None else {}
+    if memo is not None:  # the call's groups are not the leaf's: the leaf's group matches alone
+        memo.clear()
+        memo.update(without_groups(before))
+    try:
         fits = isinstance(value, hint)
-        memo.pop(group, None)
-        if outer is not None:
-            memo[group] = outer
-    else:
-        fits = isinstance(value, hint)
+    finally:
+        if memo is not None:
+            after = leaf_bindings(before, memo)
+            memo.clear()
+            memo.update(after)
     if fits:
         return None
     failure = _recorded()

@@ -61,7 +61,7 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding])
             why = f"its element {_shown(failed_value)} does not match {failed_hint.__name__}: {why}"
         else:
             name = failed_hint.__name__
-    elif _named_hint(hint):
+    elif _array_hint(hint):
         why, kind = f"it is {_article(type(value).__name__)}, not a NamedArray", ErrorKind.INVALID_ARGUMENT
         if hasattr(value, "shape"):
             fix = "name its dims with tx.named(array, axes)"
@@ -270,6 +270,12 @@ def _named_hint(hint: Any) -> bool:
     return isinstance(hint, type) and issubclass(hint, NamedArrayHint)
 
 
+def _array_hint(hint: Any) -> bool:
+    """``NamedArray[...]`` or a bare ``NamedArray`` (any dtype, any named shape): a value that is not a
+    NamedArray gets the named-shape message, not beartype's."""
+    return hint is NamedArray or _named_hint(hint)
+
+
 def _parameter_error(
     fn: Callable[..., Any], qualname: str, hints: dict[str, Any], args: Any, kwargs: Any, memo: dict[str, Binding]
 ) -> NamedShapeError | None:
@@ -293,7 +299,7 @@ def _parameter_error(
             before = dict(memo)
             if is_bearable(item, hint):
                 continue
-            if _named_hint(hint) or call_state.failure is not None:
+            if _array_hint(hint) or call_state.failure is not None:
                 return _mismatch_error(where, hint, item, before)
             return None  # not a named-shape problem: beartype's own message is the right one
     return None
@@ -308,7 +314,7 @@ def _return_error(qualname: str, hint: Any, result: Any, memo: dict[str, Binding
     call_state.failure = None
     bindings = dict(memo)
     is_bearable(result, hint)
-    if _recorded_failure() is None and not _named_hint(hint):
+    if _recorded_failure() is None and not _array_hint(hint):
         from beartype.door import die_if_unbearable
 
         try:

@@ -76,14 +76,14 @@ def _stubs_dir(cache_dir: str) -> Path | None:
     return folder
 
 
-def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = False) -> int:
+def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = False, unknowns: bool = False) -> int:
     """Run mypy on ``paths`` with the plugin; returns mypy's exit status (0 clean, 1 errors, 2 failure).
 
     With ``fast_exit`` (the ``typed-xmap check`` command sets it) the process ends right
     after the report is flushed, as ``mypy`` itself does (``os._exit``): tearing down mypy's build state
     takes seconds, as long as a cold check of a small project, and nothing needs it.
     """
-    status = _run_check(paths, extra_args)
+    status = _run_check(paths, extra_args, unknowns=unknowns)
     if fast_exit:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -117,14 +117,18 @@ def with_plugin(options: Options) -> Options:
     return options
 
 
-def _run_check(paths: list[str], extra_args: list[str]) -> int:
+def _run_check(paths: list[str], extra_args: list[str], *, unknowns: bool = False) -> int:
     from mypy import build
     from mypy.errors import CompileError
     from mypy.main import process_options
 
+    from ._unknowns import UNKNOWNS_FLAGS, forget, fresh_sources, known_line, summary
+
     started = time.time()
-    sources, options = process_options([*extra_args, *paths], stdout=sys.stdout, stderr=sys.stderr)
+    flags = [*UNKNOWNS_FLAGS, *extra_args] if unknowns else extra_args
+    sources, options = process_options([*flags, *paths], stdout=sys.stdout, stderr=sys.stderr)
     with_plugin(options)
+    fresh = fresh_sources(options, sources) if unknowns else []
     try:
         result = build.build(sources, options, stdout=sys.stdout, stderr=sys.stderr)
         messages = result.errors
@@ -134,14 +138,24 @@ def _run_check(paths: list[str], extra_args: list[str]) -> int:
         return 2
     for message in messages:
         print(message)
+    if unknowns:
+        forget(result, fresh)
+        status = _report(messages, len(sources), started)
+        print(known_line(*summary(result, sources)))
+        return status
+    return _report(messages, len(sources), started)
+
+
+def _report(messages: list[str], checked: int, started: float) -> int:
+    """mypy's closing line (with the plugin named); the exit status."""
     errors = sum(1 for m in messages if ": error:" in m)
     files = len({m.split(":", 1)[0] for m in messages if ": error:" in m})
     if errors:
         print(
             f"Found {errors} error{'s' * (errors != 1)} in {files} file{'s' * (files != 1)} "
-            f"(checked {len(sources)} source file{'s' * (len(sources) != 1)}) [typed_xmap plugin on, "
+            f"(checked {checked} source file{'s' * (checked != 1)}) [typed_xmap plugin on, "
             f"{time.time() - started:.1f}s]"
         )
         return 1
-    print(f"Success: no issues found in {len(sources)} source file{'s' * (len(sources) != 1)} [typed_xmap plugin on]")
+    print(f"Success: no issues found in {checked} source file{'s' * (checked != 1)} [typed_xmap plugin on]")
     return 0

@@ -36,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         "check", help="type-check PATHS with mypy and the typed_xmap plugin (extra arguments go to mypy)"
     )
     check.add_argument("paths", nargs="+")
+    check.add_argument(
+        "--unknowns",
+        action="store_true",
+        help="list where a NamedArray's named shape became unknown, and why; end with how many are known",
+    )
     bench = commands.add_parser("bench", help="run the benchmarks in bench/ (ratios against hand-written JAX)")
     bench.add_argument("names", nargs="*", help="benchmark names (default: all)")
     commands.add_parser("lsp", help="a language server on stdio: the plugin's diagnostics, named shapes on hover")
@@ -50,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from ._check import run_check
 
-        return run_check(args.paths, rest, fast_exit=argv is None)  # the command itself: exit as mypy does
+        return run_check(
+            args.paths, rest, fast_exit=argv is None, unknowns=args.unknowns
+        )  # the command itself: exit as mypy does
     if args.command == "inspect":
         from ._inspect import run_inspect
 

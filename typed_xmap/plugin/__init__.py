@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from mypy.erasetype import erase_typevars
-from mypy.nodes import Decorator, FuncDef, TypeAlias
+from mypy.nodes import Decorator, FuncDef, MypyFile, TypeAlias
 from mypy.plugin import Plugin
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
@@ -28,6 +28,7 @@ from ._broadcast import OPERATOR_METHODS as OPERATOR_DUNDERS, elementwise_hook, 
 from ._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
 from ._codes import ALL_CODES
 from ._config import load_config
+from ._containers import ContainerChecks
 from ._einsum import dot_hook, einsum_hook
 from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
 from ._gradual import analyze_named_array
@@ -38,6 +39,7 @@ from ._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._reductions import reduction_hook
 from ._scan import SCAN, scan_hook, scan_signature
 from ._sharding import SHARDING_NAMES, sharding_hook
+from ._star_args import unreached_defaults
 from ._structure import (
     METHODS as STRUCTURE_METHODS,
     REDUCTION_METHODS,
@@ -49,6 +51,7 @@ from ._structure import (
 from ._symbolic import indexed, keeping, meeting
 from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
 from ._unions import per_member
+from ._unknowns import POWERS, noting_unknowns, power_hook
 from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -140,11 +143,25 @@ def _has_group(typ: Type) -> bool:
     return shape is not None and shape.named is not None and has_group(shape.named)
 
 
-def _with_open_groups(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
-    """A parameter ``NamedArray[f32, "*rest embed"]`` accepts at a call any value with ``embed`` (its group
-    stands for the others); the return's group is the arguments' (``annotated_call_hook``)."""
+def _call_signature(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
+    """An annotated function's signature at a call: a parameter ``NamedArray[f32, "*rest embed"]`` accepts
+    any value with ``embed`` (its group stands for the others; the return's group is the arguments',
+    ``annotated_call_hook``), and a trailing ``*weights`` of unknown length leaves the optional parameters it
+    cannot fill at their defaults (``_star_args``)."""
     signature = ctx.default_signature
-    return signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
+    if any(_has_group(t) for t in signature.arg_types):
+        signature = signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
+    try:
+        return unreached_defaults(ctx, signature)
+    except Exception:  # never crash mypy: the signature as it stands
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return signature
+
+
+def _short(fullname: str) -> str:
+    """``typed_xmap._ops._structure.rename`` -> ``tx.rename`` (how a note names an operation)."""
+    return f"tx.{fullname.rsplit('.', 1)[1]}"
 
 
 def _bound_method(callee: CallableType) -> CallableType:
@@ -163,6 +180,7 @@ class TypedXmapPlugin(Plugin):
         self.config = load_config(options.config_file)
         self.types = TypeFactory(self)
         self.resources = Resources(self)
+        self.containers = ContainerChecks()
         self.in_annotated = 0
         self._skip_next_hook = False
         self._callees: dict[str, tuple[object, CallableType | None]] = {}
@@ -226,18 +244,20 @@ class TypedXmapPlugin(Plugin):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
             if operation is None:  # not in the table: mypy types it as the stub says
                 return None
-            hook = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
+            hook: Callable[[Any], Type] = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
             if operation.kind in MEETING:
-                return meeting(self, hook)
-            return keeping(self, hook) if operation.kind in KEEPING else hook
+                hook = meeting(self, hook)
+            elif operation.kind in KEEPING:
+                hook = keeping(self, hook)
+            return noting_unknowns(self, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
         if fullname in TX_FUNCTIONS:
-            return partial(tx_hook, self, fullname)
+            return noting_unknowns(self, partial(tx_hook, self, fullname), _short(fullname))
         if fullname in RANDOM_DRAWS:
-            return partial(random_hook, self, fullname)
+            return noting_unknowns(self, partial(random_hook, self, fullname), _short(fullname))
         if fullname in NAMED:
-            return partial(named_hook, self)
+            return noting_unknowns(self, partial(named_hook, self), "tx.named")
         if fullname in SHARDING_NAMES:
             return partial(sharding_hook, self, SHARDING_NAMES[fullname])
         if fullname in TRANSFORMS:
@@ -253,7 +273,8 @@ class TypedXmapPlugin(Plugin):
         if self.config.annotated_calls:
             callee = self._annotated_callee(fullname)
             if callee is not None:
-                return meeting(self, partial(annotated_call_hook, self, callee))
+                hook = meeting(self, partial(annotated_call_hook, self, callee))
+                return noting_unknowns(self, hook, fullname, declared=True)
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
@@ -264,29 +285,34 @@ class TypedXmapPlugin(Plugin):
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
-        if self.config.annotated_calls and self._group_callee(fullname) is not None:
-            return _with_open_groups
-        return None
+        return self._call_signature_hook(fullname)
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        if self.config.annotated_calls and self._group_callee(fullname) is not None:
-            return _with_open_groups
+        return self._call_signature_hook(fullname)
+
+    def _call_signature_hook(self, fullname: str) -> Callable[[Any], FunctionLike] | None:
+        if self.config.annotated_calls and not fullname.startswith(SKIP_ALIAS_LOOKUP):
+            return _call_signature if self._annotated_callee(fullname) is not None else None
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
-            return _checked(meeting(self, partial(operator_hook, self, fullname.rsplit(".", 1)[1])))
+            dunder = fullname.rsplit(".", 1)[1]
+            return _checked(noting_unknowns(self, meeting(self, partial(operator_hook, self, dunder)), dunder))
         if fullname == GETITEM:
-            return _checked(indexed(self, partial(getitem_hook, self)))
+            return _checked(noting_unknowns(self, indexed(self, partial(getitem_hook, self)), "x[...]"))
         if fullname == AT_GETITEM:
             return _checked(partial(at_hook, self))
         if fullname in AT_UPDATES:
             return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname in STRUCTURE_METHODS:
-            method = partial(method_hook, self, STRUCTURE_METHODS[fullname])
-            return _checked(keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method)
+            method: Callable[[Any], Type] = partial(method_hook, self, STRUCTURE_METHODS[fullname])
+            method = keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method
+            return _checked(noting_unknowns(self, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))
+        if fullname in POWERS:
+            return _checked(power_hook)
         if self.config.annotated_calls:
             callee = self._group_callee(fullname)
             if callee is not None:  # a method with a "*rest" group: bind it as a call of a function
@@ -317,6 +343,15 @@ class TypedXmapPlugin(Plugin):
         if typ is not None:
             self._callees[fullname] = (node, callee)
         return callee
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        """Called once ``file`` is type-checked: check the containers of NamedArrays it builds (``_containers``)."""
+        try:
+            self.containers.check_module(file)
+        except Exception:
+            if os.environ.get(DEBUG_ENV):
+                raise
+        return set()
 
     # -- cache ---------------------------------------------------------------------------------
     def report_config_data(self, ctx: ReportConfigContext) -> Any:

@@ -36,6 +36,7 @@ from mypy.nodes import (
 from mypy.types import (
     ANNOTATED_TYPE_NAMES,
     AnyType,
+    CallableType,
     Instance,
     RawExpressionType,
     Type,
@@ -45,8 +46,9 @@ from mypy.types import (
 )
 
 from .._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
-from ._codes import NAMED_SHAPE_SYNTAX, one_line
+from ._codes import NAMED_SHAPE_SYNTAX, NAMED_SHAPE_UNKNOWN, one_line
 from ._encoding import NAMED_ARRAY, open_groups
+from ._unknowns import BARE_NOTE
 
 if TYPE_CHECKING:
     from mypy.nodes import Context
@@ -111,12 +113,30 @@ def _build(
     if spec.positional is not None and MANY_DIMS not in spec.positional:
         positional = tuple(d if isinstance(d, int) else None for d in spec.positional)
     typ = plugin.types.array(dtype, named, positional)
-    return typ if spec.group_key is None or isinstance(statement, (FuncBase, Decorator)) else open_groups(typ)
+    return typ if spec.group_key is None or _signature_top(context, statement) else open_groups(typ)
+
+
+def _signature_top(context: Context, statement: object) -> bool:
+    """Whether the annotation at ``context`` is a parameter's or the return's own type in the signature of the
+    function ``statement`` defines: there a group binds the function's axes; in a container (``dict[str,
+    NamedArray[f32, "layers *weight"]]``) each element's group is its own, as at run time."""
+    function = statement.func if isinstance(statement, Decorator) else statement
+    if not isinstance(function, FuncBase):
+        return False
+    signature = function.unanalyzed_type
+    if not isinstance(signature, CallableType):
+        return True
+    tops = [*signature.arg_types, signature.ret_type]
+    return any(top.line == context.line and top.column == context.column for top in tops)
 
 
 def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
     """The ``typing.Annotated`` hook."""
     t, api = ctx.type, cast("TypeAnalyser", ctx.api)  # the interface mypy documents; its implementation
+    if not t.args and t.name.rsplit(".", 1)[-1] != "Annotated":
+        # a bare ``NamedArray`` (typed_xmap's name for ``Annotated``): any dtype, any named shape
+        api.note(BARE_NOTE, t, code=NAMED_SHAPE_UNKNOWN)
+        return plugin.types.array(plugin.types.any(), None, None)
     if len(t.args) >= 2 and isinstance(t.args[0], UnboundType):
         symbol = api.lookup_qualified(t.args[0].name, t.args[0], suppress_errors=True)
         if symbol is not None and is_dtype_marker(symbol.node):

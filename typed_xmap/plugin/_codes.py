@@ -16,6 +16,7 @@ __all__ = [
     "NAMED_AXIS_MISSING",
     "NAMED_AXIS_SIZE",
     "NAMED_SHAPE_SYNTAX",
+    "NAMED_SHAPE_UNKNOWN",
     "POSITIONAL_SHAPE",
     "code_for",
     "one_line",
@@ -33,7 +34,21 @@ AXIS_RESOURCE_CONFLICT = ErrorCode(
     "axis-resource-conflict", "Two named axes on one mesh axis meet in one value", CATEGORY
 )
 
-ALL_CODES = (NAMED_SHAPE_SYNTAX, NAMED_AXIS_SIZE, NAMED_AXIS_MISSING, POSITIONAL_SHAPE, AXIS_RESOURCE_CONFLICT)
+NAMED_SHAPE_UNKNOWN = ErrorCode(
+    "named-shape-unknown",
+    "A note where a NamedArray's named shape becomes unknown, with its cause (opt in: typed-xmap check --unknowns)",
+    CATEGORY,
+    default_enabled=False,
+)
+
+ALL_CODES = (
+    NAMED_SHAPE_SYNTAX,
+    NAMED_AXIS_SIZE,
+    NAMED_AXIS_MISSING,
+    POSITIONAL_SHAPE,
+    AXIS_RESOURCE_CONFLICT,
+    NAMED_SHAPE_UNKNOWN,
+)
 
 
 CODE_OF_KIND: dict[ErrorKind, ErrorCode] = {

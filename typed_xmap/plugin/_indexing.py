@@ -78,7 +78,9 @@ def _item(expr: Expression, typ: Type, axis: str) -> object:
         return value
     shape = decode(typ)
     if shape is not None and not shape.scalar:
-        if shape.named is None or has_group(shape.named) or shape.positional not in (None, ()):
+        if shape.named is None:
+            return _NAMES_ONLY  # an index of unknown shape: the indexed axis must still exist
+        if has_group(shape.named) or shape.positional not in (None, ()):
             return _UNREAD
         if not shape.named:
             return DYNAMIC

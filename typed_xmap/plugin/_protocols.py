@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from .._algebra import Resource
     from ._config import PluginConfig
+    from ._containers import ContainerChecks
     from ._encoding import TypeFactory
 
 __all__ = ["ResourceChecks", "TypedXmapPlugin"]
@@ -42,6 +43,9 @@ class TypedXmapPlugin(Protocol):
 
     @property
     def resources(self) -> ResourceChecks: ...
+
+    @property
+    def containers(self) -> ContainerChecks: ...
 
     def default_analysis(self, ctx: AnalyzeTypeContext) -> Type: ...
 

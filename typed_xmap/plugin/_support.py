@@ -72,7 +72,7 @@ def fail(api: Any, message: str, context: Context, code: ErrorCode | None = None
         errors._watchers = []
     try:
         if note:
-            api.msg.note(message, context)
+            api.msg.note(message, context, code=code)
         else:
             api.fail(message, context, code=code)
     finally:

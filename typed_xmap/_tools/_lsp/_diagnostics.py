@@ -8,6 +8,9 @@ from lsprotocol import types as lsp
 
 from ._report import MESSAGE
 
+UNKNOWN_NOTE = "named shape unknown: "
+"""How the plugin's ``named-shape-unknown`` notes begin (mypy prints no code on a note): information of their
+own, shown when a mypy config enables the code (``enable_error_code = ["named-shape-unknown"]``)."""
 SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
     "warning": lsp.DiagnosticSeverity.Warning,
@@ -27,7 +30,8 @@ def diagnostics(report: str, root: Path) -> dict[Path, list[lsp.Diagnostic]]:
         line, col = int(match["line"]) - 1, max(int(match["col"]) - 1, 0)
         end_line = int(match["end_line"] or match["line"]) - 1
         end_col = int(match["end_col"]) if match["end_col"] else col + 1  # mypy's end column is inclusive
-        if match["severity"] == "note" and listed and listed[-1].range.start.line == line:
+        unknown = match["text"].startswith(UNKNOWN_NOTE)  # the plugin's named-shape-unknown notes stand alone
+        if match["severity"] == "note" and not unknown and listed and listed[-1].range.start.line == line:
             listed[-1].message += "\n" + match["text"]
             continue
         listed.append(
@@ -35,7 +39,7 @@ def diagnostics(report: str, root: Path) -> dict[Path, list[lsp.Diagnostic]]:
                 range=lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)),
                 message=match["text"],
                 severity=SEVERITY[match["severity"]],
-                code=match["code"],
+                code=match["code"] or ("named-shape-unknown" if unknown else None),
                 source="typed-xmap (mypy)",
             )
         )
