@@ -36,7 +36,7 @@ Projection = NamedArray[f32, "embed heads head_dim"]
 @dataclass(frozen=True)
 class PerceiverConfig:
     batch: int = TINY_BATCH
-    time: int = 128
+    time: int = 64
     patch: int = 4
     latent: int = 8
     embed: int = TINY_HIDDEN
@@ -237,7 +237,7 @@ def dataset(cfg: PerceiverConfig, seed: int = 0) -> tuple[Signal, NamedArray[i32
     labels = rng.integers(0, cfg.classes, cfg.batch)
     t = np.arange(cfg.time, dtype=np.float32)  # plant[p8 size runtime]: t = np.arange(cfg.time + cfg.patch, dtype=np.float32)
     freq = 0.05 + 0.1 * labels[:, None]
-    values = np.sin(freq * t[None, :]) + 0.1 * rng.normal(size=(cfg.batch, cfg.time))
+    values = np.sin(freq * t[None, :]) + 0.1 * rng.normal(size=(cfg.batch, t.size))
     return tx.named(values.astype(np.float32), ["batch", "time"]), tx.named(labels.astype(np.int32), ["batch"])
 
 
