@@ -98,6 +98,14 @@ def with_self_loops(src: NamedArray[i32, "edge"], dst: NamedArray[i32, "edge"], 
     return tnp.concatenate([src, loops], axis="edge"), tnp.concatenate([dst, loops], axis="edge")
 
 
+def sort_by_destination(
+    src: NamedArray[i32, "edge"], dst: NamedArray[i32, "edge"]
+) -> tuple[NamedArray[i32, "edge"], NamedArray[i32, "edge"]]:
+    """The edge list ordered by destination node, so each node's incoming edges are contiguous."""
+    order = tnp.argsort(dst, "edge")  # plant[g9 name static]: order = tnp.argsort(dst, "node")
+    return src[{"edge": order}], dst[{"edge": order}]
+
+
 @tx.typed
 def segment_softmax(
     logits: NamedArray[f32, "edge heads"], dst: NamedArray[i32, "edge"], nodes: int
@@ -195,6 +203,7 @@ def main() -> None:
     with jax.set_mesh(mesh):
         params = tx.shard(init(cfg, jax.random.key(0)), RESOURCES)
         graph = random_graph(cfg)
+        graph["src"], graph["dst"] = sort_by_destination(graph["src"], graph["dst"])
         logits = forward(cfg, params, graph)
         print("logits", logits.named_shape, "heads on", tx.resources_of(params["first"]["w"]))
         step = jax.jit(train_step, static_argnums=0)

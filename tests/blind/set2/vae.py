@@ -7,6 +7,7 @@ two strided transposed convolutions back to the image. Loss: Bernoulli reconstru
 
 from __future__ import annotations
 
+import math
 import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -39,6 +40,7 @@ class VAEConfig:
     kernel: int = 3
     stride: int = 2
     latent: int = 4
+    iwae_samples: int = 3
 
     @property
     def reduced(self) -> int:
@@ -135,6 +137,22 @@ def elbo_terms(
     return reconstruction, kl
 
 
+@tx.typed
+def importance_bound(cfg: VAEConfig, params: VAEParams, x: Images, key: jax.Array, samples: int) -> NamedArray[f32, "batch"]:
+    """The importance-weighted bound (IWAE) on log p(x), from ``samples`` posterior draws per image."""
+    mean, logvar = encode(cfg, params.encoder, x)
+    log_weights = []
+    for sample_key in jax.random.split(key, samples):
+        z = sample(sample_key, mean, logvar)
+        logits = decode(cfg, params.decoder, z)
+        log_likelihood = -tnp.sum(tnp.softplus(logits) - x * logits, ("height", "width", "channels"))
+        log_prior = -0.5 * tnp.sum(z * z, "latent")  # plant[v11 name static]: log_prior = -0.5 * tnp.sum(z * z, "batch")
+        log_posterior = -0.5 * tnp.sum((z - mean) * (z - mean) / tnp.exp(logvar) + logvar, "latent")
+        log_weights.append(log_likelihood + log_prior - log_posterior)
+    stacked = tnp.stack(log_weights, axis="sample")
+    return tnp.logsumexp(stacked, "sample") - math.log(samples)  # plant[v10 name static]: return tnp.logsumexp(stacked, "batch") - math.log(samples)
+
+
 def loss(params: VAEParams, cfg: VAEConfig, x: Images, key: jax.Array) -> jax.Array:
     reconstruction, kl = elbo_terms(cfg, params, x, key)
     return tx.positional(tnp.mean(reconstruction + kl, "batch"), [])  # plant[v6 return static]: return tx.positional(reconstruction + kl, [])
@@ -176,6 +194,8 @@ def main() -> None:
             key, step_key = jax.random.split(key)
             params, value = train_step(cfg, params, x, step_key)
             print(f"step {i}: loss {float(value):.3f}")
+        bound = importance_bound(cfg, params, x, jax.random.key(3), cfg.iwae_samples)
+        print("IWAE bound per image", tx.positional(bound, ["batch"]))
         samples = generate(cfg, params, jax.random.key(2), 2)
         print("samples", samples.named_shape, "batch placed", tx.resources_of(x))
 
