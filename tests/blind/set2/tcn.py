@@ -18,6 +18,7 @@ from typing import Final, NamedTuple, TypedDict
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import AxisType
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -26,7 +27,7 @@ from typed_xmap import NamedArray, f32
 from _sizes import DATA_PARALLEL, LEARNING_RATE, MESH_AXES, MODEL_PARALLEL, TINY_BATCH, TINY_HIDDEN
 
 Series = NamedArray[f32, "batch time feat"]
-Hidden = NamedArray[f32, "batch time chan"]
+Hidden = NamedArray[f32, "*rest time chan"]
 Forecast = NamedArray[f32, "batch horizon feat"]
 
 RESOURCES: Final = {"batch": "data", "chan": "model"}  # plant[t5 resource static]: RESOURCES: Final = {"batch": "data", "chan": "data"}
@@ -42,6 +43,7 @@ class TCNConfig:
     dilations: tuple[int, ...] = field(default=(1, 2, 4))
     pool: int = 4
     horizon: int = 4
+    clip: float = 1.0
 
     @property
     def receptive_field(self) -> int:
@@ -98,8 +100,8 @@ def init(cfg: TCNConfig, key: jax.Array) -> TCNParams:
 
 @tx.typed
 def causal_conv(
-    x: NamedArray[f32, "batch time chan"], kernel: NamedArray[f32, "tap chan mid"], dilation: int
-) -> NamedArray[f32, "batch time mid"]:
+    x: NamedArray[f32, "*rest time chan"], kernel: NamedArray[f32, "tap chan mid"], dilation: int
+) -> NamedArray[f32, "*rest time mid"]:
     """A dilated convolution over ``time`` that sees only the present and the past: pad on the left."""
     taps = kernel.named_shape["tap"]
     padded = tnp.pad(x, {"time": ((taps - 1) * dilation, 0)})  # plant[t2 size runtime]: padded = tnp.pad(x, {"time": (taps - 1, 0)})
@@ -111,7 +113,7 @@ def causal_conv(
         dilation=dilation,
         padding="VALID",
     )
-    out: NamedArray[f32, "batch time mid"] = y.astype(jnp.float32)  # plant[t7 dtype static]: out: NamedArray[f32, "batch time mid"] = y
+    out: NamedArray[f32, "*rest time mid"] = y.astype(jnp.float32)  # plant[t7 dtype static]: out: NamedArray[f32, "*rest time mid"] = y
     return out
 
 
@@ -125,31 +127,33 @@ def residual_block(x: Hidden, p: Block, dilation: int) -> Hidden:
 
 
 @tx.typed
-def encode(cfg: TCNConfig, params: TCNParams, series: Series) -> NamedArray[f32, "batch chan"]:
+def encode(cfg: TCNConfig, params: TCNParams, series: NamedArray[f32, "*rest time feat"]) -> NamedArray[f32, "*rest chan"]:
     h = tnp.einsum("{feat},{feat,chan}->{chan}", series, params["project"])
     for dilation, block in zip(cfg.dilations, params["blocks"], strict=True):
         h = residual_block(h, block, dilation)
         h = tx.constrain(h, RESOURCES)
     pooled = tnp.avg_pool(h, {"time": cfg.pool}, strides={"time": cfg.pool})
-    last: NamedArray[f32, "batch chan"] = pooled[{"time": -1}]  # plant[t3 name static]: last: NamedArray[f32, "batch chan"] = pooled[{"batch": -1}]
+    last: NamedArray[f32, "*rest chan"] = pooled[{"time": -1}]  # plant[t3 name static]: last: NamedArray[f32, "*rest chan"] = pooled[{"tap": -1}]
     return last
 
 
 def head_step(
-    head: Head, state: NamedArray[f32, "batch chan"], step_embed: NamedArray[f32, "chan"]
-) -> tuple[NamedArray[f32, "batch chan"], NamedArray[f32, "batch feat"]]:
+    head: Head, state: NamedArray[f32, "*rest chan"], step_embed: NamedArray[f32, "chan"]
+) -> tuple[NamedArray[f32, "*rest chan"], NamedArray[f32, "*rest feat"]]:
     mixed = tnp.einsum("{chan},{chan,chan_out}->{chan_out}", state, head.recurrent).rename({"chan_out": "chan"})  # plant[t4 name static]: mixed = tnp.einsum("{chan},{chan,chan_out}->{chan_out}", state, head.recurrent)
     new_state = tnp.tanh(mixed + step_embed)
     return new_state, tnp.einsum("{chan},{chan,feat}->{feat}", new_state, head.readout)
 
 
 @tx.typed
-def forecast(cfg: TCNConfig, params: TCNParams, series: Series) -> Forecast:
+def forecast(
+    cfg: TCNConfig, params: TCNParams, series: NamedArray[f32, "*rest time feat"]
+) -> NamedArray[f32, "*rest horizon feat"]:
     state = encode(cfg, params, series)
     head = params["head"]
     _, steps = tx.scan(partial(head_step, head), state, head.step_embed, axis="horizon")
     last_value = series[{"time": -1}]
-    predictions: Forecast = tnp.cumsum(steps, axis="horizon") + last_value
+    predictions: NamedArray[f32, "*rest horizon feat"] = tnp.cumsum(steps, axis="horizon") + last_value
     return predictions
 
 
@@ -165,6 +169,32 @@ def train_step(params: TCNParams, cfg: TCNConfig, series: Series, target: Foreca
         lambda w, g: w - LEARNING_RATE * g, params, grads, is_leaf=lambda v: isinstance(v, tx.AnyNamedArray)
     )
     return new_params, value
+
+
+def example_loss(
+    params: TCNParams, series: NamedArray[f32, "time feat"], target: NamedArray[f32, "horizon feat"], cfg: TCNConfig
+) -> jax.Array:
+    """One series' loss: under ``tx.vmap(..., axis="batch")`` each call sees one example."""
+    error = forecast(cfg, params, series) - target
+    return tx.positional(tnp.mean(error * error, ("horizon", "feat")), [])  # plant[t9 name static]: return tx.positional(tnp.mean(error * error, ("batch", "horizon", "feat")), [])
+
+
+@partial(jax.jit, static_argnums=1)
+def clipped_step(params: TCNParams, cfg: TCNConfig, series: Series, target: Forecast) -> tuple[TCNParams, jax.Array]:
+    """SGD on per-example gradients clipped to norm ``cfg.clip`` (the clipping step of DP-SGD)."""
+    grads = tx.vmap(jax.grad(example_loss), axis="batch")(params, series, target, cfg)
+    leaves = jax.tree.leaves(grads, is_leaf=lambda v: isinstance(v, tx.AnyNamedArray))
+    squared = tnp.zeros({"batch": series.named_shape["batch"]}, dtype=jnp.float32)
+    for g in leaves:
+        squared = squared + tnp.sum(g * g, tuple(a for a in g.named_shape if a != "batch"))
+    scale = tnp.minimum(1.0, cfg.clip / (tnp.sqrt(squared) + 1e-6))
+    new_params: TCNParams = jax.tree.map(
+        lambda w, g: w - LEARNING_RATE * tnp.mean(g * scale, "batch"),
+        params,
+        grads,
+        is_leaf=lambda v: isinstance(v, tx.AnyNamedArray),
+    )
+    return new_params, tnp.mean(scale, "batch").data  # plant[t10 return static]: return grads, tnp.mean(scale, "batch").data
 
 
 def windows(cfg: TCNConfig, seed: int = 0) -> tuple[Series, Forecast]:
@@ -183,7 +213,8 @@ def windows(cfg: TCNConfig, seed: int = 0) -> tuple[Series, Forecast]:
 def main() -> None:
     cfg = TCNConfig()
     assert cfg.receptive_field <= cfg.time, "the history is shorter than the receptive field"
-    mesh = jax.make_mesh((DATA_PARALLEL, MODEL_PARALLEL), MESH_AXES)
+    # Auto axes: jax.vmap's batching of a convolution cannot follow Explicit shardings (a reshape JAX rejects)
+    mesh = jax.make_mesh((DATA_PARALLEL, MODEL_PARALLEL), MESH_AXES, axis_types=(AxisType.Auto, AxisType.Auto))
     with jax.set_mesh(mesh):
         params = tx.shard(init(cfg, jax.random.key(0)), RESOURCES)
         series, target = tx.shard(windows(cfg), RESOURCES)
@@ -191,6 +222,8 @@ def main() -> None:
         for i in range(3):
             params, value = train_step(params, cfg, series, target)
             print(f"step {i}: mse {float(value):.4f}")
+        params, kept = clipped_step(params, cfg, series, target)
+        print(f"clipped step: mean clip factor {float(kept):.3f}, mse {float(loss(params, cfg, series, target)):.4f}")
         print("series placed", tx.resources_of(series), "projection placed", tx.resources_of(params["project"]))
 
 
