@@ -141,10 +141,10 @@ def moe_dispatch(
         x: the tokens' activations.
         dispatch: ``moe_route``'s first result.
         tokens: the token axes summed over.
-        resources: where the experts' inputs go on a mesh.
-        from_resources: the tokens' placement, pinned first.
         expert: the experts' axis in ``dispatch``.
         slot: the slots' axis in ``dispatch``.
+        resources: where the experts' inputs go on a mesh.
+        from_resources: the tokens' placement, pinned first.
 
     Returns:
         The experts' inputs, by ``expert`` and ``slot``.

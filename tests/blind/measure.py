@@ -1,0 +1,183 @@
+"""Measure a blind set: how many planted mistakes the static checker and the runtime catch.
+
+A set is a folder of programs (``*.py``; helper modules whose name starts with ``_`` are imported by them and not
+measured on their own). Each program is CORRECT as written and runs (``python prog.py`` exits 0). A line may carry
+a plant, a one-line mistake written as a comment on that line:
+
+    h = tnp.einsum(...)  # plant[p3 size static]: h = tnp.einsum(... wrong ...)
+
+``p3`` is an id unique in the program, the second word the kind (name, size, resource, dtype, return, other), the
+third whether a named-shape checker can see it from the source (``static``) or only a run can (``runtime``). The
+mutant is the program with that line's code replaced by the text after the colon (indentation kept, comment gone).
+
+For the clean program: ``typed-xmap check`` (default and ``--strict``) must report no error, and the run must
+exit 0. For each mutant: caught statically when ``typed-xmap check`` reports an error in the mutated file that the
+clean program does not have (``on line`` says whether one is on the planted line); caught at run time when the
+run fails with a typed_xmap error (NamedShapeError / AxisResourceConflict / their subclasses in the traceback).
+
+Usage: python measure.py SET_DIR [--no-runtime] [--json OUT]  (uses the typed-xmap next to this python)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PLANT = re.compile(r"#\s*plant\[(\w+)\s+(\w+)\s+(static|runtime)\]:\s*(.*)$")
+ERROR = re.compile(r"^(?P<file>[^:\n]+\.py):(?P<line>\d+): error: (?P<msg>.*)$", re.M)
+RUNTIME_ERRORS = ("NamedShapeError", "AxisResourceConflict", "UnboundAxisError", "typed_xmap")
+
+
+def plants(source: str) -> list[tuple[int, str, str, str, str]]:
+    """(line number, id, kind, visibility, replacement) of each plant in ``source``."""
+    found = []
+    for number, line in enumerate(source.splitlines(), 1):
+        m = PLANT.search(line)
+        if m:
+            found.append((number, m.group(1), m.group(2), m.group(3), m.group(4).strip()))
+    return found
+
+
+def mutate(source: str, number: int, replacement: str) -> str:
+    lines = source.splitlines()
+    original = lines[number - 1]
+    indent = original[: len(original) - len(original.lstrip())]
+    lines[number - 1] = indent + replacement
+    return "\n".join(lines) + "\n"
+
+
+def check(folder: Path, name: str, strict: bool, cache: Path) -> tuple[list[tuple[int, str]], str]:
+    exe = Path(sys.executable).parent / "typed-xmap"
+    args = [str(exe), "check", f"--cache-dir={cache}", "--no-error-summary", "--show-error-codes"]
+    if strict:
+        args.append("--strict")
+    done = subprocess.run([*args, name], check=False, cwd=folder, capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"typed-xmap check failed on {name} (exit {done.returncode}):\n{out}")
+    errors = [(int(m.group("line")), m.group("msg")) for m in ERROR.finditer(out) if Path(m.group("file")).name == name]
+    return errors, out
+
+
+def run(folder: Path, name: str) -> tuple[int, str]:
+    try:
+        done = subprocess.run(
+            [sys.executable, name], check=False, cwd=folder, capture_output=True, text=True, timeout=300
+        )
+    except subprocess.TimeoutExpired:
+        return -1, "timeout"
+    return done.returncode, done.stdout[-2000:] + done.stderr[-4000:]
+
+
+def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
+    programs = sorted(p for p in set_dir.glob("*.py") if not p.name.startswith("_"))
+    cache = Path(tempfile.gettempdir()) / f"blind-cache-{set_dir.resolve().name}"
+    report: dict[str, object] = {"programs": {}}
+    totals = {
+        "static_plants": 0,
+        "static_caught": 0,
+        "runtime_plants": 0,
+        "all_static_caught": 0,
+        "all_plants": 0,
+        "runtime_caught": 0,
+        "clean_errors": 0,
+        "clean_strict_errors": 0,
+        "clean_run_failures": 0,
+    }
+    for program in programs:
+        source = program.read_text()
+        entry: dict[str, object] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            for f in set_dir.iterdir():
+                if f.is_file():
+                    shutil.copy(f, work / f.name)
+            clean, _ = check(work, program.name, False, cache)
+            strict, _ = check(work, program.name, True, cache)
+            entry["clean_errors"] = [f"{n}: {m}" for n, m in clean]
+            entry["clean_strict_errors"] = [f"{n}: {m}" for n, m in strict]
+            totals["clean_errors"] += len(clean)
+            totals["clean_strict_errors"] += len(strict)
+            if runtime:
+                code, out = run(work, program.name)
+                entry["clean_run"] = "ok" if code == 0 else f"FAILED ({code}): {out[-600:]}"
+                totals["clean_run_failures"] += code != 0
+            baseline = set(clean)
+            results = []
+            for number, pid, kind, visibility, replacement in plants(source):
+                (work / program.name).write_text(mutate(source, number, replacement))
+                errors, _ = check(work, program.name, False, cache)
+                new = [e for e in errors if e not in baseline]
+                static = bool(new)
+                on_line = any(n == number for n, _ in new)
+                rt = None
+                if runtime:
+                    code, out = run(work, program.name)
+                    rt = code != 0 and any(word in out for word in RUNTIME_ERRORS)
+                    totals["runtime_caught"] += bool(rt)
+                totals["all_plants"] += 1
+                totals["all_static_caught"] += static
+                if visibility == "static":
+                    totals["static_plants"] += 1
+                    totals["static_caught"] += static
+                else:
+                    totals["runtime_plants"] += 1
+                results.append(
+                    {
+                        "id": pid,
+                        "line": number,
+                        "kind": kind,
+                        "visibility": visibility,
+                        "static": static,
+                        "on_line": on_line,
+                        "runtime": rt,
+                        "errors": [f"{n}: {m}" for n, m in new][:3],
+                    }
+                )
+                (work / program.name).write_text(source)
+            entry["plants"] = results
+        report["programs"][program.name] = entry  # type: ignore[index]
+    report["totals"] = totals
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("set_dir", type=Path)
+    parser.add_argument("--no-runtime", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    report = measure(args.set_dir, not args.no_runtime)
+    for name, entry in report["programs"].items():  # type: ignore[union-attr]
+        print(
+            f"== {name}: clean errors {len(entry['clean_errors'])}, strict {len(entry['clean_strict_errors'])}"
+            f"{', run ' + entry['clean_run'][:200] if 'clean_run' in entry else ''}"
+        )
+        for e in entry["clean_errors"] + entry["clean_strict_errors"]:
+            print(f"   clean: {e}")
+        for p in entry["plants"]:
+            mark = "CAUGHT" if p["static"] else "missed"
+            print(
+                f"   {p['id']:>4} {p['kind']:<8} {p['visibility']:<7} static={mark:<6} "
+                f"on_line={p['on_line']!s:<5} runtime={p['runtime']}  {'; '.join(p['errors'])[:160]}"
+            )
+    t = report["totals"]
+    print(
+        f"TOTAL static-visible plants caught statically: {t['static_caught']} of {t['static_plants']}; "  # type: ignore[index]
+        f"all plants caught statically: {t['all_static_caught']} of {t['all_plants']}; "
+        f"runtime caught: {t['runtime_caught']} of {t['all_plants']}; "
+        f"clean-program errors: default {t['clean_errors']}, strict {t['clean_strict_errors']}; "
+        f"clean runs failed: {t['clean_run_failures']}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
