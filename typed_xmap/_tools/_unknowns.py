@@ -35,6 +35,9 @@ def fresh_sources(options: Options, sources: Iterable[BuildSource]) -> list[str]
     from mypy.build import normpath
 
     options.cache_dir = os.path.join(options.cache_dir, "typed-xmap-unknowns")
+    # a cache of its own, which the language server never reads: no fine-grained dependencies (mypy cannot write
+    # them for the sources whose cache entries this run removes)
+    options.cache_fine_grained = False
     options.export_types = True
     options.preserve_asts = True
     paths = []

@@ -77,6 +77,10 @@ def _expecting(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike
     body = _body(ctx.api, f_args[0]) if len(f_args) == 1 else None
     if not isinstance(axis, str) or body is None:
         return signature
+    if _stacked(plugin, axis, None, body.arg_types[1]) is None:
+        # a container slice (a TypedDict of weights): the stacked xs may be declared as another container kind
+        # (``dict[str, NamedArray[f32, "layers *weight"]]`` for a ``Layer`` TypedDict), which fits at run time
+        return signature
     expected = leaves(plugin, body.arg_types[1], partial(_stacked, plugin, axis, None), DEPTH, read_only=True)
     types = list(signature.arg_types)
     types[names.index("xs")] = expected
