@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _compat
+from ._compat import batched_at as compat_batched_at, current_trace as compat_current_trace
 
 __all__ = ["Frame", "active_frames", "carries", "current_trace", "outer_carried", "thread_frames", "varying_mapped"]
 
@@ -47,7 +47,7 @@ def active_frames() -> list[Frame]:
 
 
 def current_trace() -> Any:
-    return _compat.current_trace()
+    return compat_current_trace()
 
 
 def varying_mapped(data: Any, mapped: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
@@ -68,7 +68,7 @@ def varying_mapped(data: Any, mapped: tuple[tuple[str, int], ...]) -> tuple[tupl
 
 def carries(value: Any, trace: Any) -> bool:
     """Whether ``value`` is batched at ``trace`` (a vmap level), looking through the levels inside it."""
-    return _compat.batched_at(value, trace)
+    return compat_batched_at(value, trace)
 
 
 def outer_carried(outer: Sequence[Frame], value: Any) -> list[str]:
