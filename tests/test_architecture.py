@@ -233,6 +233,6 @@ def test_the_algebra_package_re_exports_exactly_its_modules_names():
 
 def test_every_error_kind_has_a_plugin_code():
     from typed_xmap._algebra import ErrorKind
-    from typed_xmap.plugin._codes import CODE_OF_KIND
+    from typed_xmap.plugin._core._codes import CODE_OF_KIND
 
     assert set(CODE_OF_KIND) == set(ErrorKind)

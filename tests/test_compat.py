@@ -216,9 +216,9 @@ def test_jits_incompatible_devices_error_is_recognised():
 def test_the_plugins_jax_names_are_where_the_installed_jax_defines_them():
     """The plugin (which never imports jax) knows JAX's transforms and ``jax.Array`` by the names mypy reads
     in JAX's sources: a JAX that moved one would leave the plugin passing its calls through untyped."""
-    from typed_xmap.plugin._indexing import _SCALAR_INDICES
-    from typed_xmap.plugin._named_vmap import POSITIONAL
-    from typed_xmap.plugin._transforms import TRANSFORMS
+    from typed_xmap.plugin._hooks._indexing import _SCALAR_INDICES
+    from typed_xmap.plugin._hooks._named_vmap import POSITIONAL
+    from typed_xmap.plugin._hooks._transforms import TRANSFORMS
 
     for public in ("jit", "grad", "value_and_grad", "vmap", "checkpoint", "remat"):
         defined = getattr(jax, public)

@@ -1838,8 +1838,8 @@ MESSAGES = {
 EXEMPT = {
     # mypy diagnostics of the plugin: pytest-mypy-plugins compares them in full as a user meets them, in
     # tests/plugin/test_annotations.yml (case syntax_not_a_string_and_too_many_specs).
-    ("typed_xmap/plugin/_annotated.py", "NamedArray takes a dtype and at most two spec strings, got"),
-    ("typed_xmap/plugin/_annotated.py", "NamedArray specs must be string literals; fix:"),
+    ("typed_xmap/plugin/_hooks/_annotated.py", "NamedArray takes a dtype and at most two spec strings, got"),
+    ("typed_xmap/plugin/_hooks/_annotated.py", "NamedArray specs must be string literals; fix:"),
     # Defensive: the names that reach bound_size come from split_axis and the einsum parser, which only
     # ever yield strings (a non-string axis is refused there first).
     ("typed_xmap/_ops/_tnp/_mapped_axes.py", ". Fix: pass the axis name as a str"),

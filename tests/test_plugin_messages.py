@@ -1,4 +1,4 @@
-"""mypy's own messages about NamedArrays read in the user's notation (typed_xmap/plugin/_messages.py).
+"""mypy's own messages about NamedArrays read in the user's notation (typed_xmap/plugin/_core/_messages.py).
 
 The rewording goes through one private mypy API (``Errors.error_info_map``); ``test_the_private_api_is_there``
 fails loudly when a mypy upgrade changes it (messages then fall back to the encoding)."""
@@ -12,7 +12,7 @@ from mypy import api
 from mypy.errors import Errors
 from mypy.options import Options
 
-from typed_xmap.plugin._messages import install, installed, readable
+from typed_xmap.plugin._core._messages import install, installed, readable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +57,7 @@ def test_readable(encoded, expected):
 
 
 def test_the_private_api_is_there():
-    """If this fails, mypy changed ``Errors``: update typed_xmap/plugin/_messages.py (messages still work,
+    """If this fails, mypy changed ``Errors``: update typed_xmap/plugin/_core/_messages.py (messages still work,
     in the encoding)."""
     errors = Errors(Options())
     assert type(errors.error_info_map) is dict

@@ -4,7 +4,7 @@ broadcast to a shape, and the shapes constructors build (``tnp.zeros({...})``, `
 Each function takes the operands' named shapes (an unknown size is ``None``: it agrees with every size)
 and returns the result's, raising ``NamedShapeError`` with the axis, the operand and a ``Fix:``. The
 runtime (``typed_xmap._ops._structure``, ``typed_xmap._ops._tnp._structure``) and the mypy plugin
-(``typed_xmap.plugin._structure``) call the same functions.
+(``typed_xmap.plugin._hooks._structure``) call the same functions.
 
 Pure Python.
 """

@@ -19,7 +19,7 @@ def run_inspect(status_file: str, location: str, options: list[str]) -> int:
     """Print the types the daemon behind ``status_file`` infers at ``location``; dmypy's exit status."""
     from mypy.dmypy.client import main as dmypy
 
-    from ..plugin._messages import readable
+    from ..plugin._core._messages import readable
 
     answer = io.StringIO()
     status = 0

@@ -15,9 +15,9 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..plugin._codes import NAMED_SHAPE_UNKNOWN
-from ..plugin._encoding import decode
-from ..plugin._tree import expressions
+from ..plugin._core._codes import NAMED_SHAPE_UNKNOWN
+from ..plugin._core._encoding import decode
+from ..plugin._core._tree import expressions
 
 if TYPE_CHECKING:
     from mypy.build import BuildResult, BuildSource

@@ -23,24 +23,25 @@ from mypy.plugin import Plugin
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
 from .._algebra import MARKERS, TNP_OPERATIONS, OpKind
-from ._annotated import analyze_annotated, analyze_dtype_marker, repair_alias
-from ._broadcast import OPERATOR_METHODS as OPERATOR_DUNDERS, elementwise_hook, operator_hook
-from ._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
-from ._codes import ALL_CODES
-from ._config import load_config
-from ._containers import ContainerChecks
-from ._einsum import dot_hook, einsum_hook
-from ._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
-from ._gradual import analyze_named_array
-from ._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
-from ._isinstance import ISINSTANCE, isinstance_signature
-from ._messages import install as install_messages
-from ._named_vmap import NAMED_VMAP, named_vmap_hook
-from ._reductions import reduction_hook
-from ._scan import SCAN, scan_hook, scan_signature
-from ._sharding import SHARDING_NAMES, sharding_hook
-from ._star_args import unreached_defaults
-from ._structure import (
+from ._core._codes import ALL_CODES
+from ._core._config import load_config
+from ._core._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
+from ._core._messages import install as install_messages
+from ._core._unions import per_member
+from ._hooks._annotated import analyze_annotated, analyze_dtype_marker, repair_alias
+from ._hooks._broadcast import OPERATOR_METHODS as OPERATOR_DUNDERS, elementwise_hook, operator_hook
+from ._hooks._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
+from ._hooks._containers import ContainerChecks
+from ._hooks._einsum import dot_hook, einsum_hook
+from ._hooks._gradual import analyze_named_array
+from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
+from ._hooks._isinstance import ISINSTANCE, isinstance_signature
+from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
+from ._hooks._reductions import reduction_hook
+from ._hooks._scan import SCAN, scan_hook, scan_signature
+from ._hooks._sharding import SHARDING_NAMES, sharding_hook
+from ._hooks._star_args import unreached_defaults
+from ._hooks._structure import (
     METHODS as STRUCTURE_METHODS,
     REDUCTION_METHODS,
     TX_FUNCTIONS,
@@ -48,12 +49,11 @@ from ._structure import (
     structure_hook,
     tx_hook,
 )
-from ._symbolic import indexed, keeping, meeting
-from ._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
-from ._unions import per_member
-from ._unknowns import POWERS, noting_unknowns, power_hook
-from ._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
-from ._xmap import XMAP_NAMES, Resources, xmap_hook
+from ._hooks._symbolic import indexed, keeping, meeting
+from ._hooks._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
+from ._hooks._unknowns import POWERS, noting_unknowns, power_hook
+from ._hooks._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
+from ._hooks._xmap import XMAP_NAMES, Resources, xmap_hook
 
 if TYPE_CHECKING:
     from mypy.options import Options
@@ -74,7 +74,7 @@ def _source_digest() -> str:
     """A digest of the plugin's and the algebra's sources: any change invalidates mypy's cache."""
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted([*package.glob("plugin/*.py"), *package.glob("_algebra/*.py"), package / "_static.py"]):
+    for path in sorted([*package.glob("plugin/**/*.py"), *package.glob("_algebra/*.py"), package / "_static.py"]):
         digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -8,7 +8,7 @@ rewords mypy's messages, so hovers, hints and errors read alike. Other types pas
 
 from __future__ import annotations
 
-from ...plugin._messages import readable
+from ...plugin._core._messages import readable
 
 
 def format_type(inspected: str) -> str:

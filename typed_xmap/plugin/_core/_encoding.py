@@ -38,7 +38,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._algebra import (
+from ..._algebra import (
     GROUP_PREFIX,
     SymbolicSize,
     describe_named_shape,

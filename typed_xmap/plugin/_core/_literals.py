@@ -18,7 +18,7 @@ from mypy.nodes import (
     UnaryExpr,
 )
 
-from .._algebra import NamedShapeError, SerialLoop
+from ..._algebra import NamedShapeError, SerialLoop
 
 __all__ = ["UNKNOWN", "literal_value"]
 

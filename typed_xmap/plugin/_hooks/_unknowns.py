@@ -31,10 +31,10 @@ from mypy.nodes import (
 )
 from mypy.types import AnyType, Instance, ProperType, TupleType, Type, get_proper_type
 
-from ._codes import NAMED_SHAPE_UNKNOWN
-from ._encoding import Shape, decode
-from ._literals import UNKNOWN, literal_value
-from ._support import fail, label, result_dtype
+from .._core._codes import NAMED_SHAPE_UNKNOWN
+from .._core._encoding import Shape, decode
+from .._core._literals import UNKNOWN, literal_value
+from .._core._support import fail, label, result_dtype
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin

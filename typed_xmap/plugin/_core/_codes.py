@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mypy.errorcodes import ErrorCode
 
-from .._algebra import ErrorKind, NamedShapeError
+from ..._algebra import ErrorKind, NamedShapeError
 
 __all__ = [
     "ALL_CODES",

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from mypy.nodes import StrExpr
 from mypy.types import LiteralType, Type, get_proper_type
 
-from .._algebra import NamedShapeError, Size, dot_operation, dot_spec, einsum_result, parse_einsum
+from ..._algebra import NamedShapeError, Size, dot_operation, dot_spec, einsum_result, parse_einsum
+from .._core._constants import flow_value
+from .._core._encoding import Shape, decode
+from .._core._literals import UNKNOWN
+from .._core._support import arg, arg_expr, fallback, label, report, result_dtype, shapes_of
 from ._broadcast import broadcast
-from ._constants import flow_value
-from ._encoding import Shape, decode
-from ._literals import UNKNOWN
 from ._structure import with_preferred_dtype
-from ._support import arg, arg_expr, fallback, label, report, result_dtype, shapes_of
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression

@@ -26,10 +26,10 @@ from mypy.plugin import FunctionContext
 from mypy.plugins.functools import partial_call_callback, partial_new_callback
 from mypy.types import AnyType, CallableType, Instance, LiteralType, TupleType, Type, TypeOfAny, get_proper_type
 
+from .._core._encoding import decode, has_group, is_named_array, open_groups
+from .._core._literals import literal_value
+from .._core._support import arg_expr
 from ._calls import bind_arguments, has_named_params
-from ._encoding import decode, has_group, is_named_array, open_groups
-from ._literals import literal_value
-from ._support import arg_expr
 
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from mypy.nodes import Expression, NameExpr
 from mypy.types import Type
 
-from .._algebra import (
+from ..._algebra import (
     TNP_OPERATIONS,
     NamedShapeError,
     OpKind,
@@ -26,11 +26,11 @@ from .._algebra import (
     single_axis,
     split_axis,
 )
+from .._core._constants import flow_value
+from .._core._encoding import Shape, decode, has_group
+from .._core._literals import UNKNOWN
+from .._core._support import arg, arg_expr, fallback, label, report
 from ._broadcast import bound_operands
-from ._constants import flow_value
-from ._encoding import Shape, decode, has_group
-from ._literals import UNKNOWN
-from ._support import arg, arg_expr, fallback, label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext

@@ -45,9 +45,9 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
-from ._codes import NAMED_SHAPE_SYNTAX, NAMED_SHAPE_UNKNOWN, one_line
-from ._encoding import NAMED_ARRAY, open_groups
+from ..._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
+from .._core._codes import NAMED_SHAPE_SYNTAX, NAMED_SHAPE_UNKNOWN, one_line
+from .._core._encoding import NAMED_ARRAY, open_groups
 from ._unknowns import BARE_NOTE
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mypy.types import TupleType, Type
 
-from .._algebra import (
+from ..._algebra import (
     NamedShapeError,
     Size,
     conv_plan,
@@ -27,11 +27,11 @@ from .._algebra import (
     sorted_shape,
     top_k_shape,
 )
-from ._encoding import Shape, decode, has_group
-from ._names_first import Arguments, run
-from ._sizes import with_symbols
+from .._core._encoding import Shape, decode, has_group
+from .._core._names_first import Arguments, run
+from .._core._sizes import with_symbols
+from .._core._support import arg, arg_expr, report
 from ._structure import dtype_argument, random_shape
-from ._support import arg, arg_expr, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext

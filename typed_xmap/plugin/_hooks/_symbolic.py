@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, NameExpr, OpExpr, StrExpr
 from mypy.types import Type
 
-from .._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
-from ._encoding import Shape, carries_symbols, decode
+from ..._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
+from .._core._encoding import Shape, carries_symbols, decode
+from .._core._sizes import named_value_sizes, static_size, with_symbols
+from .._core._support import label, report
 from ._indexing import bound_key
-from ._sizes import named_value_sizes, static_size, with_symbols
-from ._support import label, report
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from mypy.nodes import CallExpr, DictExpr, Expression, StrExpr
 from mypy.types import CallableType, Instance, TupleType, Type, TypedDictType, get_proper_type
 
-from .._algebra import NamedShapeError, StaticSize, meet_fields
-from ._encoding import decode
-from ._sizes import with_symbols
-from ._support import report
-from ._tree import expressions
+from ..._algebra import NamedShapeError, StaticSize, meet_fields
+from .._core._encoding import decode
+from .._core._sizes import with_symbols
+from .._core._support import report
+from .._core._tree import expressions
 
 if TYPE_CHECKING:
     from mypy.nodes import MypyFile

@@ -13,10 +13,10 @@ from mypy.maptype import map_instance_to_supertype
 from mypy.nodes import Var
 from mypy.types import Instance, TupleType, Type, TypedDictType, get_proper_type
 
-from .._algebra import NamedShapeError, conflict_error, normalize_axis_resources, resource_conflicts
-from ._constants import constant_value
-from ._encoding import Shape, decode, describe, has_group
-from ._support import arg, arg_expr, label, report
+from ..._algebra import NamedShapeError, conflict_error, normalize_axis_resources, resource_conflicts
+from .._core._constants import constant_value
+from .._core._encoding import Shape, decode, describe, has_group
+from .._core._support import arg, arg_expr, label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext

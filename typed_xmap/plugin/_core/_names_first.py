@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._algebra import ErrorKind, NamedShapeError, Size
+from ..._algebra import ErrorKind, NamedShapeError, Size
 from ._constants import resolved
 from ._literals import UNKNOWN, literal_value
 from ._support import arg_expr, report

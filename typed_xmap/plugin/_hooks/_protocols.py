@@ -14,16 +14,16 @@ if TYPE_CHECKING:
     from mypy.plugin import AnalyzeTypeContext
     from mypy.types import Type
 
-    from .._algebra import Resource
-    from ._config import PluginConfig
+    from ..._algebra import Resource
+    from .._core._config import PluginConfig
+    from .._core._encoding import TypeFactory
     from ._containers import ContainerChecks
-    from ._encoding import TypeFactory
 
 __all__ = ["ResourceChecks", "TypedXmapPlugin"]
 
 
 class ResourceChecks(Protocol):
-    """``typed_xmap.plugin._xmap.Resources``: the axis resources of the xmaps being checked."""
+    """``typed_xmap.plugin._hooks._xmap.Resources``: the axis resources of the xmaps being checked."""
 
     def record_call(self, fun: Expression | None, resources: Mapping[str, tuple[Resource, ...]]) -> None: ...
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, TypedDictType, get_proper_type
 
-from ._encoding import NAMED_ARRAY, decode, has_group, open_groups
-from ._literals import literal_value
-from ._support import arg_expr
+from .._core._encoding import NAMED_ARRAY, decode, has_group, open_groups
+from .._core._literals import literal_value
+from .._core._support import arg_expr
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext

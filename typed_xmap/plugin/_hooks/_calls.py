@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mypy.types import CallableType, Type
 
-from .._algebra import (
+from ..._algebra import (
     GROUP_PREFIX,
     AxisMap,
     AxisSpec,
@@ -29,10 +29,10 @@ from .._algebra import (
     match_shape_spec,
     parse_axis_map,
 )
-from ._codes import CODE_OF_KIND, NAMED_AXIS_SIZE
-from ._encoding import Shape, decode, describe, has_group, is_named_array
-from ._literals import UNKNOWN, literal_value
-from ._support import arg, arg_expr, fail, label, report
+from .._core._codes import CODE_OF_KIND, NAMED_AXIS_SIZE
+from .._core._encoding import Shape, decode, describe, has_group, is_named_array
+from .._core._literals import UNKNOWN, literal_value
+from .._core._support import arg, arg_expr, fail, label, report
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from mypy.nodes import CallExpr, Expression, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
-from .._algebra import NamedShapeError
+from ..._algebra import NamedShapeError
 from ._codes import code_for, one_line
 from ._encoding import Shape, decode
 

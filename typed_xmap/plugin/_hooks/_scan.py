@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 from mypy.erasetype import erase_typevars
 from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
 
-from ._constants import flow_value
-from ._encoding import NAMED_ARRAY, decode, has_group
+from .._core._constants import flow_value
+from .._core._encoding import NAMED_ARRAY, decode, has_group
+from .._core._sizes import with_symbols
+from .._core._support import arg, arg_expr
 from ._named_vmap import DEPTH, leaves
-from ._sizes import with_symbols
-from ._support import arg, arg_expr
 
 if TYPE_CHECKING:
     from mypy.nodes import Expression
     from mypy.plugin import FunctionContext, FunctionSigContext
 
-    from .._algebra import StaticSize
+    from ..._algebra import StaticSize
     from ._protocols import TypedXmapPlugin
 
 __all__ = ["SCAN", "scan_hook", "scan_signature"]

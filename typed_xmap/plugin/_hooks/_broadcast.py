@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from mypy.nodes import OpExpr
 from mypy.types import AnyType, NoneType, Type, TypeVarType, get_proper_type
 
-from .._algebra import OPERATORS, NamedShapeError, OperatorKind, broadcast_positional, union_named_shapes
-from ._encoding import Shape, decode
-from ._support import fallback, label, report, result_dtype, shapes_of
+from ..._algebra import OPERATORS, NamedShapeError, OperatorKind, broadcast_positional, union_named_shapes
+from .._core._encoding import Shape, decode
+from .._core._support import fallback, label, report, result_dtype, shapes_of
 
 if TYPE_CHECKING:
     from mypy.nodes import Context

@@ -17,7 +17,7 @@ from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExp
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .._algebra import (
+from ..._algebra import (
     MARKER_OF_DTYPE,
     NamedShapeError,
     Size,
@@ -43,12 +43,12 @@ from .._algebra import (
     stack_shape,
     two_axes,
 )
-from ._constants import resolved
-from ._encoding import Shape, decode, has_group
-from ._names_first import NAME_KINDS, Arguments, Unreadable, run
+from .._core._constants import resolved
+from .._core._encoding import Shape, decode, has_group
+from .._core._names_first import NAME_KINDS, Arguments, Unreadable, run
+from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
+from .._core._support import arg, arg_expr, label as operand_label, report
 from ._reductions import reduction_hook
-from ._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
-from ._support import arg, arg_expr, label as operand_label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mypy.nodes import CallExpr, Decorator, FuncDef, RefExpr
 from mypy.types import CallableType, Instance, Parameters, Type, get_proper_type
 
-from .._algebra import (
+from ..._algebra import (
     AxisMap,
     NamedShapeError,
     Resource,
@@ -32,10 +32,10 @@ from .._algebra import (
     unlisted_axes,
     unlisted_return_error,
 )
-from ._codes import NAMED_AXIS_MISSING, code_for, one_line
-from ._encoding import decode, describe
-from ._literals import UNKNOWN, literal_value
-from ._support import arg, arg_expr, fail
+from .._core._codes import NAMED_AXIS_MISSING, code_for, one_line
+from .._core._encoding import decode, describe
+from .._core._literals import UNKNOWN, literal_value
+from .._core._support import arg, arg_expr, fail
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression

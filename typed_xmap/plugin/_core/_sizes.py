@@ -39,7 +39,7 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, LiteralType, get_proper_type
 
-from .._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
+from ..._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
 from ._encoding import Shape, decode
 from ._literals import UNKNOWN, literal_value
 

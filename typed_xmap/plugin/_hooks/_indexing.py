@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, TupleExpr
 from mypy.types import AnyType, Instance, Type, get_proper_type
 
-from .._algebra import (
+from ..._algebra import (
     DYNAMIC,
     Gather,
     NamedShapeError,
@@ -26,11 +26,11 @@ from .._algebra import (
     positional_key_error,
     update_named_shape,
 )
-from ._constants import flow_value, resolved
-from ._encoding import Shape, decode, has_group
-from ._literals import UNKNOWN, literal_value
-from ._names_first import Arguments, Unreadable, run
-from ._support import arg, arg_expr, label, report
+from .._core._constants import flow_value, resolved
+from .._core._encoding import Shape, decode, has_group
+from .._core._literals import UNKNOWN, literal_value
+from .._core._names_first import Arguments, Unreadable, run
+from .._core._support import arg, arg_expr, label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext, MethodContext
