@@ -8,7 +8,8 @@ wall time over interleaved rounds (each round runs ``STEPS`` steps of one versio
 alternating), with typed_xmap's ratio to jnp. A physical reference: the step's model FLOPs (XLA's cost
 analysis of the jnp step) over the step time, in TFLOP/s.
 
-Run: ``PYTHONPATH=. python bench/gpu_steps.py [--tiny-only] [--only TITLE_PREFIX...]`` (on a CPU it runs too, slowly at real sizes).
+Run: ``PYTHONPATH=. python bench/gpu_steps.py [--tiny-only] [--only TITLE_PREFIX...]`` (a CPU runs it too, slowly
+at real sizes).
 """
 
 import dataclasses
@@ -76,9 +77,8 @@ def measure(title, cases):
         compiled = jax.jit(step).lower(*args).compile()
         compile_s[name] = time.perf_counter() - start
         built[name] = (compiled, args)
-    flops = (built["jnp"][0].cost_analysis() or {}).get("flops", 0.0)
-    if isinstance(built["jnp"][0].cost_analysis(), list):
-        flops = built["jnp"][0].cost_analysis()[0].get("flops", 0.0)
+    cost = built["jnp"][0].cost_analysis() or {}
+    flops = (cost[0] if isinstance(cost, list) else cost).get("flops", 0.0)  # a list of one dict on older JAX
     for compiled, args in built.values():
         jax.block_until_ready(compiled(*args))
     times = {name: [] for name in built}
@@ -92,13 +92,13 @@ def measure(title, cases):
             times[name].append((time.perf_counter() - start) / STEPS)
     step = {name: statistics.median(t) for name, t in times.items()}
     spread = {name: (min(t), max(t)) for name, t in times.items()}
-    print(
-        f"{title}: losses jnp {losses['jnp']:.5f} typed_xmap {losses['typed_xmap']:.5f} ({'agree' if agree else 'DISAGREE'})"
-    )
+    verdict = "agree" if agree else "DISAGREE"
+    print(f"{title}: losses jnp {losses['jnp']:.5f} typed_xmap {losses['typed_xmap']:.5f} ({verdict})")
     for name in built:
         tflops = flops / step[name] / 1e12 if flops else float("nan")
         print(
-            f"  {name:<11} step {step[name] * 1e3:9.3f} ms (range {spread[name][0] * 1e3:.3f}-{spread[name][1] * 1e3:.3f})"
+            f"  {name:<11} step {step[name] * 1e3:9.3f} ms"
+            f" (range {spread[name][0] * 1e3:.3f}-{spread[name][1] * 1e3:.3f})"
             f"  {tflops:8.3f} TFLOP/s   compile {compile_s[name]:6.2f} s"
         )
     print(
