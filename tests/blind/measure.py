@@ -8,7 +8,9 @@ a plant, a one-line mistake written as a comment on that line:
 
 ``p3`` is an id unique in the program, the second word the kind (name, size, resource, dtype, return, other), the
 third whether a named-shape checker can see it from the source (``static``) or only a run can (``runtime``). The
-mutant is the program with that line's code replaced by the text after the colon (indentation kept, comment gone).
+mutant is the program with that line's code replaced by the text after the colon (indentation kept, comment gone),
+written beside the program as ``<program>__plant_<id>.py``; one ``typed-xmap check`` run checks the program and all
+its mutants.
 
 For the clean program: ``typed-xmap check`` (default and ``--strict``) must report no error, and the run must
 exit 0. For each mutant: caught statically when ``typed-xmap check`` reports an error in the mutated file that the
@@ -52,17 +54,40 @@ def mutate(source: str, number: int, replacement: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check(folder: Path, name: str, strict: bool, cache: Path) -> tuple[list[tuple[int, str]], str]:
+def mutant_name(program: str, pid: str) -> str:
+    """The file a plant's mutant is written to, beside the correct program (``kws.py`` -> ``kws__plant_k3.py``)."""
+    return f"{Path(program).stem}__plant_{pid}.py"
+
+
+def check_many(
+    folder: Path, names: list[str], strict: bool, cache: Path
+) -> tuple[dict[str, list[tuple[int, str]]], str]:
+    """``typed-xmap check`` once over several programs of ``folder``: each program's errors as (line, message).
+
+    One mypy run checks a correct program and all its mutants together (they import the set's helper modules,
+    never each other), which costs about what one program costs; a mutant's own module name in a message is
+    read as the correct program's, so its errors compare with the correct program's."""
     exe = Path(sys.executable).parent / "typed-xmap"
     args = [str(exe), "check", f"--cache-dir={cache}", "--no-error-summary", "--show-error-codes"]
     if strict:
         args.append("--strict")
-    done = subprocess.run([*args, name], check=False, cwd=folder, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([*args, *names], check=False, cwd=folder, capture_output=True, text=True, timeout=900)
     out = done.stdout + done.stderr
     if done.returncode not in (0, 1):
-        raise RuntimeError(f"typed-xmap check failed on {name} (exit {done.returncode}):\n{out}")
-    errors = [(int(m.group("line")), m.group("msg")) for m in ERROR.finditer(out) if Path(m.group("file")).name == name]
+        raise RuntimeError(f"typed-xmap check failed on {' '.join(names)} (exit {done.returncode}):\n{out}")
+    errors: dict[str, list[tuple[int, str]]] = {name: [] for name in names}
+    for m in ERROR.finditer(out):
+        name = Path(m.group("file")).name
+        if name in errors:
+            stem = Path(name).stem
+            message = re.sub(rf"\b{re.escape(stem)}\b", stem.split("__plant_")[0], m.group("msg"))
+            errors[name].append((int(m.group("line")), message))
     return errors, out
+
+
+def check(folder: Path, name: str, strict: bool, cache: Path) -> tuple[list[tuple[int, str]], str]:
+    errors, out = check_many(folder, [name], strict, cache)
+    return errors[name], out
 
 
 def run(folder: Path, name: str) -> tuple[int, str]:
@@ -98,7 +123,12 @@ def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
             for f in set_dir.iterdir():
                 if f.is_file():
                     shutil.copy(f, work / f.name)
-            clean, _ = check(work, program.name, False, cache)
+            planted = plants(source)
+            mutants = {pid: mutant_name(program.name, pid) for _, pid, _, _, _ in planted}
+            for number, pid, _, _, replacement in planted:
+                (work / mutants[pid]).write_text(mutate(source, number, replacement))
+            found, _ = check_many(work, [program.name, *mutants.values()], False, cache)
+            clean = found[program.name]
             strict, _ = check(work, program.name, True, cache)
             entry["clean_errors"] = [f"{n}: {m}" for n, m in clean]
             entry["clean_strict_errors"] = [f"{n}: {m}" for n, m in strict]
@@ -110,15 +140,13 @@ def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
                 totals["clean_run_failures"] += code != 0
             baseline = set(clean)
             results = []
-            for number, pid, kind, visibility, replacement in plants(source):
-                (work / program.name).write_text(mutate(source, number, replacement))
-                errors, _ = check(work, program.name, False, cache)
-                new = [e for e in errors if e not in baseline]
+            for number, pid, kind, visibility, _ in planted:
+                new = [e for e in found[mutants[pid]] if e not in baseline]
                 static = bool(new)
                 on_line = any(n == number for n, _ in new)
                 rt = None
                 if runtime:
-                    code, out = run(work, program.name)
+                    code, out = run(work, mutants[pid])
                     rt = code != 0 and any(word in out for word in RUNTIME_ERRORS)
                     totals["runtime_caught"] += bool(rt)
                 totals["all_plants"] += 1
@@ -140,7 +168,6 @@ def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
                         "errors": [f"{n}: {m}" for n, m in new][:3],
                     }
                 )
-                (work / program.name).write_text(source)
             entry["plants"] = results
         report["programs"][program.name] = entry  # type: ignore[index]
     report["totals"] = totals
