@@ -65,6 +65,12 @@ def test_plugin_imports_only_mypy_the_algebra_and_itself():
     assert _violations(PACKAGE / "plugin", ("mypy", "typed_xmap._algebra", "typed_xmap.plugin")) == []
 
 
+def test_the_plugins_infrastructure_imports_no_hook():
+    """``plugin/_core`` (encoding, literals, sizes, codes, messages) sits below the hooks by family: imports run
+    ``plugin/__init__.py -> _hooks -> _core -> _algebra``."""
+    assert _violations(PACKAGE / "plugin" / "_core", ("mypy", "typed_xmap._algebra", "typed_xmap.plugin._core")) == []
+
+
 def test_the_value_imports_only_the_algebra():
     """The bottom layer: ``NamedArray`` knows no operation; ``_ops/_methods.py`` binds its methods."""
     allowed = ("jax", "numpy", "typed_xmap._algebra", "typed_xmap._value")
