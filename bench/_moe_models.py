@@ -49,16 +49,21 @@ def example() -> Any:
     return sys.modules[name]
 
 
-def versions() -> dict[str, tuple[Any, Any, Any, Any]]:
-    """name -> (loss_fn(params, tokens, targets), params, tokens, targets), from the example's init and data."""
+def versions(name_order: bool = False) -> dict[str, tuple[Any, Any, Any, Any]]:
+    """name -> (loss_fn(params, tokens, targets), params, tokens, targets), from the example's init and data.
+    ``name_order``: also the ``jnp`` version reading its parameters stored as a NamedArray stores them, in name
+    order (``jnp_name_order``), to tell the storage order's share of the compiled program from the rest."""
     moe = example()
     c = moe.Config()
     params = moe.init(c, jax.random.key(0))
     tokens, targets = next(moe.batches(c))
     plain = {k: tx.positional(v, list(AXES[k])) for k, v in params.items()}
     flat = [tx.positional(v, ["batch", "seq"]) for v in (tokens, targets)]
-    return {
-        "jnp": (functools.partial(jnp_loss, capacity=c.capacity), plain, *flat),
+    out = {"jnp": (functools.partial(jnp_loss, capacity=c.capacity), plain, *flat)}
+    if name_order:
+        stored = {k: tx.positional(v, sorted(AXES[k])) for k, v in params.items()}
+        out["jnp, name order"] = (functools.partial(jnp_name_order, capacity=c.capacity), stored, *flat)
+    return out | {
         "typed_xmap": (functools.partial(moe.loss, capacity=c.capacity), dict(params), tokens, targets),
     }
 
@@ -105,3 +110,11 @@ def jnp_loss(params: dict[str, Any], tokens: Any, targets: Any, capacity: int) -
     logp = jax.nn.log_softmax(logits, axis=-1)
     token_losses = -jnp.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]
     return jnp.mean(token_losses) + 0.01 * balance
+
+
+def jnp_name_order(params: dict[str, Any], tokens: Any, targets: Any, capacity: int) -> Any:
+    """``jnp_loss`` reading parameters stored in name order (their named dims sorted by name, as a NamedArray
+    made outside a trace stores them, ``[embed, expert, mlp]`` for ``[expert, embed, mlp]``): each laid out in
+    ``AXES`` order by a transpose, which XLA folds into the uses where it can."""
+    moved = {k: jnp.transpose(v, [sorted(AXES[k]).index(a) for a in AXES[k]]) for k, v in params.items()}
+    return jnp_loss(moved, tokens, targets, capacity)

@@ -5,8 +5,10 @@ load-balancing loss; ``bench/_moe_models.py`` runs the example's own loss and wr
 ``jnp``). The table is ``transformer_step``'s: step, trace, lower + compile and HLO instructions, each with its
 ratio to plain jnp; the two losses from the same params are checked to agree first. Goals (issue 21): step <=
 1.02x, compile and trace <= 1.0x jnp. ``--dump DIR`` writes each version's optimized HLO and an opcode histogram.
+``--name-order`` adds a third row: the ``jnp`` program reading its parameters stored in name order, as a
+NamedArray made outside a trace stores them (the storage order's share of the compiled program, issue 27).
 
-Run: ``PYTHONPATH=. python bench/moe_step.py [--dump DIR]`` or ``typed-xmap bench moe_step``.
+Run: ``PYTHONPATH=. python bench/moe_step.py [--dump DIR] [--name-order]`` or ``typed-xmap bench moe_step``.
 """
 
 import sys
@@ -22,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     dump = Path(argv[argv.index("--dump") + 1]) if "--dump" in argv else None
     print(f"top-2 MoE layer train step (fwd+bwd+adamw, one jit): {moe.example().Config()}")
-    return compare(moe.versions(), dump, family="MoE layer")
+    return compare(moe.versions(name_order="--name-order" in argv), dump, family="MoE layer")
 
 
 if __name__ == "__main__":

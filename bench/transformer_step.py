@@ -180,11 +180,12 @@ def compare(cases, dump: Path | None = None, family: str | None = None) -> int:
     calls = max(2, round(0.02 / (time.perf_counter() - once)))  # >= ~20 ms a sample: a small step is noisy
     steps = interleaved({n: run(b[2], b[3]) for n, b in built.items()}, rounds=15, calls=calls)
     bases = [b for b in ("jnp", "haliax") if b in built]
-    header = f"  {'':<11}{'step ms':>9}{'trace ms':>10}{'compile ms':>12}{'HLO instr':>11}"
+    width = max(11, *(len(n) + 1 for n in built))
+    header = f"  {'':<{width}}{'step ms':>9}{'trace ms':>10}{'compile ms':>12}{'HLO instr':>11}"
     print(header + "".join(f"   vs {b}: step trace compile instr" for b in bases))
     for name, (trace, compile_, _, _) in built.items():
         row = (steps[name], trace, compile_, sum(counts[name].values()))
-        line = f"  {name:<11}{row[0] * 1e3:9.2f}{row[1] * 1e3:10.1f}{row[2] * 1e3:12.1f}{row[3]:11d}"
+        line = f"  {name:<{width}}{row[0] * 1e3:9.2f}{row[1] * 1e3:10.1f}{row[2] * 1e3:12.1f}{row[3]:11d}"
         for b in bases:
             base = (steps[b], built[b][0], built[b][1], sum(counts[b].values()))
             line += "   " + " ".join(f"{r / s:5.2f}x" for r, s in zip(row, base, strict=True))

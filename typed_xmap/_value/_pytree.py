@@ -19,6 +19,7 @@ from ._named_array import NamedArray, holds_array, wrap
 __all__: list[str] = []
 
 _FLATTEN = operator.attrgetter("_flat")
+_new = object.__new__
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
@@ -39,19 +40,21 @@ _DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey nam
 
 
 def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
+    """The value around its leaf. The fast path (a jit call's results, a ``jax.tree.map`` in a trace or not): the
+    shared aux of sorted axes with nothing mapped (``SharedAux``), and data with all their dims (a leaf reduced
+    below them takes the checked path). A concrete array is tested first: it is every leaf of a call's results."""
     (data,) = children
-    if type(aux) is SharedAux and (
-        len(data.aval.shape) >= len(aux[0])
-        if type(data) is ArrayImpl
-        else isinstance(data, Tracer) and len(data.shape) >= len(aux[0])
-    ):  # the common case (a jit call's results, a tree.map in a trace): sorted axes, nothing mapped, all dims
-        x = object.__new__(NamedArray)
-        x.data = data
-        x.axes = aux[0]
-        x.mapped = ()
-        x._flat = (children if type(children) is tuple else (data,), aux)
-        return x
-    return _unflatten_checked(data, aux)
+    if type(data) is ArrayImpl:
+        if type(aux) is not SharedAux or len(data.aval.shape) < len(aux[0]):
+            return _unflatten_checked(data, aux)
+    elif type(aux) is not SharedAux or not isinstance(data, Tracer) or len(data.shape) < len(aux[0]):
+        return _unflatten_checked(data, aux)
+    x = _new(NamedArray)
+    x.data = data
+    x.axes = aux[0]
+    x.mapped = ()
+    x._flat = (children if type(children) is tuple else (data,), aux)
+    return x
 
 
 def _unflatten_checked(data: Any, aux: Aux) -> Any:
