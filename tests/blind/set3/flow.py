@@ -118,9 +118,8 @@ def conditioner(
     """Scale and shift from the kept coordinates; the hidden layer runs in bfloat16."""
     h = tnp.tanh(tnp.einsum("{feat},{feat,hidden}->{hidden}", kept, p["w_in"]) + p["b_in"])
     h16 = h.astype(jnp.bfloat16)
-    s_raw = tnp.einsum(
-        "{hidden},{hidden,feat}->{feat}", h16, p["w_s"].astype(jnp.bfloat16), preferred_element_type=jnp.float32
-    )  # plant[p2 name static]: "{hidden},{hidden,feat}->{hidden}", h16, p["w_s"].astype(jnp.bfloat16), preferred_element_type=jnp.float32
+    w_s16 = p["w_s"].astype(jnp.bfloat16)
+    s_raw = tnp.einsum("{hidden},{hidden,feat}->{feat}", h16, w_s16, preferred_element_type=jnp.float32)  # plant[p2 name static]: s_raw = tnp.einsum("{hidden},{hidden,feat}->{hidden}", h16, w_s16, preferred_element_type=jnp.float32)
     t = tnp.einsum("{hidden},{hidden,feat}->{feat}", h, p["w_t"])
     s = p["s_scale"] * tnp.tanh(s_raw)
     return s, t  # plant[p3 dtype static]: return s.astype(jnp.bfloat16), t
