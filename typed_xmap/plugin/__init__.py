@@ -25,15 +25,16 @@ from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 from .._algebra import MARKERS, TNP_OPERATIONS, OpKind
 from ._core._codes import ALL_CODES
 from ._core._config import load_config
-from ._core._encoding import NAMED_ARRAY, TypeFactory, decode, has_group, open_groups
+from ._core._encoding import NAMED_ARRAY, TypeFactory, mentions_group, open_groups
 from ._core._messages import install as install_messages
 from ._core._unions import per_member
-from ._hooks._annotated import analyze_annotated, analyze_dtype_marker, repair_alias
+from ._hooks._annotated import analyze_annotated, analyze_dtype_marker, analyze_group_alias, repair_alias
 from ._hooks._broadcast import OPERATOR_METHODS as OPERATOR_DUNDERS, elementwise_hook, operator_hook
 from ._hooks._calls import annotated_call_hook, has_named_params, named_hook, positional_hook
 from ._hooks._containers import ContainerChecks
 from ._hooks._einsum import dot_hook, einsum_hook
 from ._hooks._gradual import analyze_named_array
+from ._hooks._group_scope import groups_of
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
@@ -138,18 +139,13 @@ def _without_type_variables(ctx: FunctionSigContext) -> FunctionLike:
     return erased.copy_modified(variables=[]) if isinstance(erased, CallableType) else signature
 
 
-def _has_group(typ: Type) -> bool:
-    shape = decode(typ)
-    return shape is not None and shape.named is not None and has_group(shape.named)
-
-
 def _call_signature(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
     """An annotated function's signature at a call: a parameter ``NamedArray[f32, "*rest embed"]`` accepts
     any value with ``embed`` (its group stands for the others; the return's group is the arguments',
     ``annotated_call_hook``), and a trailing ``*weights`` of unknown length leaves the optional parameters it
     cannot fill at their defaults (``_star_args``)."""
     signature = ctx.default_signature
-    if any(_has_group(t) for t in signature.arg_types):
+    if any(mentions_group(t) for t in signature.arg_types):
         signature = signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
     try:
         return unreached_defaults(ctx, signature)
@@ -230,6 +226,8 @@ class TypedXmapPlugin(Plugin):
         if symbol is not None and symbol.node is not None:
             if isinstance(symbol.node, TypeAlias):
                 repair_alias(symbol.node)
+                if groups_of(symbol.node.target):  # its group binds or is open where it is used
+                    return self._analysed(analyze_group_alias)
             else:
                 self._plain_names.add(fullname)  # a class or a type variable: never an alias to repair
         return None
@@ -324,7 +322,7 @@ class TypedXmapPlugin(Plugin):
         if fullname.startswith(SKIP_ALIAS_LOOKUP):
             return None
         callee = self._annotated_callee(fullname)
-        if callee is None or not any(_has_group(t) for t in (*callee.arg_types, callee.ret_type)):
+        if callee is None or not any(mentions_group(t) for t in (*callee.arg_types, callee.ret_type)):
             return None
         return callee
 

@@ -58,6 +58,7 @@ __all__ = [
     "describe",
     "has_group",
     "is_named_array",
+    "mentions_group",
     "open_groups",
 ]
 
@@ -99,10 +100,23 @@ def has_group(named: Mapping[str, object]) -> bool:
     return any(name.startswith(GROUP_PREFIX) for name in named)
 
 
+def mentions_group(typ: Type) -> bool:
+    """Whether ``typ`` is a NamedArray with a variadic group, or a tuple holding one (a signature's
+    ``tuple[NamedArray[f32, "*rest chan"], ...]``)."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, TupleType):
+        return any(mentions_group(item) for item in proper.items)
+    shape = decode(typ)
+    return shape is not None and shape.named is not None and has_group(shape.named)
+
+
 def open_groups(typ: Type) -> Type:
     """``NamedArray_[DT, {'*rest', 'embed'}, PS]`` -> ``NamedArray_[DT, open {'embed'}, PS]``: what a
-    parameter with a group accepts at a call (its listed axes and any others); other types unchanged."""
+    parameter with a group accepts at a call (its listed axes and any others), the items of a tuple alike;
+    other types unchanged."""
     proper = get_proper_type(typ)
+    if isinstance(proper, TupleType):
+        return proper.copy_modified(items=[open_groups(item) for item in proper.items])
     if not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY and len(proper.args) == 3):
         return typ
     named = get_proper_type(proper.args[1])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mypy.types import CallableType, Type
+from mypy.types import CallableType, TupleType, Type, get_proper_type
 
 from ..._algebra import (
     GROUP_PREFIX,
@@ -120,9 +120,17 @@ def bind_arguments(
                 )
                 continue
             bindings.update(found)
-    result = decode(default_return_type)
+    return _bound_return(plugin, default_return_type, bindings)
+
+
+def _bound_return(plugin: TypedXmapPlugin, typ: Type, bindings: Mapping[str, Binding]) -> Type:
+    """The declared return type with the call's bindings (``_bound_shape``), the items of a tuple alike."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, TupleType):
+        return proper.copy_modified(items=[_bound_return(plugin, item, bindings) for item in proper.items])
+    result = decode(typ)
     if result is None or result.named is None or (not bindings and not has_group(result.named)):
-        return default_return_type
+        return typ
     return plugin.types.array(result.dtype, _bound_shape(result.named, bindings), result.positional)
 
 
