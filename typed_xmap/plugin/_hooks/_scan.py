@@ -111,8 +111,6 @@ def _binding_group(ctx: FunctionSigContext, signature: CallableType, body: Calla
     init = ctx.api.get_expression_type(init_args[0])
     carry = [v for v in signature.variables if v.name == "_C"]
     expanded = expand_type(signature, {v.id: init for v in carry})
-    if not isinstance(expanded, CallableType):
-        return signature
     types = list(expanded.arg_types)
     types[names.index("f")] = ctx.api.get_expression_type(ctx.args[names.index("f")][0])
     types[names.index("init")] = open_groups(body.arg_types[0])
