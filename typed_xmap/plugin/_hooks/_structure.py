@@ -286,31 +286,33 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
 
 
 def _operands(ctx: FunctionContext) -> tuple[list[Shape], int | None] | None:
-    """The shapes of ``xs`` and how many there are: a literal list/tuple of NamedArrays, each read from its
-    expression, or a sequence of one named shape (``list[NamedArray[f32, "batch"]]``, built by ``append``): one
-    shape, of unknown count, its symbols dropped (mypy compares no symbol, so the items may differ in them)."""
+    """The shapes of ``xs`` and how many there are: a literal list/tuple of NamedArrays (each read from its
+    expression), a tuple bound to a name (its items' types), or a sequence of one named shape
+    (``list[NamedArray[f32, "batch"]]``, built by ``append``): one shape, of unknown count, its symbols dropped
+    (mypy compares no symbol, so the items may differ in them)."""
     expr = arg_expr(ctx, "xs", 0)
     types = arg(ctx, "xs", 0)
     proper = get_proper_type(types[0]) if len(types) == 1 else None
-    items: list[Type] = []
     if isinstance(expr, (ListExpr, TupleExpr)):
         items = [ctx.api.get_expression_type(item) for item in expr.items]
-    elif isinstance(proper, TupleType):  # a tuple bound to a name: its items' types
+    elif isinstance(proper, TupleType):
         items = list(proper.items)
+    elif isinstance(proper, Instance) and proper.type.fullname in SEQUENCES and len(proper.args) == 1:
+        shape = _stackable(proper.args[0])
+        return ([replace(shape, symbols={})], None) if shape is not None else None
     else:
-        if not (isinstance(proper, Instance) and proper.type.fullname in SEQUENCES and len(proper.args) == 1):
-            return None
-        shape = decode(proper.args[0])
-        if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
-            return None
-        return [replace(shape, symbols={})], None
-    shapes = []
-    for item in items:
-        shape = decode(item)
-        if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
-            return None
-        shapes.append(shape)
-    return shapes, len(shapes)
+        return None
+    shapes = [_stackable(item) for item in items]
+    known = [shape for shape in shapes if shape is not None]
+    return (known, len(known)) if len(known) == len(shapes) else None
+
+
+def _stackable(typ: Type) -> Shape | None:
+    """A NamedArray's shape, when its named shape is known and holds no group."""
+    shape = decode(typ)
+    if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+        return None
+    return shape
 
 
 def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
@@ -328,7 +330,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
         named = [s.named or {} for s in shapes]
         same_positional([s.positional for s in shapes], operation=label)
         static = [with_symbols(s) for s in shapes]
-        items = getattr(arg_expr(ctx, "xs", 0), "items", [])
+        items = getattr(arg_expr(ctx, "xs", 0), "items", [None] * len(shapes))  # a name: xs[0], xs[1], ...
         names = [operand_label(e, f"xs[{i}]") for i, e in enumerate(items)]
         if name == "stack":
             met = meet_sizes(static, operation=label, operands=names)
