@@ -5,7 +5,8 @@ tuple among them included (``-> tuple[NamedArray[f32, "*rest chan"], NamedArray[
 plugin keeps the group as a key of its own (closed: a value without it does not fit) wherever it means that
 binding:
 
-- a parameter's or the return's type in a function's signature, or an item of a tuple there;
+- a parameter's or the return's type in a function's signature, or an item of a tuple or union there
+  (``NamedArray[f32, "*rest chan"] | None``);
 - a local variable's annotation (or a tuple item of it) in the body of a function whose signature declares the
   group (``out: NamedArray[f32, "*rest time mid"] = ...``): the same group as the signature's;
 - a type alias whose value is such a NamedArray (``Hidden = NamedArray[f32, "*rest time chan"]``) keeps it, and
@@ -21,10 +22,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mypy.nodes import AssignmentStmt, Decorator, FuncBase, IndexExpr, TupleExpr, TypeAliasStmt
-from mypy.types import CallableType, TupleType, Type, UnboundType, get_proper_type
+from mypy.types import CallableType, Type, UnboundType, UnionType
 
 from ..._algebra import GROUP_PREFIX
-from .._core._encoding import decode, open_groups
+from .._core._encoding import decode, items_of, open_groups
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression
@@ -32,13 +33,14 @@ if TYPE_CHECKING:
 __all__ = ["groups_of", "scoped"]
 
 TUPLES = frozenset({"tuple", "Tuple", "typing.Tuple", "builtins.tuple"})
+UNIONS = frozenset({"Optional", "typing.Optional", "Union", "typing.Union"})
 
 
 def groups_of(typ: Type) -> set[str]:
     """The group keys (``'*rest'``) of a NamedArray type, or of the items of a tuple of them."""
-    proper = get_proper_type(typ)
-    if isinstance(proper, TupleType):
-        return {key for item in proper.items for key in groups_of(item)}
+    items = items_of(typ)
+    if items is not None:
+        return {key for item in items for key in groups_of(item)}
     shape = decode(typ)
     if shape is None or shape.named is None:
         return set()
@@ -83,11 +85,13 @@ def _declared(function: object) -> set[str]:
 
 
 def _tops(types: list[Type]) -> Iterator[Type]:
-    """The types themselves and, recursively, the items of the ``tuple[...]`` among them."""
+    """The types themselves and, recursively, the items of the ``tuple[...]`` and unions among them."""
     for typ in types:
         yield typ
-        if isinstance(typ, UnboundType) and typ.name in TUPLES:
+        if isinstance(typ, UnboundType) and typ.name in TUPLES | UNIONS:
             yield from _tops(list(typ.args))
+        elif isinstance(typ, UnionType):  # ``X | None``
+            yield from _tops(list(typ.items))
 
 
 def _at_top(context: Context, types: list[Type]) -> bool:
