@@ -10,8 +10,8 @@ import pytest
 from mypy.options import Options
 
 from typed_xmap import plugin as plugin_module
-from typed_xmap.plugin import _routing
 from typed_xmap._algebra import MARKERS, OPERATORS, TNP_OPERATIONS, OperatorKind, OpKind, ResultDType
+from typed_xmap.plugin import _routing
 
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "stubs" / "typed_xmap"
