@@ -99,9 +99,7 @@ def test_operators_are_the_table():
     static = _class_methods(ROOT / "typed_xmap" / "_static.py", "NamedArray_")
     assert {d for d in known if d in static} == dunders
     hooked = {op for op in OPERATORS.values() if op.kind is not OperatorKind.UNARY}
-    assert {
-        f"typed_xmap._static.NamedArray_.{d}" for op in hooked for d in op.dunders
-    } == _routing.OPERATOR_METHODS
+    assert {f"typed_xmap._static.NamedArray_.{d}" for op in hooked for d in op.dunders} == _routing.OPERATOR_METHODS
 
 
 def test_dtype_markers_are_the_table():
