@@ -37,7 +37,7 @@ UNIONS = frozenset({"Optional", "typing.Optional", "Union", "typing.Union"})
 
 
 def groups_of(typ: Type) -> set[str]:
-    """The group keys (``'*rest'``) of a NamedArray type, or of the items of a tuple of them."""
+    """The group keys (``'*rest'``) of a NamedArray type, or of the items of a tuple or union of them."""
     items = items_of(typ)
     if items is not None:
         return {key for item in items for key in groups_of(item)}
