@@ -11,6 +11,7 @@ from mypy.options import Options
 
 from typed_xmap import plugin as plugin_module
 from typed_xmap._algebra import MARKERS, OPERATORS, TNP_OPERATIONS, OperatorKind, OpKind, ResultDType
+from typed_xmap.plugin import _routing
 
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "stubs" / "typed_xmap"
@@ -78,7 +79,7 @@ def test_plugin_hooks_are_the_table():
     candidates |= {"frobnicate", "take_along_axis", "nanmedian"}
     hooked = {n for n in candidates if plugin.get_function_hook(f"typed_xmap.numpy.{n}") is not None}
     assert hooked == set(TNP_OPERATIONS)
-    assert set(plugin_module.HOOK_OF_KIND) == set(OpKind)
+    assert set(_routing.HOOK_OF_KIND) == set(OpKind)
 
 
 def test_a_tnp_function_not_in_the_table_is_left_to_the_stub():
@@ -98,9 +99,7 @@ def test_operators_are_the_table():
     static = _class_methods(ROOT / "typed_xmap" / "_static.py", "NamedArray_")
     assert {d for d in known if d in static} == dunders
     hooked = {op for op in OPERATORS.values() if op.kind is not OperatorKind.UNARY}
-    assert {
-        f"typed_xmap._static.NamedArray_.{d}" for op in hooked for d in op.dunders
-    } == plugin_module.OPERATOR_METHODS
+    assert {f"typed_xmap._static.NamedArray_.{d}" for op in hooked for d in op.dunders} == _routing.OPERATOR_METHODS
 
 
 def test_dtype_markers_are_the_table():
@@ -122,7 +121,7 @@ def test_plugin_tests_run_with_hook_failures_surfacing(monkeypatch):
     def broken(ctx: object) -> object:
         raise NameError("report")
 
-    guarded = plugin_module._checked(broken)  # type: ignore[arg-type]
+    guarded = _routing.checked(broken)  # type: ignore[arg-type]
     with pytest.raises(NameError):
         guarded(object())
     monkeypatch.delenv("TYPED_XMAP_PLUGIN_DEBUG")

@@ -19,7 +19,7 @@ axes) and gives the return the argument's axes in place of the group (``_calls``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -34,6 +34,7 @@ from mypy.types import (
     Type,
     TypedDictType,
     TypeOfAny,
+    UnionType,
     UnpackType,
     get_proper_type,
 )
@@ -58,6 +59,9 @@ __all__ = [
     "describe",
     "has_group",
     "is_named_array",
+    "items_of",
+    "map_items",
+    "mentions_group",
     "open_groups",
 ]
 
@@ -99,9 +103,39 @@ def has_group(named: Mapping[str, object]) -> bool:
     return any(name.startswith(GROUP_PREFIX) for name in named)
 
 
+def items_of(typ: Type) -> list[Type] | None:
+    """The items of a tuple or union type (a signature's ``tuple[...]`` or ``X | None``); ``None``: neither."""
+    proper = get_proper_type(typ)
+    return list(proper.items) if isinstance(proper, (TupleType, UnionType)) else None
+
+
+def map_items(typ: Type, function: Callable[[Type], Type]) -> Type | None:
+    """``typ`` with ``function`` applied to each item of it, a tuple or a union; ``None``: neither."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, TupleType):
+        return proper.copy_modified(items=[function(item) for item in proper.items])
+    if isinstance(proper, UnionType):
+        return UnionType([function(item) for item in proper.items], proper.line, proper.column)
+    return None
+
+
+def mentions_group(typ: Type) -> bool:
+    """Whether ``typ`` is a NamedArray with a variadic group, or a tuple or union holding one (a signature's
+    ``tuple[NamedArray[f32, "*rest chan"], ...]``, ``NamedArray[f32, "*rest chan"] | None``)."""
+    items = items_of(typ)
+    if items is not None:
+        return any(mentions_group(item) for item in items)
+    shape = decode(typ)
+    return shape is not None and shape.named is not None and has_group(shape.named)
+
+
 def open_groups(typ: Type) -> Type:
     """``NamedArray_[DT, {'*rest', 'embed'}, PS]`` -> ``NamedArray_[DT, open {'embed'}, PS]``: what a
-    parameter with a group accepts at a call (its listed axes and any others); other types unchanged."""
+    parameter with a group accepts at a call (its listed axes and any others), the items of a tuple or a
+    union alike; other types unchanged."""
+    mapped = map_items(typ, open_groups)
+    if mapped is not None:
+        return mapped
     proper = get_proper_type(typ)
     if not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY and len(proper.args) == 3):
         return typ

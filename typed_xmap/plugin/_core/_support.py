@@ -106,9 +106,10 @@ def fallback(ctx: CallContext, candidates: Sequence[Type], unknown: Type | None 
         # an operand the plugin cannot read (Any, a plain array) next to a NamedArray: a NamedArray of unknown
         # shape (gradual: fits every declared shape), never one operand's closed shape
         return unknown if unknown is not None else AnyType(TypeOfAny.special_form)
-    for typ in candidates:
-        shape = decode(typ)
-        if shape is not None and not shape.scalar:
+    for typ, shape in zip(candidates, decoded, strict=True):
+        if shape is None or not shape.scalar:
+            # the array argument; an operand the plugin cannot read (Any, a plain array) next to Python scalars
+            # decides the result (``tnp.minimum(1.0, x)`` with ``x: Any`` is Any, never ``float``)
             return typ
     return candidates[0] if candidates else ctx.default_return_type
 

@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, cast
 from mypy.nodes import (
     AssignmentStmt,
     CallExpr,
-    Decorator,
     Expression,
     ExpressionStmt,
-    FuncBase,
     IndexExpr,
     LambdaExpr,
     ListExpr,
@@ -36,7 +34,6 @@ from mypy.nodes import (
 from mypy.types import (
     ANNOTATED_TYPE_NAMES,
     AnyType,
-    CallableType,
     Instance,
     RawExpressionType,
     Type,
@@ -47,7 +44,8 @@ from mypy.types import (
 
 from ..._algebra import MANY_DIMS, NamedShapeSyntaxError, parse_shape_spec
 from .._core._codes import NAMED_SHAPE_SYNTAX, NAMED_SHAPE_UNKNOWN, one_line
-from .._core._encoding import NAMED_ARRAY, open_groups
+from .._core._encoding import NAMED_ARRAY
+from ._group_scope import scoped
 from ._unknowns import BARE_NOTE
 
 if TYPE_CHECKING:
@@ -57,7 +55,7 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["analyze_annotated", "analyze_dtype_marker", "is_dtype_marker", "repair_alias"]
+__all__ = ["analyze_annotated", "analyze_dtype_marker", "analyze_group_alias", "is_dtype_marker", "repair_alias"]
 
 USAGE = 'write NamedArray[f32, "batch=32 in_features"] or NamedArray[f32, "batch", "n 3"]'
 
@@ -84,13 +82,13 @@ def _spec_text(arg: Type) -> str | None:
 
 
 def _build(
-    plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context: Context, fail: object, statement: object
+    plugin: TypedXmapPlugin, base: Type, texts: list[str | None], context: Context, fail: object, semanal: object
 ) -> Type:
     """``NamedArray_[DT, NS, PS]`` from the dtype marker's type and the spec strings.
 
-    A variadic group is a key of its own only in a function's signature, where it binds the function's other
-    axes; anywhere else (a TypedDict field, a ``dict[str, ...]`` value, a variable, an alias) it stands for
-    any other axes, so the type is open (``open_groups``): ``"layers *weight"`` holds every stacked weight."""
+    A variadic group is a key of its own where it binds the function's other axes (its signature, a local
+    annotation in its body: ``_group_scope``); anywhere else (a TypedDict field, a ``dict[str, ...]`` value) it
+    stands for any other axes, so the type is open: ``"layers *weight"`` holds every stacked weight."""
     proper = get_proper_type(base)
     if not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY):
         return base
@@ -113,21 +111,7 @@ def _build(
     if spec.positional is not None and MANY_DIMS not in spec.positional:
         positional = tuple(d if isinstance(d, int) else None for d in spec.positional)
     typ = plugin.types.array(dtype, named, positional)
-    return typ if spec.group_key is None or _signature_top(context, statement) else open_groups(typ)
-
-
-def _signature_top(context: Context, statement: object) -> bool:
-    """Whether the annotation at ``context`` is a parameter's or the return's own type in the signature of the
-    function ``statement`` defines: there a group binds the function's axes; in a container (``dict[str,
-    NamedArray[f32, "layers *weight"]]``) each element's group is its own, as at run time."""
-    function = statement.func if isinstance(statement, Decorator) else statement
-    if not isinstance(function, FuncBase):
-        return False
-    signature = function.unanalyzed_type
-    if not isinstance(signature, CallableType):
-        return True
-    tops = [*signature.arg_types, signature.ret_type]
-    return any(top.line == context.line and top.column == context.column for top in tops)
+    return scoped(typ, context, semanal)
 
 
 def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
@@ -146,7 +130,7 @@ def analyze_annotated(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
             finally:
                 plugin.in_annotated -= 1
             texts = [_spec_text(arg) for arg in t.args[1:]]
-            return _build(plugin, base, texts, t, api.fail, getattr(api.api, "statement", None))
+            return _build(plugin, base, texts, t, api.fail, api.api)
     return plugin.default_analysis(ctx)
 
 
@@ -156,13 +140,19 @@ def analyze_dtype_marker(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Ty
     base = plugin.default_analysis(ctx)
     if plugin.in_annotated or t.args:
         return base
-    statement = getattr(cast("TypeAnalyser", ctx.api).api, "statement", None)
-    for expr in _statement_exprs(statement):
+    semanal = cast("TypeAnalyser", ctx.api).api
+    for expr in _statement_exprs(getattr(semanal, "statement", None)):
         index = _annotated_at(ctx, expr, t.line, t.column)
         if index is not None:
             texts = [item.value if isinstance(item, StrExpr) else None for item in index.items[1:]]
-            return _build(plugin, base, texts, t, ctx.api.fail, statement)
+            return _build(plugin, base, texts, t, ctx.api.fail, semanal)
     return base
+
+
+def analyze_group_alias(plugin: TypedXmapPlugin, ctx: AnalyzeTypeContext) -> Type:
+    """A use of an alias whose value has a group (``Hidden = NamedArray[f32, "*rest time chan"]``): the group
+    binds or is open by where the alias is written (``_group_scope``), as if its spec were written there."""
+    return scoped(plugin.default_analysis(ctx), ctx.type, cast("TypeAnalyser", ctx.api).api)
 
 
 def repair_alias(node: object) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mypy.types import CallableType, Type
+from mypy.types import CallableType, Type, UnionType, get_proper_type
 
 from ..._algebra import (
     GROUP_PREFIX,
@@ -30,7 +30,7 @@ from ..._algebra import (
     parse_axis_map,
 )
 from .._core._codes import CODE_OF_KIND, NAMED_AXIS_SIZE
-from .._core._encoding import Shape, decode, describe, has_group, is_named_array
+from .._core._encoding import Shape, decode, describe, has_group, is_named_array, items_of, map_items
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg, arg_expr, fail, label, report
 
@@ -85,7 +85,7 @@ def bind_arguments(
     for index, actuals in enumerate(per_formal):
         if index >= len(callee.arg_types):
             break
-        declared = decode(callee.arg_types[index])
+        declared = _declared(callee.arg_types[index])
         if declared is None or declared.named is None:
             continue
         spec = _spec(declared)
@@ -120,9 +120,26 @@ def bind_arguments(
                 )
                 continue
             bindings.update(found)
-    result = decode(default_return_type)
+    return _bound_return(plugin, default_return_type, bindings)
+
+
+def _declared(typ: Type) -> Shape | None:
+    """A parameter's declared shape: its NamedArray's, of an optional one (``X | None``) too."""
+    members = items_of(typ) if isinstance(get_proper_type(typ), UnionType) else None
+    if members is None:
+        return decode(typ)
+    shapes = [shape for shape in map(decode, members) if shape is not None and not shape.scalar]
+    return shapes[0] if len(shapes) == 1 else None
+
+
+def _bound_return(plugin: TypedXmapPlugin, typ: Type, bindings: Mapping[str, Binding]) -> Type:
+    """The declared return type with the call's bindings (``_bound_shape``), the items of a tuple or union alike."""
+    mapped = map_items(typ, lambda item: _bound_return(plugin, item, bindings))
+    if mapped is not None:
+        return mapped
+    result = decode(typ)
     if result is None or result.named is None or (not bindings and not has_group(result.named)):
-        return default_return_type
+        return typ
     return plugin.types.array(result.dtype, _bound_shape(result.named, bindings), result.positional)
 
 

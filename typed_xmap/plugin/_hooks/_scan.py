@@ -14,12 +14,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mypy.erasetype import erase_typevars
+from mypy.expandtype import expand_type
 from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
 
 from .._core._constants import flow_value
-from .._core._encoding import NAMED_ARRAY, decode, has_group
+from .._core._encoding import NAMED_ARRAY, decode, has_group, mentions_group, open_groups
 from .._core._sizes import with_symbols
 from .._core._support import arg, arg_expr
+from ._calls import bind_arguments
 from ._named_vmap import DEPTH, leaves
 
 if TYPE_CHECKING:
@@ -33,14 +35,23 @@ __all__ = ["SCAN", "scan_hook", "scan_signature"]
 
 SCAN = frozenset({"typed_xmap.scan", "typed_xmap._ops._scan.scan"})
 """``tx.scan`` by full name (the stubs' and the runtime module's)."""
+PARTIAL_CALL = "__mypy_partial"
+"""The extra attribute mypy gives a ``functools.partial``: the signature of what is left to pass."""
 
 
 def _body(api: Any, expr: Expression | None) -> CallableType | None:
-    """``f``'s signature, when it takes a carry and a slice."""
+    """``f``'s signature, when it takes a carry and a slice (of a ``functools.partial``: what is left to pass)."""
     typ = get_proper_type(api.get_expression_type(expr)) if expr is not None else None
+    if isinstance(typ, Instance) and typ.extra_attrs is not None:
+        typ = get_proper_type(typ.extra_attrs.attrs.get(PARTIAL_CALL))
     if isinstance(typ, CallableType) and not typ.is_type_obj() and len(typ.arg_types) >= 2:
         return typ
     return None
+
+
+def _has_group(body: CallableType) -> bool:
+    """Whether ``f`` declares a variadic group (``"*rest chan"``): the scan binds it, as a call does."""
+    return any(mentions_group(t) for t in [*body.arg_types, body.ret_type])
 
 
 def _stacked(plugin: TypedXmapPlugin, axis: str, size: StaticSize, typ: Type) -> Type | None:
@@ -77,6 +88,8 @@ def _expecting(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike
     body = _body(ctx.api, f_args[0]) if len(f_args) == 1 else None
     if not isinstance(axis, str) or body is None:
         return signature
+    if _has_group(body):
+        return _binding_group(ctx, signature, body)
     if _stacked(plugin, axis, None, body.arg_types[1]) is None:
         # a container slice (a TypedDict of weights): the stacked xs may be declared as another container kind
         # (``dict[str, NamedArray[f32, "layers *weight"]]`` for a ``Layer`` TypedDict), which fits at run time
@@ -85,6 +98,23 @@ def _expecting(plugin: TypedXmapPlugin, ctx: FunctionSigContext) -> FunctionLike
     types = list(signature.arg_types)
     types[names.index("xs")] = expected
     return signature.copy_modified(arg_types=types)
+
+
+def _binding_group(ctx: FunctionSigContext, signature: CallableType, body: CallableType) -> CallableType:
+    """``f`` with a group: ``f`` fits as it is, ``init`` must fit ``f``'s carry parameter with its group open
+    (mypy's own ``arg-type``, as at a call of ``f``), the carry is ``init``'s type; the function hook binds the
+    group for ``ys`` (``_bound_outputs``)."""
+    names = signature.arg_names
+    init_args = ctx.args[names.index("init")] if "init" in names else []
+    if len(init_args) != 1:
+        return signature
+    init = ctx.api.get_expression_type(init_args[0])
+    carry = [v for v in signature.variables if v.name == "_C"]
+    expanded = expand_type(signature, {v.id: init for v in carry})
+    types = list(expanded.arg_types)
+    types[names.index("f")] = ctx.api.get_expression_type(ctx.args[names.index("f")][0])
+    types[names.index("init")] = open_groups(body.arg_types[0])
+    return expanded.copy_modified(arg_types=types, variables=[v for v in signature.variables if v not in carry])
 
 
 def _without_ys_variable(signature: CallableType) -> CallableType:
@@ -115,8 +145,28 @@ def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
         unread = leaves(plugin, written, partial(_unknown, plugin), DEPTH, read_only=False)
         return result.copy_modified(items=[result.items[0], unread])
     size = _scanned_size(ctx, axis)
+    if body is not None and _has_group(body):
+        outputs = _bound_outputs(plugin, ctx, axis, body)
     ys = leaves(plugin, outputs, partial(_stacked, plugin, axis, size), DEPTH, read_only=False)
     return result.copy_modified(items=[result.items[0], ys])
+
+
+def _bound_outputs(plugin: TypedXmapPlugin, ctx: FunctionContext, axis: str, body: CallableType) -> Type:
+    """``f``'s ``y`` with its group bound as in the call ``f(init, slice of xs)`` (``bind_arguments``: a carry or
+    slice that does not fit ``f`` is reported as at a call)."""
+    carry = [(t, arg_expr(ctx, "init", 1)) for t in arg(ctx, "init", 1)]
+    per_formal: list[list[tuple[Type, Expression | None]]] = [carry[:1], []]
+    xs = arg(ctx, "xs", 2)
+    shape = decode(xs[0]) if len(xs) == 1 else None
+    if shape is not None and not shape.scalar and shape.named is not None and axis in shape.named:
+        sizes = {n: s for n, s in with_symbols(shape).items() if n != axis}
+        named = {n: s if isinstance(s, int) or s is None else None for n, s in sizes.items()}
+        symbols = {n: s for n, s in sizes.items() if s is not None and not isinstance(s, int)}
+        per_formal[1] = [(plugin.types.array(shape.dtype, named, None, symbols), arg_expr(ctx, "xs", 2))]
+    returned = get_proper_type(bind_arguments(plugin, body, per_formal, ctx.api, ctx.context, body.ret_type))
+    if isinstance(returned, TupleType) and len(returned.items) == 2:
+        return returned.items[1]
+    return plugin.types.any()
 
 
 def _unknown(plugin: TypedXmapPlugin, typ: Type) -> Type | None:

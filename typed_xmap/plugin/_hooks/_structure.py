@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
 from mypy.plugin import FunctionContext
-from mypy.types import Instance, Type, get_proper_type
+from mypy.types import Instance, TupleType, Type, get_proper_type
 
 from ..._algebra import (
     MARKER_OF_DTYPE,
@@ -285,24 +285,41 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     )
 
 
-def _operands(ctx: FunctionContext) -> list[Shape] | None:
-    """The shapes of a literal list/tuple ``xs`` of NamedArrays, each read from its expression."""
+def _operands(ctx: FunctionContext) -> tuple[list[Shape], int | None] | None:
+    """The shapes of ``xs`` and how many there are: a literal list/tuple of NamedArrays (each read from its
+    expression), a tuple bound to a name (its items' types), or a sequence of one named shape
+    (``list[NamedArray[f32, "batch"]]``, built by ``append``): one shape, of unknown count, its symbols dropped
+    (mypy compares no symbol, so the items may differ in them)."""
     expr = arg_expr(ctx, "xs", 0)
-    if not isinstance(expr, (ListExpr, TupleExpr)):
+    types = arg(ctx, "xs", 0)
+    proper = get_proper_type(types[0]) if len(types) == 1 else None
+    if isinstance(expr, (ListExpr, TupleExpr)):
+        items = [ctx.api.get_expression_type(item) for item in expr.items]
+    elif isinstance(proper, TupleType):
+        items = list(proper.items)
+    elif isinstance(proper, Instance) and proper.type.fullname in SEQUENCES and len(proper.args) == 1:
+        shape = _stackable(proper.args[0])
+        return ([replace(shape, symbols={})], None) if shape is not None else None
+    else:
         return None
-    shapes = []
-    for item in expr.items:
-        shape = decode(ctx.api.get_expression_type(item))
-        if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
-            return None
-        shapes.append(shape)
-    return shapes
+    shapes = [_stackable(item) for item in items]
+    known = [shape for shape in shapes if shape is not None]
+    return (known, len(known)) if len(known) == len(shapes) else None
+
+
+def _stackable(typ: Type) -> Shape | None:
+    """A NamedArray's shape, when its named shape is known and holds no group."""
+    shape = decode(typ)
+    if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+        return None
+    return shape
 
 
 def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    shapes = _operands(ctx)
-    if not shapes:
+    operands = _operands(ctx)
+    if not operands or not operands[0]:
         return ctx.default_return_type
+    shapes, count = operands
     args = Arguments(ctx)
     read = args.read
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
@@ -313,19 +330,25 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
         named = [s.named or {} for s in shapes]
         same_positional([s.positional for s in shapes], operation=label)
         static = [with_symbols(s) for s in shapes]
-        items = getattr(arg_expr(ctx, "xs", 0), "items", [])
+        items = getattr(arg_expr(ctx, "xs", 0), "items", [None] * len(shapes))  # a name: xs[0], xs[1], ...
         names = [operand_label(e, f"xs[{i}]") for i, e in enumerate(items)]
         if name == "stack":
             met = meet_sizes(static, operation=label, operands=names)
-            return _kept(stack_shape(named, axis, len(shapes), operation=label), met), shapes[0].positional
+            return _kept(stack_shape(named, axis, count, operation=label), met), shapes[0].positional
         result = concatenate_shape(named, axis, operation=label)
         met = meet_sizes(static, operation=label, operands=names, skip={str(axis)})
         total: StaticSize = 0
         for one in static:
             total = size_add(total, one.get(str(axis)))
+        if count is None:  # a sequence of unknown length: the joined axis's size too
+            return {**_kept(result, met), str(axis): None}, shapes[0].positional
         return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
     return _result(plugin, ctx, shapes[0].dtype, rule, args)
+
+
+SEQUENCES = frozenset({"builtins.list", "builtins.tuple", "typing.Sequence", "collections.abc.Sequence"})
+"""The sequence types whose one item type ``tnp.stack``/``tnp.concatenate`` read (``tuple[T, ...]`` included)."""
 
 
 def _split(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:

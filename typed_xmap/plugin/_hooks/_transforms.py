@@ -26,7 +26,7 @@ from mypy.plugin import FunctionContext
 from mypy.plugins.functools import partial_call_callback, partial_new_callback
 from mypy.types import AnyType, CallableType, Instance, LiteralType, TupleType, Type, TypeOfAny, get_proper_type
 
-from .._core._encoding import decode, has_group, is_named_array, open_groups
+from .._core._encoding import decode, has_group, is_named_array, map_items, open_groups
 from .._core._literals import literal_value
 from .._core._support import arg_expr
 from ._calls import bind_arguments, has_named_params
@@ -119,9 +119,9 @@ def transformed(
 
 def _without_group(plugin: TypedXmapPlugin, typ: Type) -> Type:
     """A returned type with a group (``"*rest embed"``) has an unknown named shape outside its function."""
-    proper = get_proper_type(typ)
-    if isinstance(proper, TupleType):
-        return proper.copy_modified(items=[_without_group(plugin, t) for t in proper.items])
+    mapped = map_items(typ, lambda item: _without_group(plugin, item))
+    if mapped is not None:
+        return mapped
     shape = decode(typ)
     if shape is None or shape.named is None or not has_group(shape.named):
         return typ
