@@ -51,7 +51,7 @@ from ._hooks._structure import (
 )
 from ._hooks._symbolic import indexed, keeping, meeting
 from ._hooks._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
-from ._hooks._unknowns import POWERS, noting_unknowns, power_hook
+from ._hooks._unknowns import POWERS, is_numpy_ufunc_call, noting_unknowns, power_hook, ufunc_hook
 from ._hooks._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._hooks._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -313,6 +313,8 @@ class TypedXmapPlugin(Plugin):
             return _checked(partial(partial_call_hook, self))
         if fullname in POWERS:
             return _checked(power_hook)
+        if is_numpy_ufunc_call(fullname):
+            return _checked(ufunc_hook)
         if self.config.annotated_calls:
             callee = self._group_callee(fullname)
             if callee is not None:  # a method with a "*rest" group: bind it as a call of a function

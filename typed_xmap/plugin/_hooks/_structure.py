@@ -47,7 +47,7 @@ from .._core._constants import resolved
 from .._core._encoding import Shape, decode, has_group
 from .._core._names_first import NAME_KINDS, Arguments, Unreadable, run
 from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
-from .._core._support import arg, arg_expr, label as operand_label, report
+from .._core._support import arg, arg_expr, label as operand_label, report, result_dtype
 from ._reductions import reduction_hook
 
 if TYPE_CHECKING:
@@ -325,7 +325,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
             total = size_add(total, one.get(str(axis)))
         return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
-    return _result(plugin, ctx, shapes[0].dtype, rule, args)
+    return _result(plugin, ctx, result_dtype(shapes), rule, args)  # int with float concatenated: float
 
 
 def _split(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
