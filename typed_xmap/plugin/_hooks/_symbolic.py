@@ -16,6 +16,7 @@ from ..._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, s
 from .._core._encoding import Shape, carries_symbols, decode
 from .._core._sizes import named_value_sizes, static_size, with_symbols
 from .._core._support import label, report
+from ._built import built_sizes, reads_field
 from ._indexing import bound_key
 
 if TYPE_CHECKING:
@@ -90,28 +91,43 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     bound once also stands for its own ``x.named_shape[...]``), kept in the result."""
 
     def symbolic(ctx: Any) -> Type:
-        if not _has_symbols(ctx):
+        if not _has_symbols(ctx) and not _reads_fields(ctx):
             return hook(ctx)
         shapes, labels, exprs = _operands(ctx)
-        static = [named_value_sizes(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
+        built = [_built(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
+        static = [{**named_value_sizes(ctx.api, e, s), **b} for s, e, b in zip(shapes, exprs, built, strict=True)]
         try:
-            shown = [with_symbols(s) for s in shapes]
+            shown = [{**with_symbols(s), **b} for s, b in zip(shapes, built, strict=True)]
             meet_sizes(static, operation=_operation(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return hook(ctx)
-        return _with(plugin, hook(ctx), _kept_sizes(shapes))  # the operands' own symbols, not their names'
+        kept = _kept_sizes(shapes, built)  # the operands' own symbols (a field's as built), not their names'
+        return _with(plugin, hook(ctx), kept)
 
     return symbolic
 
 
-def _kept_sizes(shapes: list[Shape]) -> dict[str, StaticSize]:
+def _kept_sizes(shapes: list[Shape], built: list[dict[str, StaticSize]] | None = None) -> dict[str, StaticSize]:
     sizes: dict[str, StaticSize] = {}
-    for shape in shapes:
-        for name, size in with_symbols(shape).items():
+    for index, shape in enumerate(shapes):
+        for name, size in {**with_symbols(shape), **(built[index] if built else {})}.items():
             if sizes.get(name) is None:
                 sizes[name] = size
     return sizes
+
+
+def _reads_fields(ctx: Any) -> bool:
+    """Does an operand read a container's field (``p["w_in"]``): its sizes may be known as built?"""
+    left = ctx.context.left if isinstance(ctx.context, OpExpr) else None
+    return reads_field(left) or any(reads_field(e) for group in ctx.args for e in group)
+
+
+def _built(api: Any, expr: Expression | None, shape: Shape) -> dict[str, StaticSize]:
+    """The sizes the field ``expr`` reads was built with (``_built``), for the axes its type leaves unknown."""
+    if not reads_field(expr) or not any(s is None for s in with_symbols(shape).values()):
+        return {}
+    return {n: s for n, s in built_sizes(api, expr).items() if with_symbols(shape).get(n, 0) is None}
 
 
 def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
