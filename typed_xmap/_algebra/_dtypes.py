@@ -27,9 +27,9 @@ __all__ = [
     "f64",
     "i8",
     "i16",
-    "promote_dtypes",
     "i32",
     "i64",
+    "promote_dtypes",
     "u8",
     "u32",
 ]
@@ -107,7 +107,7 @@ _UINT_BITS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
 def _promote_pair(a: str, b: str) -> str | None:
     """JAX's promotion of two dtype names where it is one dtype whatever the flags, else ``None``."""
-    if a == b or b == "bool":
+    if b in (a, "bool"):
         return a
     if a == "bool":
         return b

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, Expression, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
+from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
 from ..._algebra import MARKERS, NamedShapeError, promote_dtypes
@@ -52,6 +52,9 @@ def label(expr: Expression | None, default: str) -> str:
     if isinstance(expr, CallExpr):
         inner = label(expr.callee, "")
         return f"{inner}(...)" if inner else default
+    if isinstance(expr, IndexExpr) and isinstance(expr.index, StrExpr):  # a container's field: p['w_in']
+        inner = label(expr.base, "")
+        return f"{inner}[{expr.index.value!r}]" if inner else default
     if isinstance(expr, (IntExpr, StrExpr)):
         return repr(expr.value)
     if isinstance(expr, UnaryExpr) and isinstance(expr.expr, IntExpr):

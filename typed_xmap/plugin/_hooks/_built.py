@@ -34,7 +34,8 @@ _PLACEHOLDER = "\x00{}\x00"
 _ROOT = re.compile(r"(?<![\w.'\x00])([A-Za-z_]\w*)(\.[A-Za-z_]\w*)?")
 _HELD = re.compile("\x00([^\x00]+)\x00")
 Table = dict[str, dict[str, StaticSize]]
-_TABLES: dict[tuple[int, str, int], Table] = {}
+_TABLES: dict[tuple[int, str, int], tuple[object, object, Table]] = {}
+"""Memoized tables, with the module and function they were read for (ids are reused once these are freed)."""
 
 
 def reads_field(expr: Expression | None) -> bool:
@@ -94,12 +95,11 @@ def _config_parameters(function: FuncDef) -> dict[str, str]:
 
 def _functions(statements: list[Any]) -> Iterator[FuncDef]:
     for statement in statements:
-        if isinstance(statement, Decorator):
-            statement = statement.func
-        if isinstance(statement, FuncDef):
-            yield statement
-        elif isinstance(statement, ClassDef):
-            yield from _functions(statement.defs.body)
+        function = statement.func if isinstance(statement, Decorator) else statement
+        if isinstance(function, FuncDef):
+            yield function
+        elif isinstance(function, ClassDef):
+            yield from _functions(function.defs.body)
 
 
 def _table(api: Any, container: str) -> Table:
@@ -111,8 +111,8 @@ def _table(api: Any, container: str) -> Table:
         return {}
     key = (id(tree), container, id(reader))
     cached = _TABLES.get(key)
-    if cached is not None:
-        return cached
+    if cached is not None and cached[0] is tree and cached[1] is reader:
+        return cached[2]
     table: Table = {}
     disagree: set[tuple[str, str]] = set()
     for function in _functions(tree.defs):
@@ -125,7 +125,7 @@ def _table(api: Any, container: str) -> Table:
                     _agree(table, disagree, path, {n: _held(s, held, local) for n, s in sizes.items()})
     if len(_TABLES) > 4096:
         _TABLES.clear()
-    _TABLES[key] = table
+    _TABLES[key] = (tree, reader, table)
     return table
 
 

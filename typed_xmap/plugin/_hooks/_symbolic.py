@@ -31,16 +31,9 @@ def _operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]
     types: list[Type] = []
     exprs: list[Expression | None] = []
     receiver = getattr(ctx, "type", None)
-    context = ctx.context
     if receiver is not None:  # a method: the receiver first
         types.append(receiver)
-        if isinstance(context, OpExpr):
-            exprs.append(context.left)
-        elif isinstance(context, IndexExpr):
-            exprs.append(context.base)
-        else:
-            callee = context.callee if isinstance(context, CallExpr) else None
-            exprs.append(getattr(callee, "expr", None))
+        exprs.append(_receiver(ctx))
     for group_types, group_exprs in zip(ctx.arg_types, ctx.args, strict=False):
         for index, typ in enumerate(group_types):
             types.append(typ)
@@ -53,6 +46,20 @@ def _operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]
             labels.append(label(expr, f"operand {position}"))
             kept.append(expr)
     return shapes, labels, kept
+
+
+def _receiver(ctx: Any) -> Expression | None:
+    """The expression of a method's receiver (``x`` in ``x + y``, ``x[...]``, ``x.sum(...)``), else ``None``."""
+    context = ctx.context
+    if getattr(ctx, "type", None) is None:
+        return None
+    if isinstance(context, OpExpr):
+        return context.left
+    if isinstance(context, IndexExpr):
+        return context.base
+    callee = context.callee if isinstance(context, CallExpr) else None
+    receiver: Expression | None = getattr(callee, "expr", None)
+    return receiver
 
 
 def _has_symbols(ctx: Any) -> bool:
@@ -119,8 +126,7 @@ def _kept_sizes(shapes: list[Shape], built: list[dict[str, StaticSize]] | None =
 
 def _reads_fields(ctx: Any) -> bool:
     """Does an operand read a container's field (``p["w_in"]``): its sizes may be known as built?"""
-    left = ctx.context.left if isinstance(ctx.context, OpExpr) else None
-    return reads_field(left) or any(reads_field(e) for group in ctx.args for e in group)
+    return reads_field(_receiver(ctx)) or any(reads_field(e) for group in ctx.args for e in group)
 
 
 def _built(api: Any, expr: Expression | None, shape: Shape) -> dict[str, StaticSize]:
@@ -135,10 +141,11 @@ def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
 
     def symbolic(ctx: Any) -> Type:
         result = hook(ctx)
-        if not _has_symbols(ctx):
+        if not _has_symbols(ctx) and not _reads_fields(ctx):
             return result
-        shapes, _, _ = _operands(ctx)
-        return _with(plugin, result, _kept_sizes(shapes))
+        shapes, _, exprs = _operands(ctx)
+        built = [_built(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
+        return _with(plugin, result, _kept_sizes(shapes, built))
 
     return symbolic
 

@@ -201,8 +201,39 @@ def power_hook(ctx: Any) -> Type:
 
 
 FLOAT_UFUNCS = frozenset(
-    "sqrt cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh "
-    "arccosh arctanh deg2rad rad2deg degrees radians divide true_divide arctan2 hypot logaddexp logaddexp2".split()
+    [
+        "sqrt",
+        "cbrt",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "deg2rad",
+        "rad2deg",
+        "degrees",
+        "radians",
+        "divide",
+        "true_divide",
+        "arctan2",
+        "hypot",
+        "logaddexp",
+        "logaddexp2",
+    ]
 )
 """numpy's ufuncs whose value for Python ints and floats is a ``numpy.float64`` (``np.sqrt(4)`` is ``2.0``)."""
 _UFUNC_CLASSES = ("._UFunc_Nin1_Nout1.__call__", "._UFunc_Nin2_Nout1.__call__")
