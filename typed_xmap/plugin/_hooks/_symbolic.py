@@ -1,7 +1,8 @@
 """Symbolic sizes through the hooks that keep axes by name: where operands meet (operators, elementwise
 functions, einsum, a call's arguments) one name must have one size, and sizes that certainly differ
 (``cfg.mlp`` vs ``cfg.mlp // 2``) are a ``named-axis-size`` error; the result keeps the operands' symbols for
-the axes whose size it does not know. The rule is the algebra's (``meet_sizes``); the hooks compute the rest.
+the axes whose size it does not know. An operand that reads a container's field (``p["w_in"]``) has the sizes
+its builder gave it (``_built``). The rule is the algebra's (``meet_sizes``); the hooks compute the rest.
 """
 
 from __future__ import annotations
