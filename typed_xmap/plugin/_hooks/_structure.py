@@ -127,10 +127,11 @@ def _one_operand_rule(
             return _kept(split_axis_shape(named, axis, ints, operation=operation), static)
         unsized = {**named, axis: None} if isinstance(axis, str) and axis in named else named
         split_axis_shape(unsized, axis, dict.fromkeys(parts, 1), operation=operation)  # names only
-        product = 1
+        whole: StaticSize = 1  # the parts' product meets the axis' own size (4 * (cfg.hidden // 2) vs cfg.fused)
         for part in parts.values():
-            product = size_mul(product, part)
-        meet_sizes([{axis: static.get(axis)}, {axis: product}], operation=operation, operands=["x", "the parts"])
+            whole = size_mul(whole, part)
+        split = str(axis)
+        meet_sizes([{split: static.get(split)}, {split: whole}], operation=operation, operands=["x", "the parts"])
         return {**_kept({n: s for n, s in named.items() if n != axis}, static), **parts}
     if name == "broadcast_to":
         target = _checked_sizes(sizes("shape", 1), operation)
