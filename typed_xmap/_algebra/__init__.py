@@ -43,6 +43,7 @@ from ._dtypes import (
     i16 as i16,
     i32 as i32,
     i64 as i64,
+    promote_dtypes as promote_dtypes,
     u8 as u8,
     u32 as u32,
 )

@@ -41,7 +41,7 @@ from ._hooks._structure import (
 )
 from ._hooks._symbolic import indexed, keeping, meeting
 from ._hooks._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
-from ._hooks._unknowns import POWERS, noting_unknowns, power_hook
+from ._hooks._unknowns import POWERS, is_numpy_ufunc_call, noting_unknowns, power_hook, ufunc_hook
 from ._hooks._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._hooks._xmap import XMAP_NAMES, xmap_hook
 
@@ -224,6 +224,8 @@ class Routes:
             return checked(partial(partial_call_hook, plugin))
         if fullname in POWERS:
             return checked(power_hook)
+        if is_numpy_ufunc_call(fullname):
+            return checked(ufunc_hook)
         if plugin.config.annotated_calls:
             callee = self._group_callee(fullname)
             if callee is not None:  # a method with a "*rest" group: bind it as a call of a function

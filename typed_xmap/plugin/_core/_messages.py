@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["install", "installed", "readable"]
+__all__ = ["dtype_marker", "install", "installed", "readable"]
 
 ENCODED = "NamedArray_["
 DTYPES = {
@@ -74,6 +74,11 @@ def _split_arguments(text: str, start: int) -> tuple[list[str], int] | None:
 def _dtype(text: str) -> str:
     bare = _QUALIFIED.sub("", text)
     return DTYPES.get(bare, bare)
+
+
+def dtype_marker(text: str) -> str | None:
+    """The marker (``f32``, ``bf16``, ``Float``) of a dtype as mypy prints it, ``None`` for another type."""
+    return DTYPES.get(_QUALIFIED.sub("", text))
 
 
 _SPEC = re.compile(r"(?:typed_xmap\._static\.)?Shape_\[Literal\[(['\"])(.*)\1\]\]")

@@ -47,6 +47,7 @@ __all__ = [
     "bound_once",
     "erased",
     "known_literal",
+    "local_names",
     "named_value_sizes",
     "read_sizes",
     "static_size",
@@ -250,6 +251,13 @@ def _bindings(api: Any) -> _Bindings:
         _BINDINGS.clear()
     _BINDINGS[id(function)] = (function, found)
     return found
+
+
+def local_names(function: FuncItem) -> set[str]:
+    """The names ``function`` binds (its parameters and locals, nested functions' included)."""
+    found = _Bindings()
+    _count_function(function, found)
+    return set(found.counts)
 
 
 def _count_function(function: FuncItem, found: _Bindings) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, Expression, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
+from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
-from ..._algebra import NamedShapeError
+from ..._algebra import MARKERS, NamedShapeError, promote_dtypes
 from ._codes import code_for, one_line
 from ._encoding import Shape, decode
+from ._messages import dtype_marker
 
 if TYPE_CHECKING:
     from mypy.errorcodes import ErrorCode
@@ -51,6 +52,9 @@ def label(expr: Expression | None, default: str) -> str:
     if isinstance(expr, CallExpr):
         inner = label(expr.callee, "")
         return f"{inner}(...)" if inner else default
+    if isinstance(expr, IndexExpr) and isinstance(expr.index, StrExpr):  # a container's field: p['w_in']
+        inner = label(expr.base, "")
+        return f"{inner}[{expr.index.value!r}]" if inner else default
     if isinstance(expr, (IntExpr, StrExpr)):
         return repr(expr.value)
     if isinstance(expr, UnaryExpr) and isinstance(expr.expr, IntExpr):
@@ -115,11 +119,21 @@ def fallback(ctx: CallContext, candidates: Sequence[Type], unknown: Type | None 
 
 
 def result_dtype(shapes: Sequence[Shape]) -> Type:
-    """The arrays' common dtype type, or Any when they differ (promotion is left to run time)."""
+    """The arrays' common dtype type: JAX's promotion of theirs where it is one of them whatever the flags
+    (``i32`` with ``f32`` is ``f32``: the algebra's ``promote_dtypes``), else Any (left to run time)."""
     dtypes = [s.dtype for s in shapes if not s.scalar]
     if not dtypes:
         return AnyType(TypeOfAny.special_form)
     first = get_proper_type(dtypes[0])
     if all(get_proper_type(d) == first for d in dtypes[1:]):
         return dtypes[0]
-    return AnyType(TypeOfAny.special_form)
+    names = [_dtype_name(d) for d in dtypes]
+    promoted = promote_dtypes(n for n in names if n is not None) if None not in names else None
+    return next((d for d, n in zip(dtypes, names, strict=True) if n == promoted), AnyType(TypeOfAny.special_form))
+
+
+def _dtype_name(dtype: Type) -> str | None:
+    """The dtype name of an exact dtype type (``numpy.float32``: ``"float32"``), ``None`` for a kind or Any."""
+    marker = dtype_marker(str(get_proper_type(dtype)))
+    names = MARKERS[marker].names if marker in MARKERS else frozenset()
+    return next(iter(names)) if len(names) == 1 else None

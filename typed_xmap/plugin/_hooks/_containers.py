@@ -28,7 +28,7 @@ from .._core._tree import expressions
 if TYPE_CHECKING:
     from mypy.nodes import MypyFile
 
-__all__ = ["ContainerChecks"]
+__all__ = ["ContainerChecks", "leaves"]
 
 Leaf = tuple[str, dict[str, StaticSize]]
 
@@ -101,6 +101,13 @@ def _fields(api: Any, expr: DictExpr | CallExpr) -> Iterator[tuple[str, Expressi
     for position, (value, name) in enumerate(zip(expr.args, expr.arg_names, strict=True)):
         field = name or (names[position] if position < len(names) else None) or str(position)
         yield (f"[{field!r}]" if typed_dict else f".{field}"), value
+
+
+def leaves(api: Any, expr: DictExpr | CallExpr) -> list[Leaf]:
+    """The NamedArray leaves of the container ``expr`` builds, with their paths (``['cross']['query']``)."""
+    found: list[Leaf] = []
+    _leaves(api, expr, "", found, set())
+    return found
 
 
 def _leaves(api: Any, expr: Expression, path: str, found: list[Leaf], inner: set[int]) -> None:

@@ -47,7 +47,7 @@ from .._core._constants import resolved
 from .._core._encoding import Shape, decode, has_group
 from .._core._names_first import NAME_KINDS, Arguments, Unreadable, run
 from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
-from .._core._support import arg, arg_expr, label as operand_label, report
+from .._core._support import arg, arg_expr, label as operand_label, report, result_dtype
 from ._reductions import reduction_hook
 
 if TYPE_CHECKING:
@@ -127,6 +127,11 @@ def _one_operand_rule(
             return _kept(split_axis_shape(named, axis, ints, operation=operation), static)
         unsized = {**named, axis: None} if isinstance(axis, str) and axis in named else named
         split_axis_shape(unsized, axis, dict.fromkeys(parts, 1), operation=operation)  # names only
+        whole: StaticSize = 1  # the parts' product meets the axis' own size (4 * (cfg.hidden // 2) vs cfg.fused)
+        for part in parts.values():
+            whole = size_mul(whole, part)
+        split = str(axis)
+        meet_sizes([{split: static.get(split)}, {split: whole}], operation=operation, operands=["x", "the parts"])
         return {**_kept({n: s for n, s in named.items() if n != axis}, static), **parts}
     if name == "broadcast_to":
         target = _checked_sizes(sizes("shape", 1), operation)
@@ -344,7 +349,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
             return {**_kept(result, met), str(axis): None}, shapes[0].positional
         return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
-    return _result(plugin, ctx, shapes[0].dtype, rule, args)
+    return _result(plugin, ctx, result_dtype(shapes), rule, args)  # int with float concatenated: float
 
 
 SEQUENCES = frozenset({"builtins.list", "builtins.tuple", "typing.Sequence", "collections.abc.Sequence"})

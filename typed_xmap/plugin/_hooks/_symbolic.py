@@ -1,7 +1,8 @@
 """Symbolic sizes through the hooks that keep axes by name: where operands meet (operators, elementwise
 functions, einsum, a call's arguments) one name must have one size, and sizes that certainly differ
 (``cfg.mlp`` vs ``cfg.mlp // 2``) are a ``named-axis-size`` error; the result keeps the operands' symbols for
-the axes whose size it does not know. The rule is the algebra's (``meet_sizes``); the hooks compute the rest.
+the axes whose size it does not know. An operand that reads a container's field (``p["w_in"]``) has the sizes
+its builder gave it (``_built``). The rule is the algebra's (``meet_sizes``); the hooks compute the rest.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, s
 from .._core._encoding import Shape, carries_symbols, decode
 from .._core._sizes import named_value_sizes, static_size, with_symbols
 from .._core._support import label, report
+from ._built import built_sizes, reads_field
 from ._indexing import bound_key
 
 if TYPE_CHECKING:
@@ -30,16 +32,9 @@ def _operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]
     types: list[Type] = []
     exprs: list[Expression | None] = []
     receiver = getattr(ctx, "type", None)
-    context = ctx.context
     if receiver is not None:  # a method: the receiver first
         types.append(receiver)
-        if isinstance(context, OpExpr):
-            exprs.append(context.left)
-        elif isinstance(context, IndexExpr):
-            exprs.append(context.base)
-        else:
-            callee = context.callee if isinstance(context, CallExpr) else None
-            exprs.append(getattr(callee, "expr", None))
+        exprs.append(_receiver(ctx))
     for group_types, group_exprs in zip(ctx.arg_types, ctx.args, strict=False):
         for index, typ in enumerate(group_types):
             types.append(typ)
@@ -52,6 +47,20 @@ def _operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]
             labels.append(label(expr, f"operand {position}"))
             kept.append(expr)
     return shapes, labels, kept
+
+
+def _receiver(ctx: Any) -> Expression | None:
+    """The expression of a method's receiver (``x`` in ``x + y``, ``x[...]``, ``x.sum(...)``), else ``None``."""
+    context = ctx.context
+    if getattr(ctx, "type", None) is None:
+        return None
+    if isinstance(context, OpExpr):
+        return context.left
+    if isinstance(context, IndexExpr):
+        return context.base
+    callee = context.callee if isinstance(context, CallExpr) else None
+    receiver: Expression | None = getattr(callee, "expr", None)
+    return receiver
 
 
 def _has_symbols(ctx: Any) -> bool:
@@ -90,28 +99,42 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     bound once also stands for its own ``x.named_shape[...]``), kept in the result."""
 
     def symbolic(ctx: Any) -> Type:
-        if not _has_symbols(ctx):
+        if not _has_symbols(ctx) and not _reads_fields(ctx):
             return hook(ctx)
         shapes, labels, exprs = _operands(ctx)
-        static = [named_value_sizes(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
+        built = [_built(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
+        static = [{**named_value_sizes(ctx.api, e, s), **b} for s, e, b in zip(shapes, exprs, built, strict=True)]
         try:
-            shown = [with_symbols(s) for s in shapes]
+            shown = [{**with_symbols(s), **b} for s, b in zip(shapes, built, strict=True)]
             meet_sizes(static, operation=_operation(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return hook(ctx)
-        return _with(plugin, hook(ctx), _kept_sizes(shapes))  # the operands' own symbols, not their names'
+        kept = _kept_sizes(shapes, built)  # the operands' own symbols (a field's as built), not their names'
+        return _with(plugin, hook(ctx), kept)
 
     return symbolic
 
 
-def _kept_sizes(shapes: list[Shape]) -> dict[str, StaticSize]:
+def _kept_sizes(shapes: list[Shape], built: list[dict[str, StaticSize]] | None = None) -> dict[str, StaticSize]:
     sizes: dict[str, StaticSize] = {}
-    for shape in shapes:
-        for name, size in with_symbols(shape).items():
+    for index, shape in enumerate(shapes):
+        for name, size in {**with_symbols(shape), **(built[index] if built else {})}.items():
             if sizes.get(name) is None:
                 sizes[name] = size
     return sizes
+
+
+def _reads_fields(ctx: Any) -> bool:
+    """Does an operand read a container's field (``p["w_in"]``): its sizes may be known as built?"""
+    return reads_field(_receiver(ctx)) or any(reads_field(e) for group in ctx.args for e in group)
+
+
+def _built(api: Any, expr: Expression | None, shape: Shape) -> dict[str, StaticSize]:
+    """The sizes the field ``expr`` reads was built with (``_built``), for the axes its type leaves unknown."""
+    if not reads_field(expr) or not any(s is None for s in with_symbols(shape).values()):
+        return {}
+    return {n: s for n, s in built_sizes(api, expr).items() if with_symbols(shape).get(n, 0) is None}
 
 
 def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
@@ -119,10 +142,11 @@ def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
 
     def symbolic(ctx: Any) -> Type:
         result = hook(ctx)
-        if not _has_symbols(ctx):
+        if not _has_symbols(ctx) and not _reads_fields(ctx):
             return result
-        shapes, _, _ = _operands(ctx)
-        return _with(plugin, result, _kept_sizes(shapes))
+        shapes, _, exprs = _operands(ctx)
+        built = [_built(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
+        return _with(plugin, result, _kept_sizes(shapes, built))
 
     return symbolic
 

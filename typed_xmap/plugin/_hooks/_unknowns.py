@@ -9,7 +9,9 @@ checker could not read. An unknown carried on from an operand is not noted again
 
 An array operation the plugin cannot type is a NamedArray of unknown shape, never ``Any`` (so ``return x +
 tnp.conv(...)`` is not ``no-any-return`` under ``--strict``). A number to a float literal's power
-(``cfg.embed ** -0.5``) is a ``float``, not typeshed's ``Any``: ``w * Any`` is ``Any`` before any hook runs.
+(``cfg.embed ** -0.5``) is a ``float``, not typeshed's ``Any``: ``w * Any`` is ``Any`` before any hook runs. For
+the same reason numpy's float-valued ufuncs of Python numbers (``np.sqrt(fan_in)``, ``np.log(n)``) are
+``np.float64`` (a ``float``), not numpy's ``Any``: ``w / np.sqrt(fan_in)`` keeps ``w``'s named shape and sizes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import (
+    ARG_POS,
     CallExpr,
     DictExpr,
     Expression,
@@ -29,7 +32,7 @@ from mypy.nodes import (
     TupleExpr,
     UnaryExpr,
 )
-from mypy.types import AnyType, Instance, ProperType, TupleType, Type, get_proper_type
+from mypy.types import AnyType, Instance, LiteralType, ProperType, TupleType, Type, get_proper_type
 
 from .._core._codes import NAMED_SHAPE_UNKNOWN
 from .._core._encoding import Shape, decode
@@ -39,7 +42,7 @@ from .._core._support import fail, label, result_dtype
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["BARE_NOTE", "POWERS", "noting_unknowns", "power_hook", "shown"]
+__all__ = ["BARE_NOTE", "POWERS", "is_numpy_ufunc_call", "noting_unknowns", "power_hook", "shown", "ufunc_hook"]
 
 POWERS = frozenset(f"builtins.{kind}.{dunder}" for kind in ("int", "float") for dunder in ("__pow__", "__rpow__"))
 """``n ** -0.5``: typeshed's ``Any`` (a negative base gives a complex), narrowed by ``power_hook``."""
@@ -195,3 +198,75 @@ def power_hook(ctx: Any) -> Type:
         return result
     number: Type = ctx.api.named_generic_type("builtins.float", [])
     return number
+
+
+FLOAT_UFUNCS = frozenset(
+    [
+        "sqrt",
+        "cbrt",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "deg2rad",
+        "rad2deg",
+        "degrees",
+        "radians",
+        "divide",
+        "true_divide",
+        "arctan2",
+        "hypot",
+        "logaddexp",
+        "logaddexp2",
+    ]
+)
+"""numpy's ufuncs whose value for Python ints and floats is a ``numpy.float64`` (``np.sqrt(4)`` is ``2.0``)."""
+_UFUNC_CLASSES = ("._UFunc_Nin1_Nout1.__call__", "._UFunc_Nin2_Nout1.__call__")
+
+
+def is_numpy_ufunc_call(fullname: str) -> bool:
+    """Whether ``fullname`` is the call of a numpy ufunc of one or two operands (``np.sqrt(...)``)."""
+    return fullname.startswith("numpy.") and fullname.endswith(_UFUNC_CLASSES)
+
+
+def ufunc_hook(ctx: Any) -> Type:
+    """``np.sqrt(fan_in)``: a float-valued ufunc (``FLOAT_UFUNCS``) of Python ints and floats only is a
+    ``numpy.float64`` (numpy's stubs say ``Any``, and ``w / Any`` is ``Any`` before any hook runs); any
+    other call keeps the stub's type."""
+    result: Type = ctx.default_return_type
+    receiver = get_proper_type(ctx.type)
+    name = get_proper_type(receiver.args[0]) if isinstance(receiver, Instance) and receiver.args else None
+    if not isinstance(get_proper_type(result), AnyType) or not isinstance(name, LiteralType):
+        return result
+    kinds = [kind for group in ctx.arg_kinds for kind in group]
+    numbers = [get_proper_type(typ) for group in ctx.arg_types for typ in group]
+    if name.value not in FLOAT_UFUNCS or not numbers or any(kind != ARG_POS for kind in kinds):
+        return result  # out=, dtype=, where=: left as numpy types them
+    if not all(_python_number(typ) for typ in numbers):
+        return result
+    try:
+        number: Type = ctx.api.named_generic_type("numpy.float64", [])
+    except Exception:  # an older numpy without the class: a float all the same
+        number = ctx.api.named_generic_type("builtins.float", [])
+    return number
+
+
+def _python_number(typ: ProperType) -> bool:
+    if isinstance(typ, LiteralType):
+        typ = typ.fallback
+    return isinstance(typ, Instance) and typ.type.fullname in ("builtins.int", "builtins.float")
