@@ -51,7 +51,8 @@ from ._hooks._structure import (
 )
 from ._hooks._symbolic import indexed, keeping, meeting
 from ._hooks._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
-from ._hooks._unknowns import POWERS, noting_unknowns, power_hook
+from ._hooks._routing import ROUTING, routing_hook
+from ._hooks._unknowns import POWERS, declared_result, noting_unknowns, power_hook
 from ._hooks._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._hooks._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -240,10 +241,12 @@ class TypedXmapPlugin(Plugin):
         return _checked(per_member(hook)) if hook is not None else None
 
     def _function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        if fullname in ROUTING:
+            return noting_unknowns(self, partial(routing_hook, self, fullname), ROUTING[fullname])
         if fullname.startswith(TNP):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
-            if operation is None:  # not in the table: mypy types it as the stub says
-                return None
+            if operation is None:  # not in the table: mypy types it as the stub says (an unknown noted)
+                return noting_unknowns(self, declared_result, f"tnp.{fullname[len(TNP) :]}", untyped=True)
             hook: Callable[[Any], Type] = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
             if operation.kind in MEETING:
                 hook = meeting(self, hook)
@@ -275,6 +278,8 @@ class TypedXmapPlugin(Plugin):
             if callee is not None:
                 hook = meeting(self, partial(annotated_call_hook, self, callee))
                 return noting_unknowns(self, hook, fullname, declared=True)
+        if fullname.startswith("typed_xmap."):  # no rule for it: an unknown result is noted all the same
+            return noting_unknowns(self, declared_result, _short(fullname), untyped=True)
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
