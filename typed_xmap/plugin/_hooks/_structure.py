@@ -13,7 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
+from mypy.nodes import (
+    ARG_POS,
+    CallExpr,
+    GeneratorExpr,
+    ListComprehension,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    StrExpr,
+    TupleExpr,
+)
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, Type, get_proper_type
 
@@ -186,7 +196,7 @@ def _sizes_reader(ctx: FunctionContext, read: Read) -> Sizes:
         expr = arg_expr(ctx, name, position)
         if expr is None:
             return {}  # not passed: no axes (zeros_like's new_axes)
-        found = read_sizes(ctx.api, resolved(ctx.api, expr))
+        found = read_sizes(ctx.api, resolved(ctx.api, expr), lambda name: resolved(ctx.api, name))
         if found is not None:
             return found
         value = read(name, position)  # a literal that is not a dict of names: _checked_sizes words the error
@@ -285,24 +295,40 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
     )
 
 
-def _operands(ctx: FunctionContext) -> list[Shape] | None:
-    """The shapes of a literal list/tuple ``xs`` of NamedArrays, each read from its expression."""
+def _operands(ctx: FunctionContext) -> tuple[list[Shape], bool] | None:
+    """The shapes of a literal list/tuple ``xs`` of NamedArrays, each read from its expression, and ``True``;
+    for a sequence of unknown length (``log_weights``, a ``list[NamedArray[f32, "batch"]]`` built in a loop) its
+    items' one shape and ``False``: the names are known, the count is not."""
     expr = arg_expr(ctx, "xs", 0)
-    if not isinstance(expr, (ListExpr, TupleExpr)):
-        return None
+    if isinstance(expr, (ListExpr, TupleExpr)):
+        items = [ctx.api.get_expression_type(item) for item in expr.items]
+    elif isinstance(expr, (ListComprehension, GeneratorExpr)):  # typed item by item, as the call checked them
+        generator = expr.generator if isinstance(expr, ListComprehension) else expr
+        found = ctx.api.lookup_type_or_none(generator.left_expr)
+        if found is None:
+            return None
+        items = [found]
+    else:
+        types = arg(ctx, "xs", 0)
+        proper = get_proper_type(types[0]) if len(types) == 1 else None
+        sequence = isinstance(proper, Instance) and proper.type.has_base("typing.Sequence")
+        if not (sequence and isinstance(proper, Instance) and len(proper.args) == 1):
+            return None
+        items = [proper.args[0]]
     shapes = []
-    for item in expr.items:
-        shape = decode(ctx.api.get_expression_type(item))
+    for item in items:
+        shape = decode(item)
         if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
             return None
         shapes.append(shape)
-    return shapes
+    return shapes, isinstance(expr, (ListExpr, TupleExpr))
 
 
 def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    shapes = _operands(ctx)
-    if not shapes:
+    found = _operands(ctx)
+    if not found or not found[0]:
         return ctx.default_return_type
+    shapes, counted = found
     args = Arguments(ctx)
     read = args.read
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
@@ -313,17 +339,19 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
         named = [s.named or {} for s in shapes]
         same_positional([s.positional for s in shapes], operation=label)
         static = [with_symbols(s) for s in shapes]
-        items = getattr(arg_expr(ctx, "xs", 0), "items", [])
-        names = [operand_label(e, f"xs[{i}]") for i, e in enumerate(items)]
+        items = getattr(arg_expr(ctx, "xs", 0), "items", None) if counted else None
+        names = [operand_label(e, f"xs[{i}]") for i, e in enumerate(items)] if items else ["xs[...]"]
         if name == "stack":
             met = meet_sizes(static, operation=label, operands=names)
-            return _kept(stack_shape(named, axis, len(shapes), operation=label), met), shapes[0].positional
+            stacked = stack_shape(named, axis, len(shapes) if counted else None, operation=label)
+            return _kept(stacked, met), shapes[0].positional
         result = concatenate_shape(named, axis, operation=label)
         met = meet_sizes(static, operation=label, operands=names, skip={str(axis)})
         total: StaticSize = 0
         for one in static:
             total = size_add(total, one.get(str(axis)))
-        return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
+        joined = result[str(axis)] or total if counted else None  # a sequence of unknown length: unknown size
+        return {**_kept(result, met), str(axis): joined}, shapes[0].positional
 
     return _result(plugin, ctx, shapes[0].dtype, rule, args)
 
