@@ -38,6 +38,7 @@ from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_updat
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._reductions import reduction_hook
+from ._hooks._routing import ROUTING, routing_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
 from ._hooks._star_args import unreached_defaults
@@ -51,8 +52,7 @@ from ._hooks._structure import (
 )
 from ._hooks._symbolic import indexed, keeping, meeting
 from ._hooks._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
-from ._hooks._routing import ROUTING, routing_hook
-from ._hooks._unknowns import POWERS, declared_result, noting_unknowns, power_hook
+from ._hooks._unknowns import POWERS, noting_unknowns, power_hook
 from ._hooks._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._hooks._xmap import XMAP_NAMES, Resources, xmap_hook
 
@@ -245,8 +245,8 @@ class TypedXmapPlugin(Plugin):
             return noting_unknowns(self, partial(routing_hook, self, fullname), ROUTING[fullname])
         if fullname.startswith(TNP):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
-            if operation is None:  # not in the table: mypy types it as the stub says (an unknown noted)
-                return noting_unknowns(self, declared_result, f"tnp.{fullname[len(TNP) :]}", untyped=True)
+            if operation is None:  # not in the table: mypy types it as the stub says
+                return None
             hook: Callable[[Any], Type] = partial(HOOK_OF_KIND[operation.kind], self, operation.name)
             if operation.kind in MEETING:
                 hook = meeting(self, hook)
@@ -278,8 +278,6 @@ class TypedXmapPlugin(Plugin):
             if callee is not None:
                 hook = meeting(self, partial(annotated_call_hook, self, callee))
                 return noting_unknowns(self, hook, fullname, declared=True)
-        if fullname.startswith("typed_xmap."):  # no rule for it: an unknown result is noted all the same
-            return noting_unknowns(self, declared_result, _short(fullname), untyped=True)
         return None
 
     def get_function_signature_hook(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:

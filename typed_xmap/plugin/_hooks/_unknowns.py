@@ -39,7 +39,7 @@ from .._core._support import fail, label, result_dtype
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["BARE_NOTE", "POWERS", "declared_result", "noting_unknowns", "power_hook", "shown"]
+__all__ = ["BARE_NOTE", "POWERS", "noting_unknowns", "power_hook", "shown"]
 
 POWERS = frozenset(f"builtins.{kind}.{dunder}" for kind in ("int", "float") for dunder in ("__pow__", "__rpow__"))
 """``n ** -0.5``: typeshed's ``Any`` (a negative base gives a complex), narrowed by ``power_hook``."""
@@ -142,14 +142,10 @@ def shown(expr: Expression | None, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def noting_unknowns(
-    plugin: TypedXmapPlugin, hook: Hook, name: str, *, declared: bool = False, untyped: bool = False
-) -> Hook:
+def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str, *, declared: bool = False) -> Hook:
     """``hook`` (an array operation's, ``name`` its short name) whose unknown results are noted where they
     begin, and whose ``Any`` result for NamedArray operands is a NamedArray of unknown shape. ``declared``: the
-    callee is the user's own annotated function (its declared return type may hold no named shape).
-    ``untyped``: a typed_xmap function the plugin has no rule for (``hook`` gives the stub's result, an
-    ``Any`` kept as it is)."""
+    callee is the user's own annotated function (its declared return type may hold no named shape)."""
 
     def noted(ctx: Any) -> Type:
         plugin.containers.record(ctx.api)  # the module's containers are checked once it is type-checked
@@ -161,7 +157,7 @@ def noting_unknowns(
         shapes = [decode(typ) for _, typ, _ in operands]
         arrays = [s for s in shapes if s is not None and not s.scalar]
         if isinstance(proper, AnyType):
-            if untyped or not arrays or not isinstance(get_proper_type(ctx.default_return_type), AnyType):
+            if not arrays or not isinstance(get_proper_type(ctx.default_return_type), AnyType):
                 return result
             result = plugin.types.array(result_dtype(arrays), None, None)  # unknown, never Any
         if any(s.named is None for s in arrays):
@@ -172,8 +168,6 @@ def noting_unknowns(
             cause = _cause(operands, shapes)
             if declared and _unknown(get_proper_type(ctx.default_return_type)):
                 cause = "its declared return type has no named shape (a bare NamedArray)"
-            if untyped:
-                cause = "the checker has no rule for its named shape (the stub returns a NamedArray of any shape)"
             fail(
                 ctx.api,
                 f"named shape unknown: {_what(ctx, name)}: {cause}",
@@ -184,12 +178,6 @@ def noting_unknowns(
         return result
 
     return noted
-
-
-def declared_result(ctx: Any) -> Type:
-    """The hook of a typed_xmap function the plugin has no rule for: the stub's result, as mypy has it."""
-    result: Type = ctx.default_return_type
-    return result
 
 
 def power_hook(ctx: Any) -> Type:
