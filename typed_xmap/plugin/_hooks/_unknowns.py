@@ -31,8 +31,9 @@ from mypy.nodes import (
 )
 from mypy.types import AnyType, Instance, ProperType, TupleType, Type, get_proper_type
 
+from ..._algebra import GROUP_PREFIX
 from .._core._codes import NAMED_SHAPE_UNKNOWN
-from .._core._encoding import Shape, decode
+from .._core._encoding import Shape, decode, has_group
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import fail, label, result_dtype
 
@@ -109,6 +110,10 @@ def _cause(operands: list[tuple[str | None, Type, Expression | None]], shapes: l
     """Why the result's named shape is unknown: an operand that meets a NamedArray but is not one, else the
     arguments the checker could not read as literals, else the operation itself."""
     meets_array = any(shape is not None and not shape.scalar for shape in shapes)
+    for (_, _, expr), shape in zip(operands, shapes, strict=True):
+        if shape is not None and shape.named is not None and has_group(shape.named):
+            group = next(name for name in shape.named if name.startswith(GROUP_PREFIX))
+            return f"its operand {shown(expr)} has the variadic group '{group}', which this operation does not follow"
     unread = []
     for (name, typ, expr), shape in zip(operands, shapes, strict=True):
         proper = get_proper_type(typ)
