@@ -59,7 +59,7 @@ def literal_value(
                 result.update(spread)
                 continue
             k, v = literal_value(key, resolve), literal_value(value, resolve, partial=partial)
-            if key is None or k is UNKNOWN or (v is UNKNOWN and not partial):
+            if k is UNKNOWN or (v is UNKNOWN and not partial):
                 return UNKNOWN
             result[k] = v
         return result

@@ -86,9 +86,16 @@ def _route(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     return default.copy_modified(items=[tables, tables, balance])
 
 
-def _spec(names: object) -> str:
-    axes = (names,) if isinstance(names, str) else tuple(names) if isinstance(names, (list, tuple)) else ()
-    return "{" + ",".join(str(a) for a in axes) + "}"
+def _axes(value: object) -> tuple[str, ...]:
+    """An axis-name argument (a name or a list of names) as a tuple; ``Unreadable`` when it is neither."""
+    axes = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, (list, tuple)) else ()
+    if not axes or not all(isinstance(a, str) for a in axes):
+        raise Unreadable
+    return axes
+
+
+def _spec(axes: tuple[str, ...]) -> str:
+    return "{" + ",".join(axes) + "}"
 
 
 def _moved(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
@@ -101,11 +108,12 @@ def _moved(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = Arguments(ctx, _NAMES).read
     try:
         expert, slot = read("expert", None), read("slot", None)
+        if not (isinstance(expert, str) and isinstance(slot, str)):
+            raise Unreadable
         if name == "moe_dispatch":
-            tokens = read("tokens", None)
-            names = (tokens,) if isinstance(tokens, str) else tuple(tokens)
-            dispatch_axes(value.named or {}, routing.named or {}, names, expert=expert, slot=slot)
-            spec = _spec(names)
+            tokens = _axes(read("tokens", None))
+            dispatch_axes(value.named or {}, routing.named or {}, tokens, expert=expert, slot=slot)
+            spec = _spec(tokens)
         else:
             spec = _spec((expert, slot))
     except Unreadable:

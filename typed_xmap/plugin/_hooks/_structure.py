@@ -304,7 +304,8 @@ def _operands(ctx: FunctionContext) -> tuple[list[Shape], bool] | None:
         items = [ctx.api.get_expression_type(item) for item in expr.items]
     elif isinstance(expr, (ListComprehension, GeneratorExpr)):  # typed item by item, as the call checked them
         generator = expr.generator if isinstance(expr, ListComprehension) else expr
-        found = ctx.api.lookup_type_or_none(generator.left_expr)
+        lookup = getattr(ctx.api, "lookup_type_or_none", None)  # the type checker's, not in the plugin interface
+        found = lookup(generator.left_expr) if lookup is not None else None
         if found is None:
             return None
         items = [found]
