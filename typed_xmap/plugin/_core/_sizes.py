@@ -199,8 +199,8 @@ def read_sizes(
     """A literal dict ``{"batch": n, "embed": cfg.embed}``: its axis names and their sizes; ``None`` when the
     keys are not string literals. A literal that is no size (``"4"``) stays as it is, for the algebra to word.
     A dict bound once spread into it (``{**window, "c1": cfg.c1}``; ``resolve`` reads a name, else a local bound
-    once is read) gives its own; another value's whole
-    ``x.named_shape`` gives that value's names and sizes (``x.named_shape['seq']`` where unknown)."""
+    once is read) gives its own; another value's whole ``x.named_shape`` gives that value's names and sizes
+    (``x.named_shape['seq']`` where unknown)."""
     if isinstance(expr, MemberExpr) and expr.name == "named_shape":
         shape = decode(api.get_expression_type(expr.expr))
         if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
