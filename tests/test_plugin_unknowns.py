@@ -105,7 +105,7 @@ def test_bare_annotations_check_clean_and_are_noted_as_unknown(tmp_path, capsys,
     assert run_check([str(program)], flags, unknowns=True) == 0
     lines = capsys.readouterr().out.splitlines()
     bare = "styles.py:{}: note: named shape unknown: a bare NamedArray annotation (any dtype, any named shape)"
-    assert [line for line in lines if "named shape unknown" in line] == [bare.format(15), bare.format(20)]
+    assert [line for line in lines if "named shape unknown" in line] == [bare.format(14), bare.format(19)]
 
 
 def test_every_function_of_the_stubs_returning_a_named_array_has_a_rule():
