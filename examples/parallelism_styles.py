@@ -29,19 +29,23 @@ from typed_xmap import NamedArray, f32
 
 RESOURCES = {"in": "x", "out": "y"}
 
+In = NamedArray[f32, "in"]
+Weights = NamedArray[f32, "in out"]
+Out = NamedArray[f32, "out"]
 
-def layer(x: NamedArray[f32, "in"], W: NamedArray[f32, "in out"], b: NamedArray[f32, "out"]) -> NamedArray[f32, "out"]:
+
+def layer(x: In, W: Weights, b: Out) -> Out:
     """The unsharded reference: one named contraction, a bias, a sigmoid."""
     return tnp.sigmoid(tnp.einsum("{in},{in,out}->{out}", x, W) + b)
 
 
-def automatic(x: NamedArray, W: NamedArray, b: NamedArray) -> NamedArray:
+def automatic(x: In, W: Weights, b: Out) -> Out:
     """Values placed by name; ``jit`` partitions the computation from their shardings."""
     return jax.jit(layer)(tx.shard(x, RESOURCES), tx.shard(W, RESOURCES), tx.shard(b, RESOURCES))
 
 
 @jax.jit
-def semi_automatic(x: NamedArray, W: NamedArray, b: NamedArray) -> NamedArray:
+def semi_automatic(x: In, W: Weights, b: Out) -> Out:
     """Constraints by name inside ``jit`` say where the weights and the result live."""
     W = tx.constrain(W, RESOURCES)
     return tx.constrain(layer(x, W, b), {"out": "y"})
@@ -62,9 +66,7 @@ manual = tx.xmap(
 
 
 @tx.typed
-def _manual_typed_body(
-    x: NamedArray[f32, "in"], W: NamedArray[f32, "in out"], b: NamedArray[f32, "out"]
-) -> NamedArray[f32, "out"]:
+def _manual_typed_body(x: In, W: Weights, b: Out) -> Out:
     return tnp.sigmoid(tnp.einsum("{in},{in,out}->{out}", x, W) + b)
 
 
@@ -77,7 +79,7 @@ manual_typed = tx.xmap(
 """Manual and typed: the body sees NamedArrays; the contraction is one ``dot_general``."""
 
 
-def inputs(n_in: int = 8, n_out: int = 4) -> tuple[NamedArray, NamedArray, NamedArray]:
+def inputs(n_in: int = 8, n_out: int = 4) -> tuple[In, Weights, Out]:
     kx, kw, kb = jax.random.split(jax.random.key(0), 3)
     return (
         tx.named(jax.random.normal(kx, (n_in,)), ["in"]),

@@ -417,8 +417,8 @@ def top_k(
 @overload
 def top_k(x: _T, k: int, axis: str, new_axis: str) -> tuple[_T, _T]: ...
 
-# Segment reductions by name: `axis` is replaced by `new_axis` of size `num_segments` (the named shape is not
-# typed yet: the mypy plugin has no hook for these two, so the result's named axes are unknown to it).
+# Segment reductions by name: `axis` is replaced by `new_axis` of size `num_segments` (with the mypy plugin the
+# result carries that named shape).
 @overload
 def segment_sum(
     data: NamedArray_[_D, Any, _PS],

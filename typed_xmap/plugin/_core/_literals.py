@@ -30,9 +30,10 @@ def literal_value(
     expr: Expression | None, resolve: Callable[[Expression], Expression] | None = None, *, partial: bool = False
 ) -> object:
     """A literal's value: str, int, None, ..., lists, tuples, dicts, ``SerialLoop(n)``; else ``UNKNOWN``.
-    ``resolve`` gives what a name stands for (``_constants.flow_value``: a name bound once), at every level;
-    ``partial`` keeps a container whose items or dict values are not all known, with ``UNKNOWN`` in their place
-    (``{"height": cfg.pool}`` -> ``{"height": UNKNOWN}``: the names are known)."""
+    ``resolve`` gives what a name stands for (``_constants.flow_value``: a name bound once), at every level; a
+    dict spread into a dict (``{**RESOURCES, "mlp": "model"}``) gives its items. ``partial`` keeps a container
+    whose items or dict values are not all known, with ``UNKNOWN`` in their place (``{"height": cfg.pool}`` ->
+    ``{"height": UNKNOWN}``: the names are known)."""
     if resolve is not None and expr is not None:
         expr = resolve(expr)
     if isinstance(expr, (StrExpr, IntExpr)):
@@ -51,8 +52,14 @@ def literal_value(
     if isinstance(expr, DictExpr):
         result = {}
         for key, value in expr.items:
+            if key is None:  # {**other, ...}: the dict ``other`` holds (a name bound once, through ``resolve``)
+                spread = literal_value(value, resolve, partial=partial)
+                if not isinstance(spread, dict):
+                    return UNKNOWN
+                result.update(spread)
+                continue
             k, v = literal_value(key, resolve), literal_value(value, resolve, partial=partial)
-            if key is None or k is UNKNOWN or (v is UNKNOWN and not partial):
+            if k is UNKNOWN or (v is UNKNOWN and not partial):
                 return UNKNOWN
             result[k] = v
         return result

@@ -40,7 +40,7 @@ from mypy.nodes import (
 from mypy.types import Instance, LiteralType, get_proper_type
 
 from ..._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
-from ._encoding import Shape, decode
+from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
 
 __all__ = [
@@ -194,13 +194,29 @@ def named_value_sizes(api: Any, expr: Expression | None, shape: Shape) -> dict[s
     return {n: s if s is not None else value_axis_symbol(text, n) for n, s in sizes.items()}
 
 
-def read_sizes(api: Any, expr: Expression | None) -> dict[str, StaticSize] | None:
+def read_sizes(
+    api: Any, expr: Expression | None, resolve: Callable[[Expression], Expression] | None = None
+) -> dict[str, StaticSize] | None:
     """A literal dict ``{"batch": n, "embed": cfg.embed}``: its axis names and their sizes; ``None`` when the
-    keys are not string literals. A literal that is no size (``"4"``) stays as it is, for the algebra to word."""
+    keys are not string literals. A literal that is no size (``"4"``) stays as it is, for the algebra to word.
+    A dict bound once spread into it (``{**window, "c1": cfg.c1}``; ``resolve`` reads a name, else a local bound
+    once is read) gives its own; another value's whole ``x.named_shape`` gives that value's names and sizes
+    (``x.named_shape['seq']`` where unknown)."""
+    if isinstance(expr, MemberExpr) and expr.name == "named_shape":
+        shape = decode(api.get_expression_type(expr.expr))
+        if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+            return None
+        return {axis: _axis_size(api, expr.expr, axis) for axis in shape.named}
     if not isinstance(expr, DictExpr):
         return None
     sizes: dict[str, Any] = {}
     for key, value in expr.items:
+        if key is None:  # ** of a dict bound once
+            spread = read_sizes(api, resolve(value) if resolve else bound_once(api, value) or value, resolve)
+            if spread is None:
+                return None
+            sizes.update(spread)
+            continue
         if not isinstance(key, StrExpr):
             return None
         written = literal_value(value)

@@ -13,7 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from mypy.nodes import ARG_POS, CallExpr, ListExpr, MemberExpr, NameExpr, StrExpr, TupleExpr
+from mypy.nodes import (
+    ARG_POS,
+    CallExpr,
+    GeneratorExpr,
+    ListComprehension,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    StrExpr,
+    TupleExpr,
+)
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, TupleType, Type, get_proper_type
 
@@ -191,7 +201,7 @@ def _sizes_reader(ctx: FunctionContext, read: Read) -> Sizes:
         expr = arg_expr(ctx, name, position)
         if expr is None:
             return {}  # not passed: no axes (zeros_like's new_axes)
-        found = read_sizes(ctx.api, resolved(ctx.api, expr))
+        found = read_sizes(ctx.api, resolved(ctx.api, expr), lambda name: resolved(ctx.api, name))
         if found is not None:
             return found
         value = read(name, position)  # a literal that is not a dict of names: _checked_sizes words the error
@@ -292,7 +302,7 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
 
 def _operands(ctx: FunctionContext) -> tuple[list[Shape], int | None] | None:
     """The shapes of ``xs`` and how many there are: a literal list/tuple of NamedArrays (each read from its
-    expression), a tuple bound to a name (its items' types), or a sequence of one named shape
+    expression), a tuple bound to a name (its items' types), or a comprehension or sequence of one named shape
     (``list[NamedArray[f32, "batch"]]``, built by ``append``): one shape, of unknown count, its symbols dropped
     (mypy compares no symbol, so the items may differ in them)."""
     expr = arg_expr(ctx, "xs", 0)
@@ -300,6 +310,12 @@ def _operands(ctx: FunctionContext) -> tuple[list[Shape], int | None] | None:
     proper = get_proper_type(types[0]) if len(types) == 1 else None
     if isinstance(expr, (ListExpr, TupleExpr)):
         items = [ctx.api.get_expression_type(item) for item in expr.items]
+    elif isinstance(expr, (ListComprehension, GeneratorExpr)):  # typed item by item, as the call checked them
+        generator = expr.generator if isinstance(expr, ListComprehension) else expr
+        lookup = getattr(ctx.api, "lookup_type_or_none", None)  # the type checker's, not in the plugin interface
+        found = lookup(generator.left_expr) if lookup is not None else None
+        shape = _stackable(found) if found is not None else None
+        return ([replace(shape, symbols={})], None) if shape is not None else None
     elif isinstance(proper, TupleType):
         items = list(proper.items)
     elif isinstance(proper, Instance) and proper.type.fullname in SEQUENCES and len(proper.args) == 1:

@@ -32,10 +32,11 @@ from mypy.nodes import (
     TupleExpr,
     UnaryExpr,
 )
-from mypy.types import AnyType, Instance, LiteralType, ProperType, TupleType, Type, get_proper_type
+from mypy.types import AnyType, Instance, LiteralType, ProperType, TupleType, Type, TypeVarType, get_proper_type
 
+from ..._algebra import GROUP_PREFIX
 from .._core._codes import NAMED_SHAPE_UNKNOWN
-from .._core._encoding import Shape, decode
+from .._core._encoding import Shape, decode, has_group
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import fail, label, result_dtype
 
@@ -112,6 +113,17 @@ def _cause(operands: list[tuple[str | None, Type, Expression | None]], shapes: l
     """Why the result's named shape is unknown: an operand that meets a NamedArray but is not one, else the
     arguments the checker could not read as literals, else the operation itself."""
     meets_array = any(shape is not None and not shape.scalar for shape in shapes)
+    for (_, _, expr), shape in zip(operands, shapes, strict=True):
+        if shape is not None and shape.named is not None and has_group(shape.named):
+            group = next(name for name in shape.named if name.startswith(GROUP_PREFIX))
+            return f"its operand {shown(expr)} has the variadic group '{group}', which this operation does not follow"
+    first = get_proper_type(operands[0][1]) if operands else None
+    if shapes and shapes[0] is None and isinstance(first, (Instance, TypeVarType)) and not meets_array:
+        # the value operated on (``tnp.zeros_like(model.w2)``, ``tnp.sum(x)`` with ``x: T``) is no array
+        kind = first.type.fullname if isinstance(first, Instance) else ""
+        if not kind.startswith(("builtins.", "numpy.", "jax.")):
+            what = f"type {first.type.name}" if isinstance(first, Instance) else f"the type variable {first.name}"
+            return f"its operand {shown(operands[0][2])} is of {what}, not a NamedArray"
     unread = []
     for (name, typ, expr), shape in zip(operands, shapes, strict=True):
         proper = get_proper_type(typ)
