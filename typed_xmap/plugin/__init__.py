@@ -37,6 +37,7 @@ from ._hooks._gradual import analyze_named_array
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
+from ._hooks._placement import placing
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -249,7 +250,7 @@ class TypedXmapPlugin(Plugin):
                 hook = meeting(self, hook)
             elif operation.kind in KEEPING:
                 hook = keeping(self, hook)
-            return noting_unknowns(self, hook, f"tnp.{operation.name}")
+            return noting_unknowns(self, placing(self, operation.kind, hook), f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
         if fullname in TX_FUNCTIONS:
@@ -298,7 +299,8 @@ class TypedXmapPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         if fullname in OPERATOR_METHODS:
             dunder = fullname.rsplit(".", 1)[1]
-            return _checked(noting_unknowns(self, meeting(self, partial(operator_hook, self, dunder)), dunder))
+            hook = placing(self, OpKind.ELEMENTWISE, meeting(self, partial(operator_hook, self, dunder)))
+            return _checked(noting_unknowns(self, hook, dunder))
         if fullname == GETITEM:
             return _checked(noting_unknowns(self, indexed(self, partial(getitem_hook, self)), "x[...]"))
         if fullname == AT_GETITEM:
@@ -307,7 +309,8 @@ class TypedXmapPlugin(Plugin):
             return _checked(partial(at_update_hook, self, fullname.rsplit(".", 1)[1]))
         if fullname in STRUCTURE_METHODS:
             method: Callable[[Any], Type] = partial(method_hook, self, STRUCTURE_METHODS[fullname])
-            method = keeping(self, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method
+            if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS:
+                method = placing(self, OpKind.REDUCTION, keeping(self, method))
             return _checked(noting_unknowns(self, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))

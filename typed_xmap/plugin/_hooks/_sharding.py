@@ -2,11 +2,13 @@
 (``resource_conflicts``) on the named axes of ``x``, or of every NamedArray of a pytree ``x`` (a dict, list,
 tuple, ``TypedDict``, ``NamedTuple`` or dataclass of them: one mapping serves every value, each taking the
 keys it carries, as at run time), as the runtime raises ``AxisResourceConflict``. The mapping is a literal or
-a module-level constant (``RESOURCES = {...}``, ``_constants``)."""
+a module-level constant (``RESOURCES = {...}``, ``_constants``). The result of placing one NamedArray carries
+its placement in its type (``NamedArray[f32, "batch@data seq"]``; ``_placement`` carries it on)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mypy.maptype import map_instance_to_supertype
@@ -55,7 +57,12 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
         if conflicts:
             where = f"{name}({operand}, ...){' at ' + path if path else ''} (a value with axes {describe(shape.named)})"
             report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
-            break
+            return ctx.default_return_type
+    if len(leaves) == 1 and not leaves[0][0]:  # one NamedArray: its type says where its axes now live
+        shape = leaves[0][1]
+        assert shape.named is not None
+        placement = {n: tuple(str(r) for r in resources[n]) for n in shape.named if n in resources}
+        return plugin.types.encode(replace(shape, placement=placement))
     return ctx.default_return_type
 
 

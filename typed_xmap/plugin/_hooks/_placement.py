@@ -1,0 +1,118 @@
+"""Placement through the hooks: a result's type carries where its axes live (``NamedArray[f32, "batch@data
+seq"]``), from its operands' placements by the algebra's rules (``_algebra/_placement``): elementwise and
+broadcast by name (operators, ``tnp.add``, ``tnp.where``), reductions (a reduced axis's placement goes) and
+contractions (``tnp.einsum``, ``tnp.dot``). Two names on one mesh axis in a result is ``axis-resource-conflict``
+on that operation's line. Placement is gradual: an operand of unknown placement adds none, and an operation
+without a rule here gives a result of unknown placement.
+
+Each hook is wrapped outermost (after ``_symbolic``, whose rebuilt types hold no placement). The fast test:
+no operand's type shows an ``@``, nothing to do (most programs place nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from mypy.nodes import CallExpr, OpExpr
+from mypy.types import Type
+
+from ..._algebra import (
+    NamedShapeError,
+    OpKind,
+    Placed,
+    Placement,
+    broadcast_placement,
+    contract_placement,
+    reduce_placement,
+)
+from .._core._encoding import Shape, carries_placement, decode
+from .._core._support import label, report
+
+if TYPE_CHECKING:
+    from ._protocols import TypedXmapPlugin
+
+__all__ = ["placing"]
+
+Hook = Callable[[Any], Type]
+Rule = Callable[[Shape, Sequence[Shape], str], Placed]
+
+
+def _operand_types(ctx: Any) -> list[Type]:
+    receiver = getattr(ctx, "type", None)
+    return [*([receiver] if receiver is not None else []), *(t for group in ctx.arg_types for t in group)]
+
+
+def _operation(ctx: Any) -> str:
+    """How a message names the operation: ``x * w``, ``tnp.einsum(...)``, ``x.sum(...)``."""
+    context = ctx.context
+    if isinstance(context, OpExpr):
+        return f"{label(context.left, 'x')} {context.op} {label(context.right, 'y')}"
+    if isinstance(context, CallExpr):
+        return f"{label(context.callee, 'the call')}(...)"
+    return "this operation"
+
+
+def _broadcast(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+    assert result.named is not None
+    return broadcast_placement(list(result.named), [s.placement for s in operands], operation=operation)
+
+
+def _contract(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+    assert result.named is not None
+    contracted = [n for n in dict.fromkeys(n for s in operands for n in s.named or ()) if n not in result.named]
+    placements = [s.placement for s in operands]
+    return contract_placement(list(result.named), contracted, placements, operation=operation)
+
+
+def _reduce(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+    """The operand's axes the result lacks, or keeps at size 1 (``keepdims``), are reduced."""
+    assert result.named is not None
+    operand = operands[0]
+    assert operand.named is not None
+    reduced = [n for n, size in operand.named.items() if n not in result.named or (result.named[n] == 1 and size != 1)]
+    return reduce_placement(operand.placement, reduced, operation=operation)
+
+
+RULES: dict[OpKind, Rule] = {
+    OpKind.ELEMENTWISE: _broadcast,
+    OpKind.SELECT: _broadcast,
+    OpKind.CONTRACTION: _contract,
+    OpKind.REDUCTION: _reduce,
+    OpKind.INDEX_REDUCTION: _reduce,
+    OpKind.SHAPE_KEEPING: _reduce,
+}
+"""The placement rule of each kind of operation in the table of operations; other kinds keep none."""
+
+
+def placing(plugin: TypedXmapPlugin, kind: OpKind, hook: Hook) -> Hook:
+    """``hook`` with its result placed by the rule of ``kind`` (``hook`` itself for a kind without one)."""
+    rule = RULES.get(kind)
+    if rule is None:
+        return hook
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        types = _operand_types(ctx)
+        if not any(carries_placement(t) for t in types):
+            return result
+        shape = decode(result)
+        operands = [s for s in map(decode, types) if s is not None and not s.scalar]
+        if shape is None or shape.named is None or shape.scalar or any(s.named is None for s in operands):
+            return result
+        try:
+            found = rule(shape, operands, _operation(ctx))
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        if found.placement == shape.placement:
+            return result
+        return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
+
+    return placed
+
+
+def _ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
+    assert shape.named is not None
+    return {n: placement[n] for n in shape.named if n in placement}
