@@ -110,6 +110,7 @@ from ._placement import (
     contract_placement as contract_placement,
     describe_placed as describe_placed,
     parse_placed_text as parse_placed_text,
+    placement_mismatch as placement_mismatch,
     reduce_placement as reduce_placement,
     rename_placement as rename_placement,
 )

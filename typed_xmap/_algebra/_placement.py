@@ -27,7 +27,9 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ._errors import ErrorKind
 from ._resources import conflict_error, resource_conflicts
+from ._shapes import Mismatch
 from ._spec import format_mesh_axes
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "contract_placement",
     "describe_placed",
     "parse_placed_text",
+    "placement_mismatch",
     "reduce_placement",
     "rename_placement",
 ]
@@ -176,3 +179,26 @@ def contract_placement(
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
     """A rename moves each placement with its name (``{"seq": "kv_seq"}``: ``seq@data`` -> ``kv_seq@data``)."""
     return {renames.get(n, n): m for n, m in placement.items()}
+
+
+def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatch | None:
+    """Whether a value placed ``actual`` fits an annotation's ``declared`` placements (``"batch@data"``); a
+    value whose placement is not known (``None``: no ``NamedSharding``, Auto mesh axes inside ``jit``) fits."""
+    if actual is None:
+        return None
+    for name, wanted in declared.items():
+        found = actual.get(name, ())
+        if found != wanted:
+            where = (
+                f"mesh axes {found}"
+                if len(found) > 1
+                else f"mesh axis {found[0]!r}"
+                if found
+                else "no mesh axis (it is whole on every device)"
+            )
+            return Mismatch(
+                f"axis {name!r} is split over {where} but the annotation says {name}@{format_mesh_axes(wanted)}",
+                ErrorKind.PLACEMENT,
+                name,
+            )
+    return None

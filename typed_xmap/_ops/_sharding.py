@@ -28,7 +28,7 @@ from .._algebra import (
 from .._value._named_array import NamedArray, wrap
 from .._xmap._mesh import concrete_mesh, explicit_axes
 
-__all__ = ["constrain", "current_mesh", "dim_resources", "partition_spec", "resources_of", "shard"]
+__all__ = ["constrain", "current_mesh", "dim_resources", "known_placement", "partition_spec", "resources_of", "shard"]
 
 
 def current_mesh(*, purpose: str) -> jax.sharding.Mesh:
@@ -311,6 +311,24 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
         )
     assigned = _traced_dims(x) if isinstance(x.data, Tracer) else _placed_dims(x)
     return {name: a[0] if len(a) == 1 else a for name, a in zip(x.axes, assigned[x.ndim :], strict=True) if a}
+
+
+def known_placement(x: NamedArray) -> dict[str, tuple[str, ...]] | None:
+    """The mesh axes each named axis of ``x`` is split over, where that is known: a concrete value with a
+    ``NamedSharding``, a traced one on Explicit mesh axes; ``None`` elsewhere (one device's array, Auto axes
+    inside ``jit``, the per-example view inside ``tx.vmap``/``xmap``)."""
+    data = x.data
+    if x.mapped:
+        return None
+    if isinstance(data, Tracer):
+        assigned = dim_resources(data)
+    elif isinstance(getattr(data, "sharding", None), NamedSharding):
+        assigned = _placed_dims(x)
+    else:
+        return None
+    if assigned is None:
+        return None
+    return {name: a for name, a in zip(x.axes, assigned[x.ndim :], strict=True) if a}
 
 
 def _placed_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:

@@ -62,6 +62,7 @@ CODE_OF_KIND: dict[ErrorKind, ErrorCode] = {
     # never met statically (mypy's own types carry dtypes; only @tx.typed raises it); a code for totality
     ErrorKind.DTYPE: POSITIONAL_SHAPE,
     ErrorKind.RESOURCE_CONFLICT: AXIS_RESOURCE_CONFLICT,
+    ErrorKind.PLACEMENT: AXIS_RESOURCE_CONFLICT,
 }
 """The plugin's code for each kind of shared-algebra error; every ``ErrorKind`` has one."""
 
