@@ -2,8 +2,10 @@
 seq"]``), from its operands' placements by the algebra's rules (``_algebra/_placement``): elementwise and
 broadcast by name (operators, ``tnp.add``, ``tnp.where``), reductions (a reduced axis's placement goes) and
 contractions (``tnp.einsum``, ``tnp.dot``). Two names on one mesh axis in a result is ``axis-resource-conflict``
-on that operation's line. Placement is gradual: an operand of unknown placement adds none, and an operation
-without a rule here gives a result of unknown placement.
+on that operation's line; a collective the placement forces (an all-reduce over a contracted split axis) is a
+note with the code ``named-comm`` (off by default: ``typed-xmap check --comm`` turns it on). Placement is
+gradual: an operand of unknown placement adds none, and an operation without a rule here gives a result of
+unknown placement.
 
 Each hook is wrapped outermost (after ``_symbolic``, whose rebuilt types hold no placement). The fast test:
 no operand's type shows an ``@``, nothing to do (most programs place nothing).
@@ -27,8 +29,9 @@ from ..._algebra import (
     contract_placement,
     reduce_placement,
 )
+from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape, carries_placement, decode
-from .._core._support import label, report
+from .._core._support import fail, label, report
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -106,6 +109,9 @@ def placing(plugin: TypedXmapPlugin, kind: OpKind, hook: Hook) -> Hook:
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
+        if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+            for collective in found.collectives:
+                fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
         if found.placement == shape.placement:
             return result
         return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
