@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, OpExpr
 from mypy.types import Type
 
 from ..._algebra import (
@@ -31,7 +30,7 @@ from ..._algebra import (
 )
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape, carries_placement, decode
-from .._core._support import fail, label, report
+from .._core._support import fail, operands, operation_text, report
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -40,21 +39,6 @@ __all__ = ["placing"]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str], Placed]
-
-
-def _operand_types(ctx: Any) -> list[Type]:
-    receiver = getattr(ctx, "type", None)
-    return [*([receiver] if receiver is not None else []), *(t for group in ctx.arg_types for t in group)]
-
-
-def _operation(ctx: Any) -> str:
-    """How a message names the operation: ``x * w``, ``tnp.einsum(...)``, ``x.sum(...)``."""
-    context = ctx.context
-    if isinstance(context, OpExpr):
-        return f"{label(context.left, 'x')} {context.op} {label(context.right, 'y')}"
-    if isinstance(context, CallExpr):
-        return f"{label(context.callee, 'the call')}(...)"
-    return "this operation"
 
 
 def _broadcast(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
@@ -97,15 +81,17 @@ def placing(plugin: TypedXmapPlugin, kind: OpKind, hook: Hook) -> Hook:
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
-        types = _operand_types(ctx)
-        if not any(carries_placement(t) for t in types):
+        receiver = getattr(ctx, "type", None)
+        if not (receiver is not None and carries_placement(receiver)) and not any(
+            carries_placement(t) for group in ctx.arg_types for t in group
+        ):
             return result
         shape = decode(result)
-        operands = [s for s in map(decode, types) if s is not None and not s.scalar]
-        if shape is None or shape.named is None or shape.scalar or any(s.named is None for s in operands):
+        if shape is None or shape.named is None or shape.scalar:
             return result
+        shapes, labels, _ = operands(ctx)
         try:
-            found = rule(shape, operands, _operation(ctx))
+            found = rule(shape, shapes, operation_text(ctx, labels))
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
