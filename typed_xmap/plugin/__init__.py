@@ -37,7 +37,7 @@ from ._hooks._gradual import analyze_named_array
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
-from ._hooks._placement import placing
+from ._hooks._placement import RULES as PLACED, placing
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -250,11 +250,13 @@ class TypedXmapPlugin(Plugin):
                 hook = meeting(self, hook)
             elif operation.kind in KEEPING:
                 hook = keeping(self, hook)
-            return noting_unknowns(self, placing(self, operation.kind, hook), f"tnp.{operation.name}")
+            hook = placing(self, operation.kind if operation.kind in PLACED else operation.name, hook)
+            return noting_unknowns(self, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, self)
         if fullname in TX_FUNCTIONS:
-            return noting_unknowns(self, partial(tx_hook, self, fullname), _short(fullname))
+            hook = placing(self, fullname.rsplit(".", 1)[1], partial(tx_hook, self, fullname))
+            return noting_unknowns(self, hook, _short(fullname))
         if fullname in RANDOM_DRAWS:
             return noting_unknowns(self, partial(random_hook, self, fullname), _short(fullname))
         if fullname in NAMED:
@@ -311,6 +313,8 @@ class TypedXmapPlugin(Plugin):
             method: Callable[[Any], Type] = partial(method_hook, self, STRUCTURE_METHODS[fullname])
             if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS:
                 method = placing(self, OpKind.REDUCTION, keeping(self, method))
+            else:
+                method = placing(self, STRUCTURE_METHODS[fullname], method)
             return _checked(noting_unknowns(self, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return _checked(partial(partial_call_hook, self))

@@ -27,6 +27,7 @@ from ..._algebra import (
     broadcast_placement,
     contract_placement,
     reduce_placement,
+    rename_placement,
 )
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape, carries_placement, decode
@@ -35,7 +36,7 @@ from .._core._support import fail, operands, operation_text, report
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["placing"]
+__all__ = ["RULES", "placing"]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str], Placed]
@@ -62,20 +63,40 @@ def _reduce(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
     return reduce_placement(operand.placement, reduced, operation=operation)
 
 
-RULES: dict[OpKind, Rule] = {
+def _rename(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+    """``tx.rename``: the result's axes are the operand's, renamed, in the operand's order."""
+    assert result.named is not None and operands[0].named is not None
+    renames = dict(zip(operands[0].named, result.named, strict=True))
+    return Placed(rename_placement(operands[0].placement, renames))
+
+
+def _keep(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+    """An operation that keeps its operand's axes where they are (``astype``, ``roll``, ``cumsum``)."""
+    assert result.named is not None
+    return Placed({n: m for n, m in operands[0].placement.items() if n in result.named})
+
+
+RULES: dict[OpKind | str, Rule] = {
     OpKind.ELEMENTWISE: _broadcast,
     OpKind.SELECT: _broadcast,
     OpKind.CONTRACTION: _contract,
     OpKind.REDUCTION: _reduce,
     OpKind.INDEX_REDUCTION: _reduce,
     OpKind.SHAPE_KEEPING: _reduce,
+    "rename": _rename,
+    "astype": _keep,
+    "roll": _keep,
+    "cumsum": _keep,
+    "cumprod": _keep,
 }
-"""The placement rule of each kind of operation in the table of operations; other kinds keep none."""
+"""The placement rule of each kind of operation in the table of operations, and of the structure operations
+(by name) that have one; other operations give results of unknown placement."""
 
 
-def placing(plugin: TypedXmapPlugin, kind: OpKind, hook: Hook) -> Hook:
-    """``hook`` with its result placed by the rule of ``kind`` (``hook`` itself for a kind without one)."""
-    rule = RULES.get(kind)
+def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
+    """``hook`` with its result placed by the rule of ``key``, an operation's kind or a structure operation's
+    name (``hook`` itself when there is no rule)."""
+    rule = RULES.get(key)
     if rule is None:
         return hook
 
@@ -90,6 +111,8 @@ def placing(plugin: TypedXmapPlugin, kind: OpKind, hook: Hook) -> Hook:
         if shape is None or shape.named is None or shape.scalar:
             return result
         shapes, labels, _ = operands(ctx)
+        if not shapes:
+            return result
         try:
             found = rule(shape, shapes, operation_text(ctx, labels))
         except NamedShapeError as error:
