@@ -89,9 +89,11 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
                 value(["batch", "embed"], {"batch": "data", "embed": "model"}),
                 value(["embed"], {"embed": "model"}),
             ),
+            "fsdp_matmul": (value(["batch", "embed"], {"batch": "data"}), value(["embed", "mlp"], {"embed": "data"})),
             "local_matmul": (value(["batch", "embed"], {"batch": "data"}), value(["embed", "mlp"], {"mlp": "model"})),
         }
         hlo = {name: compiled(getattr(program, name), *args) for name, args in calls.items()}
     assert hlo["project"] == Counter({("all-reduce", ("model",)): 1})  # the programs do communicate
     assert hlo["pool"] == Counter({("all-reduce", ("data",)): 1})
+    assert hlo["fsdp_matmul"] == Counter({("all-gather", ("data",)): 1})
     assert {name: static.get(name, Counter()) for name in calls} == hlo

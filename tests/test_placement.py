@@ -100,15 +100,17 @@ def test_a_reduction_over_a_split_axis_is_an_all_reduce_over_its_mesh_axes() -> 
     assert reduce_placement({"batch": DATA}, ["embed"], operation="sum").collectives == ()
 
 
-def test_a_contraction_over_a_split_axis_all_reduces_or_reduce_scatters() -> None:
+def test_a_contraction_over_a_split_axis_all_reduces_or_all_gathers() -> None:
     x, w = {"batch": DATA, "embed": MODEL}, {"embed": MODEL}
     placed = contract_placement(["batch", "mlp"], ["embed"], [x, w], operation="einsum")
     assert placed.placement == {"batch": DATA}
     assert [(c.kind, c.mesh_axes) for c in placed.collectives] == [(CollectiveKind.ALL_REDUCE, MODEL)]
     scattered = contract_placement(["batch", "mlp"], ["embed"], [x, {"mlp": MODEL}], operation="einsum")
     assert scattered.placement == {"batch": DATA, "mlp": MODEL}
-    assert [(c.kind, c.mesh_axes) for c in scattered.collectives] == [(CollectiveKind.REDUCE_SCATTER, MODEL)]
-    assert str(scattered.collectives[0]) == "reduce-scatter over model: einsum contracts 'embed', split over model"
+    assert [(c.kind, c.mesh_axes) for c in scattered.collectives] == [(CollectiveKind.ALL_GATHER, MODEL)]
+    assert str(scattered.collectives[0]) == (
+        "all-gather over model: einsum contracts 'embed', split over model, where the result is split too"
+    )
 
 
 def test_a_contraction_whose_result_meets_two_names_on_one_mesh_axis_conflicts() -> None:

@@ -32,6 +32,14 @@ def scale(
 
 @jax.jit
 @tx.typed
+def fsdp_matmul(
+    x: NamedArray[f32, "batch@data embed"], w: NamedArray[f32, "embed@data mlp"]
+) -> NamedArray[f32, "batch@data mlp"]:
+    return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)
+
+
+@jax.jit
+@tx.typed
 def local_matmul(
     x: NamedArray[f32, "batch@data embed"], w: NamedArray[f32, "embed mlp@model"]
 ) -> NamedArray[f32, "batch mlp"]:

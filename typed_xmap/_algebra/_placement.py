@@ -14,8 +14,10 @@ see), which never causes an error. Each rule here is the placement half of one r
   operation that makes that value;
 - a reduction drops the reduced axes' placements; a reduced axis that was split needs an ``all-reduce``
   over its mesh axes;
-- a contraction (einsum, dot) over a split axis needs an ``all-reduce`` over its mesh axes, or a
-  ``reduce-scatter`` when the result is itself split over one of them (the partial sums are scattered);
+- a contraction (einsum, dot) over a split axis needs an ``all-reduce`` over its mesh axes (each device
+  sums its block; the partial sums are combined), unless the result is itself split over one of them (another
+  operand's axis lives there: the FSDP pattern, a weight split along the axis it is contracted over, the
+  activations along the batch), where the split operand is ``all-gather``-ed over them instead;
 - a rename moves the placement with the name.
 
 Pure Python, shared by the mypy plugin and the runtime checker.
@@ -54,7 +56,7 @@ class CollectiveKind(enum.Enum):
     """The communication a placement forces, as XLA names it in compiled HLO."""
 
     ALL_REDUCE = "all-reduce"
-    REDUCE_SCATTER = "reduce-scatter"
+    ALL_GATHER = "all-gather"
     RESHARD = "reshard"
     """One name placed two ways: a value is moved (all-to-all, collective-permute or all-gather: XLA's choice)."""
 
@@ -158,9 +160,10 @@ def contract_placement(
 ) -> Placed:
     """A contraction (einsum, dot) whose result has axes ``names`` and which sums over ``contracted``.
 
-    The result is placed as its operands place its axes (a conflict there raises ``AxisResourceConflict``);
-    a contracted axis split over mesh axes needs their partial sums combined: a reduce-scatter when the result
-    is split over one of those mesh axes, else an all-reduce.
+    The result is placed as its operands place its axes (a conflict there raises ``AxisResourceConflict``).
+    A contracted axis split over mesh axes needs an all-reduce of the partial sums over them; where the result
+    is split over one of them, the operand split along the contracted axis is all-gathered over them instead
+    (what XLA does for a weight split along its contracted axis and activations split along the batch).
     """
     placement, moved = _meet(placements, [*names, *contracted], operation)
     result = {n: m for n, m in placement.items() if n not in set(contracted)}
@@ -169,10 +172,11 @@ def contract_placement(
     if not summed:
         return Placed(result, tuple(moved))
     mesh_axes = tuple(dict.fromkeys(a for n in summed for a in placement[n]))
-    scattered = any(a in mesh_axes for m in result.values() for a in m)
-    kind = CollectiveKind.REDUCE_SCATTER if scattered else CollectiveKind.ALL_REDUCE
+    gathered = any(a in mesh_axes for m in result.values() for a in m)
+    kind = CollectiveKind.ALL_GATHER if gathered else CollectiveKind.ALL_REDUCE
     split = ", ".join(f"{n!r}" for n in summed)
-    why = f"{operation} contracts {split}, split over {format_mesh_axes(mesh_axes)}"
+    where = f"split over {format_mesh_axes(mesh_axes)}"
+    why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
     return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
 
 
