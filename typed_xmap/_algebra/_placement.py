@@ -5,10 +5,10 @@ gradual: an axis it leaves out has an *unknown* placement (replicated, or placed
 see), which never causes an error. Each rule here is the placement half of one rule of the algebra:
 
 - where values meet by name (elementwise, broadcast, einsum's operands), the result carries the union of
-  the operands' placements. One name placed on two different mesh axes by two operands is no error: on an
-  Auto mesh XLA moves one operand, on an Explicit mesh JAX asks for a ``jax.reshard`` at trace time (the
-  checker does not know the mesh's axis types). Its placement in the result is then unknown, and a
-  ``reshard`` collective is noted;
+  the operands' placements. One name placed on two different mesh axes by two operands is no error, since
+  the checker does not know the mesh's axis types: on an Auto mesh XLA moves the operands (all-gathers), on
+  an Explicit one JAX raises a ``ShardingTypeError`` while tracing. Its placement in the result is then
+  unknown, and a ``reshard`` is noted;
 - two *different* names on the *same* mesh axis in one result is the axis-resource conflict
   (``resource_conflicts``/``conflict_error``, the rule ``xmap`` and ``tx.shard`` check), raised at the
   operation that makes that value;
