@@ -37,7 +37,7 @@ from ._hooks._gradual import analyze_named_array
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
-from ._hooks._placement import RULES as PLACED, placing
+from ._hooks._placement import RULES as PLACED, placing, placing_index
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -304,7 +304,8 @@ class TypedXmapPlugin(Plugin):
             hook = placing(self, OpKind.ELEMENTWISE, meeting(self, partial(operator_hook, self, dunder)))
             return _checked(noting_unknowns(self, hook, dunder))
         if fullname == GETITEM:
-            return _checked(noting_unknowns(self, indexed(self, partial(getitem_hook, self)), "x[...]"))
+            hook = placing_index(self, indexed(self, partial(getitem_hook, self)))
+            return _checked(noting_unknowns(self, hook, "x[...]"))
         if fullname == AT_GETITEM:
             return _checked(partial(at_hook, self))
         if fullname in AT_UPDATES:

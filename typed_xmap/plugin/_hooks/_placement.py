@@ -1,7 +1,9 @@
 """Placement through the hooks: a result's type carries where its axes live (``NamedArray[f32, "batch@data
 seq"]``), from its operands' placements by the algebra's rules (``_algebra/_placement``): elementwise and
-broadcast by name (operators, ``tnp.add``, ``tnp.where``), reductions (a reduced axis's placement goes) and
-contractions (``tnp.einsum``, ``tnp.dot``). Two names on one mesh axis in a result is ``axis-resource-conflict``
+broadcast by name (operators, ``tnp.add``, ``tnp.where``), reductions (a reduced axis's placement goes),
+contractions (``tnp.einsum``, ``tnp.dot``), ``tx.rename`` (the placement follows the name), operations that
+keep their operand's axes (``astype``, ``roll``, ``cumsum``) and indexing by a literal dict (the axes it does
+not index keep theirs). Two names on one mesh axis in a result is ``axis-resource-conflict``
 on that operation's line; a collective the placement forces (an all-reduce over a contracted split axis) is a
 note with the code ``named-comm`` (off by default: ``typed-xmap check --comm`` turns it on). Placement is
 gradual: an operand of unknown placement adds none, and an operation without a rule here gives a result of
@@ -17,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mypy.nodes import DictExpr, StrExpr
 from mypy.types import Type
 
 from ..._algebra import (
@@ -32,11 +35,12 @@ from ..._algebra import (
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._support import fail, operands, operation_text, report
+from ._indexing import bound_key
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["RULES", "placing"]
+__all__ = ["RULES", "placing", "placing_index"]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str], Placed]
@@ -131,3 +135,25 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
 def _ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
     assert shape.named is not None
     return {n: placement[n] for n in shape.named if n in placement}
+
+
+def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
+    """``x[{"seq": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]`` with a literal dict (or one
+    bound once): the axes it does not index keep their placements; an indexed or sliced axis's, and the axes a
+    gather adds, are unknown."""
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        if not carries_placement(ctx.type) or not ctx.args or len(ctx.args[0]) != 1:
+            return result
+        key = bound_key(ctx, ctx.args[0][0])
+        receiver, shape = decode(ctx.type), decode(result)
+        if not isinstance(key, DictExpr) or not all(isinstance(k, StrExpr) for k, _ in key.items):
+            return result
+        if receiver is None or shape is None or shape.named is None or shape.scalar:
+            return result
+        indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
+        kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
+        return plugin.types.encode(replace(shape, placement=_ordered(kept, shape))) if kept else result
+
+    return placed
