@@ -29,8 +29,8 @@ from .._algebra import (
     parse_shape_spec,
     placement_mismatch,
 )
-from .._ops._sharding import known_placement
 from .._value._named_array import NamedArray
+from .._value._placement import known_placement
 
 __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
