@@ -70,6 +70,8 @@ def _reduce(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
 def _rename(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
     """``tx.rename``: the result's axes are the operand's, renamed, in the operand's order."""
     assert result.named is not None and operands[0].named is not None
+    if len(operands[0].named) != len(result.named):  # not a rename of this operand (gradual: unknown)
+        return Placed({})
     renames = dict(zip(operands[0].named, result.named, strict=True))
     return Placed(rename_placement(operands[0].placement, renames))
 
