@@ -20,6 +20,8 @@ see), which never causes an error. Each rule here is the placement half of one r
   activations along the batch), where the split operand is ``all-gather``-ed over them instead;
 - a rename moves the placement with the name.
 
+``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
+
 Pure Python, shared by the mypy plugin and the runtime checker.
 """
 
