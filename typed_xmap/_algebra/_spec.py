@@ -211,7 +211,7 @@ def _placement(spec: str, start: int, text: str) -> tuple[str, ...]:
     inner = text[1:-1] if text.startswith("(") and text.endswith(")") and len(text) > 1 else text
     mesh_axes = tuple(a for a in _MESH_SEPARATOR.split(inner) if a)
     bad = next((a for a in mesh_axes if not _NAME.match(a)), None)
-    if not mesh_axes or bad is not None or (inner is text and len(mesh_axes) > 1):
+    if not mesh_axes or bad is not None:
         problem = f"{bad!r} is not a mesh axis name" if bad is not None else f"{'@' + text!r} names no mesh axis"
         raise syntax_error(
             spec,
