@@ -27,6 +27,7 @@ from typed_xmap._algebra import (
     ErrorKind,
     NamedShapeError,
     NamedShapeSyntaxError,
+    broadcast_placement,
     broadcast_positional,
     einsum_result,
     meet_fields,
@@ -128,6 +129,15 @@ def typed_dict_key():
         pass
 
     return dense({"w": tx.named(jnp.ones((3, 4)), ["in", "out"])})  # type: ignore[typeddict-item]
+
+
+def typed_placement():
+    @tx.typed
+    def f(a: NamedArray[f32, "batch@x feat"]) -> NamedArray[f32, "batch"]:
+        return tnp.sum(a, "feat")
+
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        return f(tx.shard(x(), {"batch": "y"}))
 
 
 def named_tuple_scan_carry():
@@ -305,6 +315,8 @@ CASES = {
     "spec: axis listed twice": (lambda: parse_named_axes("a b a"), S, K.SYNTAX),
     "spec: not a group": (lambda: parse_shape_spec("*3d embed"), S, K.SYNTAX),
     "spec: two groups": (lambda: parse_shape_spec("*rest embed *more"), S, K.SYNTAX),
+    "spec: no mesh axis after @": (lambda: parse_named_axes("batch@ seq"), S, K.SYNTAX),
+    "spec: a mesh axis twice": (lambda: parse_named_axes("batch@(x, x)"), S, K.SYNTAX),
     "spec: ... twice": (lambda: parse_positional("n ... 3 ..."), S, K.SYNTAX),
     "spec: not a positional dim": (lambda: parse_positional("n 3.5"), S, K.SYNTAX),
     # _algebra/_shapes.py
@@ -429,6 +441,7 @@ CASES = {
     "typed: TypedDict field": (typed_dict_field, E, K.AXIS_SIZE),
     "typed: TypedDict key missing": (typed_dict_key, E, K.INVALID_ARGUMENT),
     "typed: NamedTuple scan carry field": (named_tuple_scan_carry, E, K.AXIS_MISSING),
+    "typed: placement": (typed_placement, E, K.PLACEMENT),
     # _vmap.py, _scan.py, _algebra/_transforms.py
     "vmap: no axis": (lambda: tx.vmap(tnp.exp, axis=()), E, K.INVALID_ARGUMENT),
     "vmap: resources of an unmapped axis": (
@@ -585,6 +598,11 @@ CASES = {
         K.RESOURCE_CONFLICT,
     ),
     "resources: two axes on one serial loop": (two_axes_on_a_named_loop, C, K.RESOURCE_CONFLICT),
+    "placement: two axes on one mesh axis in a result": (
+        lambda: broadcast_placement(["batch", "heads"], [{"batch": ("x",)}, {"heads": ("x",)}], operation="x * y"),
+        C,
+        K.RESOURCE_CONFLICT,
+    ),
     "resources: not a dict": (lambda: xm(axis_resources=["x"]), E, K.INVALID_ARGUMENT),
     "resources: serial loop length": (lambda: tx.SerialLoop(0), E, K.INVALID_ARGUMENT),
     "resources: no resource": (lambda: xm(axis_resources={"a": ()}), E, K.INVALID_ARGUMENT),
@@ -912,6 +930,19 @@ MESSAGES = {
         "                ^^^^^\n"
         "fix: use at most one *group per spec; it binds all the named axes the spec does not list"
     ),
+    "spec: no mesh axis after @": (
+        "invalid spec 'batch@ seq': '@' names no mesh axis\n"
+        "    batch@ seq\n"
+        "         ^\n"
+        "fix: after @ write the mesh axis the named axis is split over, or a parenthesized tuple of them: "
+        '"batch@data seq" or "batch@(x,y) seq"'
+    ),
+    "spec: a mesh axis twice": (
+        "invalid spec 'batch@(x, x)': '@(x, x)' lists a mesh axis twice\n"
+        "    batch@(x, x)\n"
+        "         ^^^^^^^\n"
+        "fix: list each mesh axis once: one named axis is split over distinct mesh axes"
+    ),
     "spec: ... twice": (
         "invalid spec 'n ... 3 ...': '...' appears twice\n"
         "    n ... 3 ...\n"
@@ -1159,6 +1190,12 @@ MESSAGES = {
         "'batch' and carries undeclared 'btch'. Axis bindings so far in this call: batch=2 hidden=5. Fix: pass a "
         "value that fits the annotation, or correct the annotation"
     ),
+    "typed: placement": (
+        "typed_placement.<locals>.f() parameter 'a' is NamedArray(float32[batch=8, feat=4]), which does not match "
+        "NamedArray[float32, 'batch@x feat']: axis 'batch' is split over mesh axis 'y' but the annotation says "
+        "batch@x. Axis bindings so far in this call: none. Fix: pass a value that fits the annotation, or correct "
+        "the annotation"
+    ),
     "vmap: no axis": 'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
     "vmap: resources of an unmapped axis": (
         "tx.vmap: axis_resources names axis 'feat', which is not mapped (mapped: 'batch'). Fix: give resources "
@@ -1400,6 +1437,12 @@ MESSAGES = {
         "axes 'a' and 'b' are both assigned the serial loop 'l', but a loop steps through the chunks of one "
         "axis: two axes on one loop resource conflict. Fix: give 'b' its own loop or a mesh axis, or nest "
         "two xmaps"
+    ),
+    "placement: two axes on one mesh axis in a result": (
+        "axes 'batch' and 'heads' are both assigned to mesh axis 'x', but they meet in the result of x * y (a "
+        "value with axes 'batch@x heads@x'): one value cannot be split over one mesh axis along two of its axes. "
+        "Fix: assign 'heads' to another mesh axis, or keep the two axes in separate values (reduce one of them "
+        "first)"
     ),
     "resources: not a dict": (
         "axis_resources must be a dict from axis names to mesh axes, got list. Fix: write axis_resources={'batch': 'x'}"

@@ -102,6 +102,19 @@ from ._out_axes import (
     unlisted_axis_error as unlisted_axis_error,
     unlisted_return_error as unlisted_return_error,
 )
+from ._placement import (
+    Collective as Collective,
+    CollectiveKind as CollectiveKind,
+    Placed as Placed,
+    Placement as Placement,
+    broadcast_placement as broadcast_placement,
+    contract_placement as contract_placement,
+    describe_placed as describe_placed,
+    parse_placed_text as parse_placed_text,
+    placement_mismatch as placement_mismatch,
+    reduce_placement as reduce_placement,
+    rename_placement as rename_placement,
+)
 from ._reductions import (
     AxisArgument as AxisArgument,
     positional_dims as positional_dims,
@@ -158,7 +171,9 @@ from ._spec import (
     MANY_DIMS as MANY_DIMS,
     AxisSpec as AxisSpec,
     ShapeSpec as ShapeSpec,
+    format_mesh_axes as format_mesh_axes,
     format_named_shape as format_named_shape,
+    format_placed_name as format_placed_name,
     is_axis_name as is_axis_name,
     parse_named_axes as parse_named_axes,
     parse_positional as parse_positional,

@@ -28,6 +28,7 @@ class ErrorKind(enum.Enum):
     POSITIONAL = "positional dims do not broadcast or match"
     DTYPE = "a value's dtype does not fit its annotation"
     RESOURCE_CONFLICT = "two named axes on one mesh axis meet in one value"
+    PLACEMENT = "a value's axes are split over other mesh axes than its annotation says"
     UNBOUND_AXIS = "an axis name that no enclosing map binds"
     INVALID_ARGUMENT = "an argument has the wrong type or value"
 

@@ -6,6 +6,10 @@
 The second lists positional dims, in order: an integer, a symbol bound to one size for the whole call,
 ``_`` for any size, or ``...`` for any number of dims.
 
+A named axis may carry its placement: ``"batch@data=32 seq"`` is ``batch`` split over the mesh axis
+``data``; ``"batch@(x,y)"`` over the mesh axes ``x`` and ``y``, major to minor. An axis without ``@`` has an
+unknown placement (gradual: it is never checked).
+
 Pure Python, shared by the runtime checker and the mypy plugin.
 """
 
@@ -23,7 +27,9 @@ __all__ = [
     "MANY_DIMS",
     "AxisSpec",
     "ShapeSpec",
+    "format_mesh_axes",
     "format_named_shape",
+    "format_placed_name",
     "is_axis_name",
     "parse_named_axes",
     "parse_positional",
@@ -40,7 +46,11 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SIZE = re.compile(r"[0-9]+\Z")
 MAX_SIZE = 2**63 - 1
 """The largest size an array dim can have (XLA's dims are int64); a larger one is a slip, not a shape."""
-_TOKEN = re.compile(r"\S+")
+_TOKEN = re.compile(r"(?:\([^)]*\)|[^\s(])+|\(")
+"""A token: anything up to whitespace, a parenthesized list of mesh axes (``@(x, y)``) kept whole."""
+_OUTER_COMMA = re.compile(r",(?![^()]*\))")
+"""A comma outside parentheses: it separates names (inside ``@(x,y)`` it separates mesh axes)."""
+_MESH_SEPARATOR = re.compile(r"[\s,]+")
 
 
 def is_axis_name(name: object) -> bool:
@@ -52,15 +62,28 @@ PositionalDim = int | str
 """An int (a fixed size), a symbol name, ``ANY_DIM`` or ``MANY_DIMS``."""
 
 
+def format_mesh_axes(mesh_axes: Sequence[str]) -> str:
+    """``("data",)`` -> ``"data"``; ``("x", "y")`` -> ``"(x,y)"`` (JAX's notation, one token)."""
+    return mesh_axes[0] if len(mesh_axes) == 1 else f"({','.join(mesh_axes)})"
+
+
+def format_placed_name(name: str, mesh_axes: Sequence[str] | None) -> str:
+    """``"batch"`` placed on ``("data",)`` -> ``"batch@data"``; unknown placement (``None``): the name alone."""
+    return name if not mesh_axes else f"{name}@{format_mesh_axes(mesh_axes)}"
+
+
 @dataclass(frozen=True, slots=True)
 class AxisSpec:
-    """One named axis of an annotation: its name and, if declared, its size."""
+    """One named axis of an annotation: its name, its size and its placement (the mesh axes it is split
+    over), each when declared."""
 
     name: str
     size: int | None = None
+    placement: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
-        return self.name if self.size is None else f"{self.name}={self.size}"
+        name = format_placed_name(self.name, self.placement)
+        return name if self.size is None else f"{name}={self.size}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +103,11 @@ class ShapeSpec:
     @property
     def axis_names(self) -> frozenset[str]:
         return frozenset(a.name for a in self.axes)
+
+    @property
+    def placement(self) -> dict[str, tuple[str, ...]]:
+        """The placements the spec declares (``"batch@data"``: ``{"batch": ("data",)}``); the others unknown."""
+        return {a.name: a.placement for a in self.axes if a.placement is not None}
 
     def named_text(self) -> str:
         group = [] if self.group_key is None else [self.group_key]
@@ -122,7 +150,7 @@ def _tokens(spec: str) -> list[re.Match[str]]:
             f'of type {type(spec).__name__}. Fix: write the names in one string, separated by spaces or commas; "" '
             f"for none"
         )
-    tokens = list(_TOKEN.finditer(spec.replace(",", " ")))
+    tokens = list(_TOKEN.finditer(_OUTER_COMMA.sub(" ", spec)))
     if not tokens and "," in spec:
         # "" is the empty shape; commas only separate names, so a spec of separators alone is a slip
         raise syntax_error(
@@ -141,7 +169,9 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
     seen: dict[str, int] = {}
     for match in _tokens(spec):
         token = match.group()
-        name, eq, size_text = token.partition("=")
+        placed, eq, size_text = token.partition("=")
+        name, _, where = placed.partition("@")
+        placement = _placement(spec, match.start() + len(name) + 1, where) if "@" in placed else None
         if not _NAME.match(name):
             raise syntax_error(
                 spec,
@@ -153,7 +183,7 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
         size: int | None = None
         if eq:
             if not _SIZE.match(size_text):
-                start = match.start() + len(name) + 1
+                start = match.start() + len(placed) + 1
                 raise syntax_error(
                     spec,
                     start,
@@ -161,7 +191,7 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
                     f"the size of axis {name!r} must be a non-negative integer, got {size_text!r}",
                     f"write {name}=SIZE with an integer SIZE, or just {name}",
                 )
-            start = match.start() + len(name) + 1
+            start = match.start() + len(placed) + 1
             size = _size(spec, start, match.end(), f"the size of axis {name!r}", f"just {name}", size_text)
         if name in seen:
             raise syntax_error(
@@ -172,8 +202,34 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
                 "list each named axis once; named axes are order-free",
             )
         seen[name] = match.start()
-        axes.append(AxisSpec(name, size))
+        axes.append(AxisSpec(name, size, placement))
     return tuple(axes)
+
+
+def _placement(spec: str, start: int, text: str) -> tuple[str, ...]:
+    """The mesh axes after ``@`` (``data`` or ``(x,y)``) at ``spec[start:]``, validated."""
+    inner = text[1:-1] if text.startswith("(") and text.endswith(")") and len(text) > 1 else text
+    mesh_axes = tuple(a for a in _MESH_SEPARATOR.split(inner) if a)
+    bad = next((a for a in mesh_axes if not _NAME.match(a)), None)
+    if not mesh_axes or bad is not None:
+        problem = f"{bad!r} is not a mesh axis name" if bad is not None else f"{'@' + text!r} names no mesh axis"
+        raise syntax_error(
+            spec,
+            start - 1,
+            start + len(text),
+            problem,
+            "after @ write the mesh axis the named axis is split over, or a parenthesized tuple of them: "
+            '"batch@data seq" or "batch@(x,y) seq"',
+        )
+    if len(set(mesh_axes)) != len(mesh_axes):
+        raise syntax_error(
+            spec,
+            start - 1,
+            start + len(text),
+            f"{'@' + text!r} lists a mesh axis twice",
+            "list each mesh axis once: one named axis is split over distinct mesh axes",
+        )
+    return mesh_axes
 
 
 def _size(spec: str, start: int, end: int, what: str, bare: str, text: str) -> int:

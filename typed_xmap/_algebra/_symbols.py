@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ._errors import ErrorKind, NamedShapeError
+from ._spec import format_placed_name
 
 __all__ = [
     "StaticSize",
@@ -222,16 +223,22 @@ def parse_size(text: str) -> StaticSize:
     return _canonical(tuple(text.split(" * ")), scale, divisor, offset)
 
 
-def symbolic_spec(named: Mapping[str, StaticSize]) -> str:
-    """A named shape in annotation notation with symbols: ``batch=8 mlp=cfg.mlp // 2 embed``."""
-    return " ".join(name if size is None else f"{name}={format_size(size)}" for name, size in named.items())
+def symbolic_spec(named: Mapping[str, StaticSize], placement: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A named shape in annotation notation with symbols: ``batch=8 mlp=cfg.mlp // 2 embed``; with the known
+    placements, ``batch@data=8 ...``."""
+    where = placement or {}
+    return " ".join(
+        f"{format_placed_name(name, where.get(name))}{'' if size is None else '=' + format_size(size)}"
+        for name, size in named.items()
+    )
 
 
 _OPERATORS = frozenset({"*", "//", "+", "-"})
 
 
 def parse_symbolic_spec(text: str) -> dict[str, StaticSize]:
-    """``symbolic_spec``'s inverse: ``"batch=8 mlp=cfg.mlp // 2 embed"`` -> ``{"batch": 8, "mlp": ..., ...}``."""
+    """``symbolic_spec``'s inverse: ``"batch=8 mlp=cfg.mlp // 2 embed"`` -> ``{"batch": 8, "mlp": ..., ...}``
+    (placements, ``batch@data=8``, left out: ``parse_placed_text`` reads them)."""
     axes: dict[str, list[str]] = {}
     current: list[str] | None = None
     for token in text.split():
@@ -239,7 +246,7 @@ def parse_symbolic_spec(text: str) -> dict[str, StaticSize]:
             current.append(token)
             continue
         name, _, size = token.partition("=")
-        current = axes[name] = [size] if size else []
+        current = axes[name.partition("@")[0]] = [size] if size else []
         if not size:
             current = None
     return {name: parse_size(" ".join(parts)) if parts else None for name, parts in axes.items()}

@@ -27,8 +27,10 @@ from .._algebra import (
     match_shape_spec,
     merge_bindings,
     parse_shape_spec,
+    placement_mismatch,
 )
 from .._value._named_array import NamedArray
+from .._value._placement import known_placement
 
 __all__ = ["NamedArrayHint", "call_state", "mentions_named_array", "named_array_hint"]
 
@@ -55,6 +57,9 @@ class _HintMeta(type):
     dtype_spec: DTypeSpec
     shape_spec: ShapeSpec
     match_cache: dict[Any, dict[str, Binding] | Mismatch]
+    placement: dict[str, tuple[str, ...]]
+    """The placements the annotation declares (``"batch@data"``), checked apart from the cached shape match
+    (a concrete value's sharding is not part of the cache's key)."""
     hint_args: tuple[str, ...]
     """What ``NamedArray[...]`` was given (dtype name and spec strings): how the class pickles."""
 
@@ -75,6 +80,11 @@ class _HintMeta(type):
         if type(found) is Mismatch:
             call_state.failure = (cls, value, found)
             return False
+        if cls.placement:  # "batch@data": checked where the value's placement is known (gradual elsewhere)
+            misplaced = placement_mismatch(cls.placement, known_placement(value))
+            if misplaced is not None:
+                call_state.failure = (cls, value, misplaced)
+                return False
         memo = call_state.memo
         if memo is not None:
             # The hot path of merge_bindings: bind each name, stop at the first clash. A clash fails
@@ -230,7 +240,11 @@ def _new_hint_class(dtype_spec: DTypeSpec, spec: ShapeSpec, has_positional: bool
     if has_positional:
         args += f", {spec.positional_text()!r}"
     name = f"NamedArray[{args}]"
-    cls = _HintMeta(name, (NamedArrayHint,), {"dtype_spec": dtype_spec, "shape_spec": spec, "match_cache": {}})
+    cls = _HintMeta(
+        name,
+        (NamedArrayHint,),
+        {"dtype_spec": dtype_spec, "shape_spec": spec, "match_cache": {}, "placement": spec.placement},
+    )
     positional = spec.positional_text() if has_positional else None
     cls.hint_args = (dtype_spec.name, spec.named_text(), *(() if positional is None else (positional,)))
     # As jaxtyping does: a plain class name that prints well, no metaclass __repr__ (beartype needs

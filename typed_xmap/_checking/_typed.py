@@ -246,7 +246,8 @@ def _hint_kind(hint: Any) -> str | None:
     """How the layout cache treats a hint: ``NAMED`` (by layout), ``CLASS`` (by type), ``ANYTHING`` (no
     check), ``None`` (only beartype knows: no cache)."""
     if _named_hint(hint):
-        return NAMED
+        # a placement ("batch@data") depends on a concrete value's sharding, which its layout does not hold
+        return None if hint.placement else NAMED
     if holds_named_arrays(hint):  # a container or a dataclass of NamedArrays: checked in full on every call
         return None
     if hint is Any or hint is object:

@@ -26,6 +26,7 @@ from .._algebra import (
     parse_axis_map,
 )
 from .._value._named_array import NamedArray, wrap
+from .._value._placement import by_dim, dim_resources
 from .._xmap._mesh import concrete_mesh, explicit_axes
 
 __all__ = ["constrain", "current_mesh", "dim_resources", "partition_spec", "resources_of", "shard"]
@@ -99,22 +100,6 @@ def on_own_mesh_by_dim(data: Any, assigned: Sequence[tuple[str, ...]]) -> NamedS
     """The sharding that splits each dim of a value over ``assigned[dim]`` (as ``dim_resources`` reads them),
     on ``data``'s own mesh."""
     return on_own_mesh(data, PartitionSpec(*(_spec_entry(a) for a in assigned)))
-
-
-def dim_resources(data: Any) -> tuple[tuple[str, ...], ...] | None:
-    """The mesh axes each dim of ``data`` is split over, when its mesh has Explicit axes (a tracer's too: its
-    type carries them); ``None`` elsewhere (Auto axes, no mesh), where the compiler places results itself."""
-    sharding = getattr(jax.typeof(data), "sharding", None)
-    mesh = getattr(sharding, "mesh", None)
-    if sharding is None or mesh is None or mesh.empty or not explicit_axes(mesh):
-        return None
-    return _by_dim(sharding.spec, data.ndim)
-
-
-def _by_dim(spec: Any, ndim: int) -> tuple[tuple[str, ...], ...]:
-    """A ``PartitionSpec`` (or ``None``) as the mesh axes of each of ``ndim`` dims."""
-    entries = tuple(spec or ()) + (None,) * (ndim - len(spec or ()))
-    return tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in entries)
 
 
 def split_count(data: Any, assigned: tuple[str, ...]) -> int:
@@ -315,7 +300,7 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
 
 def _placed_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:
     """The mesh axes each dim of a concrete value is split over (none without a ``NamedSharding``)."""
-    return _by_dim(getattr(getattr(x.data, "sharding", None), "spec", None), x.data.ndim)
+    return by_dim(getattr(getattr(x.data, "sharding", None), "spec", None), x.data.ndim)
 
 
 def _traced_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:

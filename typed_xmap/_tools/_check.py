@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mypy.options import Options
 
-__all__ = ["CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check", "with_plugin"]
+__all__ = ["COMM_FLAGS", "CONFIG", "PLUGIN", "config_ini", "config_toml", "run_check", "with_plugin"]
 
 PLUGIN = "typed_xmap.plugin"
 
@@ -74,6 +74,10 @@ def _stubs_dir(cache_dir: str) -> Path | None:
     elif not link.is_symlink():
         shutil.copytree(target, link, dirs_exist_ok=True)
     return folder
+
+
+COMM_FLAGS = ["--enable-error-code", "named-comm", "--show-error-context"]
+"""``typed-xmap check --comm``: the plugin's notes of the collectives placement forces, under their functions."""
 
 
 def run_check(paths: list[str], extra_args: list[str], *, fast_exit: bool = False, unknowns: bool = False) -> int:

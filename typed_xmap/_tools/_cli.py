@@ -41,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="list where a NamedArray's named shape became unknown, and why; end with how many are known",
     )
+    check.add_argument(
+        "--comm",
+        action="store_true",
+        help="list, per function, where placement forces a collective (line, kind, mesh axes, cause)",
+    )
     bench = commands.add_parser("bench", help="run the benchmarks in bench/ (ratios against hand-written JAX)")
     bench.add_argument("names", nargs="*", help="benchmark names (default: all)")
     commands.add_parser("lsp", help="a language server on stdio: the plugin's diagnostics, named shapes on hover")
@@ -53,10 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("--status-file", default=".dmypy.json", help="the daemon's status file (dmypy's default)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "check":
-        from ._check import run_check
+        from ._check import COMM_FLAGS, run_check
 
+        extra = [*COMM_FLAGS, *rest] if args.comm else rest
         return run_check(
-            args.paths, rest, fast_exit=argv is None, unknowns=args.unknowns
+            args.paths, extra, fast_exit=argv is None, unknowns=args.unknowns
         )  # the command itself: exit as mypy does
     if args.command == "inspect":
         from ._inspect import run_inspect

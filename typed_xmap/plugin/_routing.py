@@ -28,6 +28,7 @@ from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_updat
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
+from ._hooks._placement import RULES as PLACED, placing, placing_index
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -164,11 +165,13 @@ class Routes:
                 hook = meeting(plugin, hook)
             elif operation.kind in KEEPING:
                 hook = keeping(plugin, hook)
+            hook = placing(plugin, operation.kind if operation.kind in PLACED else operation.name, hook)
             return noting_unknowns(plugin, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, plugin)
         if fullname in TX_FUNCTIONS:
-            return noting_unknowns(plugin, partial(tx_hook, plugin, fullname), _short(fullname))
+            hook = placing(plugin, fullname.rsplit(".", 1)[1], partial(tx_hook, plugin, fullname))
+            return noting_unknowns(plugin, hook, _short(fullname))
         if fullname in RANDOM_DRAWS:
             return noting_unknowns(plugin, partial(random_hook, plugin, fullname), _short(fullname))
         if fullname in NAMED:
@@ -212,16 +215,21 @@ class Routes:
         plugin = self._plugin
         if fullname in OPERATOR_METHODS:
             dunder = fullname.rsplit(".", 1)[1]
-            return checked(noting_unknowns(plugin, meeting(plugin, partial(operator_hook, plugin, dunder)), dunder))
+            hook = placing(plugin, OpKind.ELEMENTWISE, meeting(plugin, partial(operator_hook, plugin, dunder)))
+            return checked(noting_unknowns(plugin, hook, dunder))
         if fullname == GETITEM:
-            return checked(noting_unknowns(plugin, indexed(plugin, partial(getitem_hook, plugin)), "x[...]"))
+            hook = placing_index(plugin, indexed(plugin, partial(getitem_hook, plugin)))
+            return checked(noting_unknowns(plugin, hook, "x[...]"))
         if fullname == AT_GETITEM:
             return checked(partial(at_hook, plugin))
         if fullname in AT_UPDATES:
             return checked(partial(at_update_hook, plugin, fullname.rsplit(".", 1)[1]))
         if fullname in STRUCTURE_METHODS:
             method: Callable[[Any], Type] = partial(method_hook, plugin, STRUCTURE_METHODS[fullname])
-            method = keeping(plugin, method) if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS else method
+            if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS:
+                method = placing(plugin, OpKind.REDUCTION, keeping(plugin, method))
+            else:
+                method = placing(plugin, STRUCTURE_METHODS[fullname], method)
             return checked(noting_unknowns(plugin, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return checked(partial(partial_call_hook, plugin))

@@ -15,6 +15,7 @@ __all__ = [
     "AXIS_RESOURCE_CONFLICT",
     "NAMED_AXIS_MISSING",
     "NAMED_AXIS_SIZE",
+    "NAMED_COMM",
     "NAMED_SHAPE_SYNTAX",
     "NAMED_SHAPE_UNKNOWN",
     "POSITIONAL_SHAPE",
@@ -41,6 +42,13 @@ NAMED_SHAPE_UNKNOWN = ErrorCode(
     default_enabled=False,
 )
 
+NAMED_COMM = ErrorCode(
+    "named-comm",
+    "A note where placement forces a collective: its kind, mesh axes and cause (opt in: typed-xmap check --comm)",
+    CATEGORY,
+    default_enabled=False,
+)
+
 ALL_CODES = (
     NAMED_SHAPE_SYNTAX,
     NAMED_AXIS_SIZE,
@@ -48,6 +56,7 @@ ALL_CODES = (
     POSITIONAL_SHAPE,
     AXIS_RESOURCE_CONFLICT,
     NAMED_SHAPE_UNKNOWN,
+    NAMED_COMM,
 )
 
 
@@ -62,6 +71,7 @@ CODE_OF_KIND: dict[ErrorKind, ErrorCode] = {
     # never met statically (mypy's own types carry dtypes; only @tx.typed raises it); a code for totality
     ErrorKind.DTYPE: POSITIONAL_SHAPE,
     ErrorKind.RESOURCE_CONFLICT: AXIS_RESOURCE_CONFLICT,
+    ErrorKind.PLACEMENT: AXIS_RESOURCE_CONFLICT,
 }
 """The plugin's code for each kind of shared-algebra error; every ``ErrorKind`` has one."""
 

@@ -14,6 +14,10 @@ A variadic group (``"*rest embed"``) is the key ``'*rest'`` of NS, a symbolic ax
 that declares it, operations carry it like an axis, and a value without it (or without ``embed``) does not
 fit the declared return. At a call the plugin opens the parameter (``open_groups``: ``embed`` and any other
 axes) and gives the return the argument's axes in place of the group (``_calls``).
+
+A placement (``"batch@data seq"``: ``batch`` split over the mesh axis ``data``) rides in the same fallback
+text, beside the sizes (``Shape_[Literal["batch@data=8 seq"]]``): mypy never compares it (gradual: a value
+whose placement the checker lost fits any), the hooks read it (``Shape.placement``) and mypy prints it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from ..._algebra import (
     GROUP_PREFIX,
     SymbolicSize,
     describe_named_shape,
+    parse_placed_text,
     parse_symbolic_spec,
     symbolic_spec,
 )
@@ -54,6 +59,7 @@ __all__ = [
     "NAMED_ARRAY",
     "Shape",
     "TypeFactory",
+    "carries_placement",
     "carries_symbols",
     "decode",
     "describe",
@@ -87,6 +93,8 @@ class Shape:
     scalar: bool = False
     symbols: Mapping[str, SymbolicSize] = field(default_factory=dict)
     """The symbolic sizes of the axes whose size ``named`` has as ``None`` (``cfg.mlp``)."""
+    placement: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The mesh axes the axes whose placement is known are split over (``"batch@data"``)."""
 
     @property
     def known(self) -> bool:
@@ -147,7 +155,8 @@ def open_groups(typ: Type) -> Type:
     text = get_proper_type(fallback.args[0]) if fallback.args else None
     if isinstance(text, LiteralType) and isinstance(text.value, str):  # the shown shape: the group's axes open
         shown = {n: s for n, s in parse_symbolic_spec(text.value).items() if not n.startswith(GROUP_PREFIX)}
-        fallback = fallback.copy_modified(args=[LiteralType(symbolic_spec(shown), text.fallback)])
+        placed = symbolic_spec(shown, parse_placed_text(text.value))
+        fallback = fallback.copy_modified(args=[LiteralType(placed, text.fallback)])
     opened = TypedDictType(items, set(items), set(items), fallback, is_closed=False)
     return proper.copy_modified(args=[proper.args[0], opened, proper.args[2]])
 
@@ -166,33 +175,58 @@ def _size(typ: Type) -> Size:
     return None
 
 
-def _decode_named(typ: Type) -> tuple[dict[str, Size] | None, Mapping[str, SymbolicSize]]:
+Placement = Mapping[str, tuple[str, ...]]
+_NAMED_UNKNOWN: tuple[None, Mapping[str, SymbolicSize], Placement] = (None, {}, {})
+
+
+def _decode_named(typ: Type) -> tuple[dict[str, Size] | None, Mapping[str, SymbolicSize], Placement]:
     proper = get_proper_type(typ)
     if not isinstance(proper, TypedDictType) or proper.required_keys != set(proper.items) or not proper.is_closed:
-        return None, {}  # Any, a join with optional keys, or an open parameter (open_groups): unknown
+        return _NAMED_UNKNOWN  # Any, a join with optional keys, or an open parameter (open_groups): unknown
     named = {name: _size(item) for name, item in proper.items.items()}
     fallback = proper.fallback
     if fallback.type.fullname != SHAPE_FALLBACK or not fallback.args:
-        return named, {}
+        return named, {}, {}
     text = get_proper_type(fallback.args[0])
-    if not isinstance(text, LiteralType) or not isinstance(text.value, str) or not has_symbol(text.value):
-        return named, {}
-    return named, _symbols_of(text.value, frozenset(n for n, s in named.items() if s is None))
+    if not isinstance(text, LiteralType) or not isinstance(text.value, str):
+        return named, {}, {}
+    placement = _placement_of(text.value, frozenset(named)) if "@" in text.value else {}
+    if not has_symbol(text.value):
+        return named, {}, placement
+    return named, _symbols_of(text.value, frozenset(n for n, s in named.items() if s is None)), placement
+
+
+@lru_cache(maxsize=4096)
+def _placement_of(text: str, names: frozenset[str]) -> Placement:
+    """The placements a fallback's text gives the axes the items hold (a join may have dropped others)."""
+    return {n: m for n, m in parse_placed_text(text).items() if n in names}
 
 
 _SYMBOL = re.compile(r"=(?:[^\d]|\d+ [-+*/])")
 
 
-def carries_symbols(typ: Type) -> bool:
-    """Whether ``typ`` is a NamedArray whose named shape holds a symbolic size: the hooks' fast test."""
+def _shown_text(typ: Type) -> str | None:
+    """The named shape a NamedArray type shows (its fallback's text), without decoding the type."""
     proper = get_proper_type(typ)
     if not isinstance(proper, Instance) or len(proper.args) != 3:
-        return False
+        return None
     named = get_proper_type(proper.args[1])
     if not isinstance(named, TypedDictType) or not named.fallback.args:
-        return False
+        return None
     text = get_proper_type(named.fallback.args[0])
-    return isinstance(text, LiteralType) and isinstance(text.value, str) and has_symbol(text.value)
+    return text.value if isinstance(text, LiteralType) and isinstance(text.value, str) else None
+
+
+def carries_symbols(typ: Type) -> bool:
+    """Whether ``typ`` is a NamedArray whose named shape holds a symbolic size: the hooks' fast test."""
+    text = _shown_text(typ)
+    return text is not None and has_symbol(text)
+
+
+def carries_placement(typ: Type) -> bool:
+    """Whether ``typ`` is a NamedArray whose named shape holds a known placement (``batch@data``)."""
+    text = _shown_text(typ)
+    return text is not None and "@" in text
 
 
 @lru_cache(maxsize=4096)
@@ -228,8 +262,8 @@ def decode(typ: Type) -> Shape | None:
     fullname = proper.type.fullname
     if fullname == NAMED_ARRAY and len(proper.args) == 3:
         dtype, named, positional = proper.args
-        sizes, symbols = _decode_named(named)
-        return Shape(dtype, sizes, _decode_positional(positional), symbols=symbols)
+        sizes, symbols, placement = _decode_named(named)
+        return Shape(dtype, sizes, _decode_positional(positional), symbols=symbols, placement=placement)
     if fullname in SCALARS:
         return Shape(AnyType(TypeOfAny.special_form), {}, (), scalar=True)
     return None
@@ -284,12 +318,15 @@ class TypeFactory:
         return LiteralType(size, fallback) if fallback is not None else self.any()
 
     def named_shape(
-        self, named: Mapping[str, Size] | None, symbols: Mapping[str, SymbolicSize] | None = None
+        self,
+        named: Mapping[str, Size] | None,
+        symbols: Mapping[str, SymbolicSize] | None = None,
+        placement: Placement | None = None,
     ) -> ProperType:
         if named is None:
             return self.any()
         shown = named if not symbols else {n: s if s is not None else symbols.get(n) for n, s in named.items()}
-        fallback = self._fallback(symbolic_spec(shown))
+        fallback = self._fallback(symbolic_spec(shown, placement))
         if fallback is None:
             return self.any()
         keys = set(named)
@@ -327,11 +364,12 @@ class TypeFactory:
         named: Mapping[str, Size] | None,
         positional: Sequence[Size] | None,
         symbols: Mapping[str, SymbolicSize] | None = None,
+        placement: Placement | None = None,
     ) -> Type:
         """``NamedArray_[dtype, NS, PS]``; Any when typed_xmap's static module is not loaded."""
-        ns = self.named_shape(named, symbols)
+        ns = self.named_shape(named, symbols, placement)
         result = self.instance(NAMED_ARRAY, [dtype, ns, self.positional_shape(positional)])
         return result if result is not None else self.any()
 
     def encode(self, shape: Shape) -> Type:
-        return self.array(shape.dtype, shape.named, shape.positional, shape.symbols)
+        return self.array(shape.dtype, shape.named, shape.positional, shape.symbols, shape.placement)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, StrExpr, UnaryExpr
+from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
 from ..._algebra import MARKERS, NamedShapeError, promote_dtypes
@@ -20,7 +20,18 @@ if TYPE_CHECKING:
 
     CallContext = FunctionContext | MethodContext
 
-__all__ = ["arg", "arg_expr", "fail", "fallback", "label", "report", "result_dtype", "shapes_of"]
+__all__ = [
+    "arg",
+    "arg_expr",
+    "fail",
+    "fallback",
+    "label",
+    "operands",
+    "operation_text",
+    "report",
+    "result_dtype",
+    "shapes_of",
+]
 
 
 def arg(ctx: CallContext, name: str, position: int | None = None) -> list[Type]:
@@ -137,3 +148,43 @@ def _dtype_name(dtype: Type) -> str | None:
     marker = dtype_marker(str(get_proper_type(dtype)))
     names = MARKERS[marker].names if marker in MARKERS else frozenset()
     return next(iter(names)) if len(names) == 1 else None
+
+
+def operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]]:
+    """The NamedArray operands of known named shape of a call, an operator or a method (its receiver first):
+    their shapes, how messages name them, their expressions."""
+    types: list[Type] = []
+    exprs: list[Expression | None] = []
+    receiver = getattr(ctx, "type", None)
+    context = ctx.context
+    if receiver is not None:  # a method: the receiver first
+        types.append(receiver)
+        if isinstance(context, OpExpr):
+            exprs.append(context.left)
+        elif isinstance(context, IndexExpr):
+            exprs.append(context.base)
+        else:
+            callee = context.callee if isinstance(context, CallExpr) else None
+            exprs.append(getattr(callee, "expr", None))
+    for group_types, group_exprs in zip(ctx.arg_types, ctx.args, strict=False):
+        for index, typ in enumerate(group_types):
+            types.append(typ)
+            exprs.append(group_exprs[index] if index < len(group_exprs) else None)
+    shapes, labels, kept = [], [], []
+    for position, (typ, expr) in enumerate(zip(types, exprs, strict=True)):
+        shape = decode(typ)
+        if shape is not None and not shape.scalar and shape.named is not None:
+            shapes.append(shape)
+            labels.append(label(expr, f"operand {position}"))
+            kept.append(expr)
+    return shapes, labels, kept
+
+
+def operation_text(ctx: Any, labels: Sequence[str]) -> str:
+    """How a message names the operation: ``x * w``, ``tnp.einsum(x, w)`` (``labels``: the operands')."""
+    context = ctx.context
+    if isinstance(context, OpExpr):
+        return f"{label(context.left, 'x')} {context.op} {label(context.right, 'y')}"
+    if isinstance(context, CallExpr):
+        return f"{label(context.callee, 'the call')}({', '.join(labels)})"
+    return "this operation"

@@ -110,7 +110,7 @@ def _build(
     positional = None
     if spec.positional is not None and MANY_DIMS not in spec.positional:
         positional = tuple(d if isinstance(d, int) else None for d in spec.positional)
-    typ = plugin.types.array(dtype, named, positional)
+    typ = plugin.types.array(dtype, named, positional, placement=spec.placement)
     return scoped(typ, context, semanal)
 
 

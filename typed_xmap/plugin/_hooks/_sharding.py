@@ -2,11 +2,14 @@
 (``resource_conflicts``) on the named axes of ``x``, or of every NamedArray of a pytree ``x`` (a dict, list,
 tuple, ``TypedDict``, ``NamedTuple`` or dataclass of them: one mapping serves every value, each taking the
 keys it carries, as at run time), as the runtime raises ``AxisResourceConflict``. The mapping is a literal or
-a module-level constant (``RESOURCES = {...}``, ``_constants``)."""
+a module-level constant (``RESOURCES = {...}``, ``_constants``). The result of placing one NamedArray carries
+its placement in its type (``NamedArray[f32, "batch@data seq"]``; ``_placement`` carries it on), and so does each
+array of a tuple of them (``tokens, targets = tx.shard(batch, RESOURCES)``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mypy.maptype import map_instance_to_supertype
@@ -21,7 +24,10 @@ from .._core._support import arg, arg_expr, label, report
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
+    from ..._algebra import Resource
     from ._protocols import TypedXmapPlugin
+
+    Resources = dict[str, tuple[Resource, ...]]
 
 __all__ = ["SHARDING_NAMES", "sharding_hook"]
 
@@ -55,8 +61,23 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
         if conflicts:
             where = f"{name}({operand}, ...){' at ' + path if path else ''} (a value with axes {describe(shape.named)})"
             report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
-            break
-    return ctx.default_return_type
+            return ctx.default_return_type
+    return _placed(plugin, types[0], resources, DEPTH) or ctx.default_return_type
+
+
+def _placed(plugin: TypedXmapPlugin, typ: Type, resources: Resources, depth: int) -> Type | None:
+    """``typ`` (a NamedArray, or a tuple of them, nested) with each array placed by ``resources``: where its axes
+    now live; ``None`` for other types (a dict or dataclass of arrays keeps its declared type)."""
+    shape = decode(typ)
+    if shape is not None and not shape.scalar and shape.named is not None and not has_group(shape.named):
+        placement = {n: tuple(str(r) for r in resources[n]) for n in shape.named if n in resources}
+        return plugin.types.encode(replace(shape, placement=placement))
+    proper = get_proper_type(typ)
+    if isinstance(proper, TupleType) and depth > 0:
+        items = [_placed(plugin, item, resources, depth - 1) for item in proper.items]
+        if any(item is not None for item in items):
+            return proper.copy_modified(items=[p or t for p, t in zip(items, proper.items, strict=True)])
+    return None
 
 
 def _named_leaves(typ: Type, path: str, depth: int) -> Iterator[tuple[str, Shape]]:

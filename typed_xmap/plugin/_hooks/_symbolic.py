@@ -16,7 +16,7 @@ from mypy.types import Type
 from ..._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
 from .._core._encoding import Shape, carries_symbols, decode
 from .._core._sizes import named_value_sizes, static_size, with_symbols
-from .._core._support import label, report
+from .._core._support import operands, operation_text, report
 from ._built import built_sizes, reads_field
 from ._indexing import bound_key
 
@@ -26,27 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["indexed", "keeping", "meeting"]
 
 Hook = Callable[[Any], Type]
-
-
-def _operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]]:
-    types: list[Type] = []
-    exprs: list[Expression | None] = []
-    receiver = getattr(ctx, "type", None)
-    if receiver is not None:  # a method: the receiver first
-        types.append(receiver)
-        exprs.append(_receiver(ctx))
-    for group_types, group_exprs in zip(ctx.arg_types, ctx.args, strict=False):
-        for index, typ in enumerate(group_types):
-            types.append(typ)
-            exprs.append(group_exprs[index] if index < len(group_exprs) else None)
-    shapes, labels, kept = [], [], []
-    for position, (typ, expr) in enumerate(zip(types, exprs, strict=True)):
-        shape = decode(typ)
-        if shape is not None and not shape.scalar and shape.named is not None:
-            shapes.append(shape)
-            labels.append(label(expr, f"operand {position}"))
-            kept.append(expr)
-    return shapes, labels, kept
 
 
 def _receiver(ctx: Any) -> Expression | None:
@@ -71,15 +50,6 @@ def _has_symbols(ctx: Any) -> bool:
     return any(carries_symbols(t) for group in ctx.arg_types for t in group)
 
 
-def _operation(ctx: Any, labels: list[str]) -> str:
-    context = ctx.context
-    if isinstance(context, OpExpr):
-        return f"{label(context.left, 'x')} {context.op} {label(context.right, 'y')}"
-    if isinstance(context, CallExpr):
-        return f"{label(context.callee, 'the call')}({', '.join(labels)})"
-    return "this operation"
-
-
 def _with(plugin: TypedXmapPlugin, result: Type, sizes: dict[str, StaticSize], skip: Collection[str] = ()) -> Type:
     shape = decode(result)
     if shape is None or shape.named is None or shape.scalar:
@@ -101,12 +71,12 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     def symbolic(ctx: Any) -> Type:
         if not _has_symbols(ctx) and not _reads_fields(ctx):
             return hook(ctx)
-        shapes, labels, exprs = _operands(ctx)
+        shapes, labels, exprs = operands(ctx)
         built = [_built(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
         static = [{**named_value_sizes(ctx.api, e, s), **b} for s, e, b in zip(shapes, exprs, built, strict=True)]
         try:
             shown = [{**with_symbols(s), **b} for s, b in zip(shapes, built, strict=True)]
-            meet_sizes(static, operation=_operation(ctx, labels), operands=labels, shown=shown)
+            meet_sizes(static, operation=operation_text(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return hook(ctx)
@@ -144,7 +114,7 @@ def keeping(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         result = hook(ctx)
         if not _has_symbols(ctx) and not _reads_fields(ctx):
             return result
-        shapes, _, exprs = _operands(ctx)
+        shapes, _, exprs = operands(ctx)
         built = [_built(ctx.api, e, s) for s, e in zip(shapes, exprs, strict=True)]
         return _with(plugin, result, _kept_sizes(shapes, built))
 

@@ -1,0 +1,46 @@
+"""Small jitted programs whose placement forces collectives (or none): ``typed-xmap check --comm`` lists them,
+and tests/test_comm_hlo.py compares the list with the compiled HLO on an 8-device (data=4, model=2) mesh."""
+
+import jax
+
+import typed_xmap as tx
+import typed_xmap.numpy as tnp
+from typed_xmap import NamedArray, f32
+
+
+@jax.jit
+@tx.typed
+def project(
+    x: NamedArray[f32, "batch embed@model"], w: NamedArray[f32, "embed@model mlp"]
+) -> NamedArray[f32, "batch mlp"]:
+    return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)
+
+
+@jax.jit
+@tx.typed
+def pool(x: NamedArray[f32, "batch@data embed"]) -> NamedArray[f32, "embed"]:
+    return tnp.sum(x * 2.0, "batch")
+
+
+@jax.jit
+@tx.typed
+def scale(
+    x: NamedArray[f32, "batch@data embed@model"], b: NamedArray[f32, "embed@model"]
+) -> NamedArray[f32, "batch embed"]:
+    return tnp.exp(x) + b
+
+
+@jax.jit
+@tx.typed
+def fsdp_matmul(
+    x: NamedArray[f32, "batch@data embed"], w: NamedArray[f32, "embed@data mlp"]
+) -> NamedArray[f32, "batch@data mlp"]:
+    return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)
+
+
+@jax.jit
+@tx.typed
+def local_matmul(
+    x: NamedArray[f32, "batch@data embed"], w: NamedArray[f32, "embed mlp@model"]
+) -> NamedArray[f32, "batch mlp"]:
+    return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)

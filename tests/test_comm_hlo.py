@@ -1,0 +1,99 @@
+"""``typed-xmap check --comm`` against XLA: the collectives the plugin lists per jitted function (kind, mesh axes)
+equal those in the compiled HLO on an 8-device Explicit mesh (data=4, model=2), for tests/programs/placement_comm.py."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import typed_xmap as tx
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "tests" / "programs" / "placement_comm.py"
+MESH = {"data": 4, "model": 2}
+COLLECTIVE = re.compile(r"\b(all-reduce|reduce-scatter|all-gather|all-to-all|collective-permute)(?:-start)?\(")
+
+Listed = Counter[tuple[str, tuple[str, ...]]]
+
+
+def _group_size(line: str) -> int:
+    """How many devices each replica group of an HLO collective holds, in the forms XLA prints."""
+    if found := re.search(r"replica_groups=mesh\[([^\]]*)\][^{]*\{([^}]*)\}", line):
+        sizes = {axis: int(size) for axis, size in re.findall(r"'(\w+)'=(\d+)", found[1])}
+        return math.prod(sizes[axis] for axis in re.findall(r"'(\w+)'", found[2]))
+    if found := re.search(r"replica_groups=\{\{([^}]*)\}", line):
+        return len(found[1].split(","))
+    if found := re.search(r"replica_groups=\[\d+,(\d+)\]<=", line):
+        return int(found[1])
+    raise AssertionError(f"replica groups in a form this test does not read: {line}")
+
+
+def _mesh_axes(size: int) -> tuple[str, ...]:
+    """The mesh axes whose devices make a group of ``size`` (the mesh's axes have distinct sizes)."""
+    by_size = {math.prod(MESH[a] for a in axes): axes for axes in (("data",), ("model",), ("data", "model"))}
+    return by_size[size]
+
+
+def compiled(function: object, *args: object) -> Listed:
+    hlo = function.lower(*args).compile().as_text()  # type: ignore[attr-defined]
+    return Counter(
+        (found[1], _mesh_axes(_group_size(line))) for line in hlo.splitlines() if (found := COLLECTIVE.search(line))
+    )
+
+
+def listed() -> dict[str, Listed]:
+    """The plugin's list, per function: ``typed-xmap check --comm``'s notes under "In function" lines."""
+    command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", "--comm", str(PROGRAM.relative_to(ROOT))]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    found: dict[str, Listed] = {}
+    function = ""
+    for line in result.stdout.splitlines():
+        if context := re.search(r'note: In function "(\w+)"', line):
+            function = context[1]
+        elif note := re.search(r":\d+: note: collective: ([\w-]+) over (\w+|\([\w,]+\)):", line):
+            axes = tuple(note[2].strip("()").split(","))
+            found.setdefault(function, Counter())[note[1], axes] += 1
+    return found
+
+
+@pytest.fixture(scope="module")
+def program():
+    sys.path.insert(0, str(PROGRAM.parent))
+    try:
+        import placement_comm
+    finally:
+        sys.path.remove(str(PROGRAM.parent))
+    return placement_comm
+
+
+def test_listed_collectives_equal_the_compiled_hlos(program):
+    static = listed()
+    with jax.set_mesh(jax.make_mesh(tuple(MESH.values()), tuple(MESH))):
+
+        def value(axes: list[str], placement: dict[str, str]) -> tx.NamedArray:
+            return tx.shard(tx.named(jnp.ones((8,) * len(axes)), axes), placement)
+
+        calls = {
+            "project": (value(["batch", "embed"], {"embed": "model"}), value(["embed", "mlp"], {"embed": "model"})),
+            "pool": (value(["batch", "embed"], {"batch": "data"}),),
+            "scale": (
+                value(["batch", "embed"], {"batch": "data", "embed": "model"}),
+                value(["embed"], {"embed": "model"}),
+            ),
+            "fsdp_matmul": (value(["batch", "embed"], {"batch": "data"}), value(["embed", "mlp"], {"embed": "data"})),
+            "local_matmul": (value(["batch", "embed"], {"batch": "data"}), value(["embed", "mlp"], {"mlp": "model"})),
+        }
+        hlo = {name: compiled(getattr(program, name), *args) for name, args in calls.items()}
+    assert hlo["project"] == Counter({("all-reduce", ("model",)): 1})  # the programs do communicate
+    assert hlo["pool"] == Counter({("all-reduce", ("data",)): 1})
+    assert hlo["fsdp_matmul"] == Counter({("all-gather", ("data",)): 1})
+    assert {name: static.get(name, Counter()) for name in calls} == hlo

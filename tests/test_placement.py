@@ -1,0 +1,127 @@
+"""Placement in the algebra (``_algebra/_placement.py``) and the spec notation ``"batch@data seq"``: pure rules,
+no jax."""
+
+from __future__ import annotations
+
+import pytest
+
+from typed_xmap._algebra import (
+    AxisResourceConflict,
+    AxisSpec,
+    Collective,
+    CollectiveKind,
+    NamedShapeSyntaxError,
+    broadcast_placement,
+    contract_placement,
+    parse_placed_text,
+    parse_shape_spec,
+    parse_symbolic_spec,
+    reduce_placement,
+    rename_placement,
+    symbolic_spec,
+)
+
+DATA = ("data",)
+MODEL = ("model",)
+
+
+def test_spec_reads_placements_and_prints_them_back() -> None:
+    spec = parse_shape_spec("batch@data=32 seq, heads@(x, y) embed")
+    assert spec.axes == (
+        AxisSpec("batch", 32, DATA),
+        AxisSpec("seq"),
+        AxisSpec("heads", None, ("x", "y")),
+        AxisSpec("embed"),
+    )
+    assert spec.placement == {"batch": DATA, "heads": ("x", "y")}
+    assert spec.named_text() == "batch@data=32 seq heads@(x,y) embed"
+    assert parse_shape_spec(spec.named_text()) == spec
+
+
+def test_specs_without_placement_keep_their_meaning() -> None:
+    spec = parse_shape_spec("batch=32, seq")
+    assert spec.axes == (AxisSpec("batch", 32), AxisSpec("seq"))
+    assert spec.placement == {}
+    assert spec.named_text() == "batch=32 seq"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("batch@", "'@' names no mesh axis"),
+        ("batch@()", "'@()' names no mesh axis"),
+        ("batch@1x", "'1x' is not a mesh axis name"),
+        ("batch@(x,x)", "'@(x,x)' lists a mesh axis twice"),
+    ],
+)
+def test_bad_placements_are_syntax_errors(text: str, problem: str) -> None:
+    with pytest.raises(NamedShapeSyntaxError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        parse_shape_spec(text)
+
+
+def test_the_plugins_notation_carries_placement_beside_symbolic_sizes() -> None:
+    text = symbolic_spec(
+        {"batch": 8, "mlp": parse_symbolic_spec("mlp=cfg.mlp // 2")["mlp"], "heads": None},
+        {"batch": DATA, "heads": ("x", "y")},
+    )
+    assert text == "batch@data=8 mlp=cfg.mlp // 2 heads@(x,y)"
+    assert parse_placed_text(text) == {"batch": DATA, "heads": ("x", "y")}
+    assert list(parse_symbolic_spec(text)) == ["batch", "mlp", "heads"]  # names without their placement
+
+
+def test_broadcast_is_the_union_of_the_operands_placements() -> None:
+    placed = broadcast_placement(["batch", "seq", "embed"], [{"batch": DATA}, {"embed": MODEL}], operation="x + y")
+    assert placed.placement == {"batch": DATA, "embed": MODEL}
+    assert placed.collectives == ()
+
+
+def test_one_name_placed_two_ways_is_unknown_and_moved_not_an_error() -> None:
+    placed = broadcast_placement(["batch"], [{"batch": DATA}, {"batch": MODEL}], operation="x + y")
+    assert placed.placement == {}
+    assert [c.kind for c in placed.collectives] == [CollectiveKind.RESHARD]
+    assert placed.collectives[0].mesh_axes == ("data", "model")
+
+
+def test_two_names_on_one_mesh_axis_in_a_result_are_the_resource_conflict() -> None:
+    with pytest.raises(AxisResourceConflict) as caught:
+        broadcast_placement(["batch", "heads"], [{"batch": DATA}, {"heads": DATA}], operation="x * y")
+    assert str(caught.value).startswith(
+        "axes 'batch' and 'heads' are both assigned to mesh axis 'data', but they meet in the result of x * y "
+        "(a value with axes 'batch@data heads@data')"
+    )
+
+
+def test_a_reduction_over_a_split_axis_is_an_all_reduce_over_its_mesh_axes() -> None:
+    placed = reduce_placement({"batch": DATA, "embed": ("x", "y")}, ["embed"], operation="tnp.sum(x, 'embed')")
+    assert placed.placement == {"batch": DATA}
+    assert placed.collectives == (
+        Collective(CollectiveKind.ALL_REDUCE, ("x", "y"), "tnp.sum(x, 'embed') reduces 'embed', split over (x,y)"),
+    )
+    assert reduce_placement({"batch": DATA}, ["embed"], operation="sum").collectives == ()
+
+
+def test_a_contraction_over_a_split_axis_all_reduces_or_all_gathers() -> None:
+    x, w = {"batch": DATA, "embed": MODEL}, {"embed": MODEL}
+    placed = contract_placement(["batch", "mlp"], ["embed"], [x, w], operation="einsum")
+    assert placed.placement == {"batch": DATA}
+    assert [(c.kind, c.mesh_axes) for c in placed.collectives] == [(CollectiveKind.ALL_REDUCE, MODEL)]
+    scattered = contract_placement(["batch", "mlp"], ["embed"], [x, {"mlp": MODEL}], operation="einsum")
+    assert scattered.placement == {"batch": DATA, "mlp": MODEL}
+    assert [(c.kind, c.mesh_axes) for c in scattered.collectives] == [(CollectiveKind.ALL_GATHER, MODEL)]
+    assert str(scattered.collectives[0]) == (
+        "all-gather over model: einsum contracts 'embed', split over model, where the result is split too"
+    )
+
+
+def test_a_contraction_whose_result_meets_two_names_on_one_mesh_axis_conflicts() -> None:
+    with pytest.raises(AxisResourceConflict, match="'batch' and 'heads' are both assigned to mesh axis 'data'"):
+        contract_placement(["batch", "heads"], ["embed"], [{"batch": DATA}, {"heads": DATA}], operation="einsum")
+
+
+def test_unknown_placement_never_conflicts() -> None:
+    assert broadcast_placement(["batch", "heads"], [{}, {}], operation="x + y").placement == {}
+    assert contract_placement(["batch"], ["embed"], [{}, {"batch": DATA}], operation="einsum").collectives == ()
+
+
+def test_rename_moves_the_placement_with_the_name() -> None:
+    assert rename_placement({"seq": DATA, "embed": MODEL}, {"seq": "kv_seq"}) == {"kv_seq": DATA, "embed": MODEL}

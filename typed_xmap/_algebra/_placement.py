@@ -1,0 +1,210 @@
+"""Placement: which mesh axes each named axis of a value is split over, and how each operation changes it.
+
+A placement maps axis names to mesh axes (``{"batch": ("data",)}``, written ``"batch@data"``). It is
+gradual: an axis it leaves out has an *unknown* placement (replicated, or placed where the checker cannot
+see), which never causes an error. Each rule here is the placement half of one rule of the algebra:
+
+- where values meet by name (elementwise, broadcast, einsum's operands), the result carries the union of
+  the operands' placements. One name placed on two different mesh axes by two operands is no error, since
+  the checker does not know the mesh's axis types: on an Auto mesh XLA moves the operands (all-gathers), on
+  an Explicit one JAX raises a ``ShardingTypeError`` while tracing. Its placement in the result is then
+  unknown, and a ``reshard`` is noted;
+- two *different* names on the *same* mesh axis in one result is the axis-resource conflict
+  (``resource_conflicts``/``conflict_error``, the rule ``xmap`` and ``tx.shard`` check), raised at the
+  operation that makes that value;
+- a reduction drops the reduced axes' placements; a reduced axis that was split needs an ``all-reduce``
+  over its mesh axes;
+- a contraction (einsum, dot) over a split axis needs an ``all-reduce`` over its mesh axes (each device
+  sums its block; the partial sums are combined), unless the result is itself split over one of them (another
+  operand's axis lives there: the FSDP pattern, a weight split along the axis it is contracted over, the
+  activations along the batch), where the split operand is ``all-gather``-ed over them instead;
+- a rename moves the placement with the name.
+
+``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
+
+Pure Python, shared by the mypy plugin and the runtime checker.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ._errors import ErrorKind
+from ._resources import conflict_error, resource_conflicts
+from ._shapes import Mismatch
+from ._spec import format_mesh_axes
+
+__all__ = [
+    "Collective",
+    "CollectiveKind",
+    "Placed",
+    "Placement",
+    "broadcast_placement",
+    "contract_placement",
+    "describe_placed",
+    "parse_placed_text",
+    "placement_mismatch",
+    "reduce_placement",
+    "rename_placement",
+]
+
+Placement = Mapping[str, tuple[str, ...]]
+"""Axis name -> the mesh axes it is split over, major to minor; an absent name: unknown placement."""
+
+
+class CollectiveKind(enum.Enum):
+    """The communication a placement forces, as XLA names it in compiled HLO."""
+
+    ALL_REDUCE = "all-reduce"
+    ALL_GATHER = "all-gather"
+    RESHARD = "reshard"
+    """One name placed two ways: a value is moved (all-to-all, collective-permute or all-gather: XLA's choice)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """One collective an operation needs: its kind, the mesh axes it runs over, and why."""
+
+    kind: CollectiveKind
+    mesh_axes: tuple[str, ...]
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value} over {format_mesh_axes(self.mesh_axes)}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A result's placement and the collectives that make it."""
+
+    placement: dict[str, tuple[str, ...]]
+    collectives: tuple[Collective, ...] = ()
+
+
+def describe_placed(names: Iterable[str], placement: Placement) -> str:
+    """``"'batch@data heads'"``: a value's axes with their known placements (quoted, as messages quote)."""
+    return repr(" ".join(n if n not in placement else f"{n}@{format_mesh_axes(placement[n])}" for n in names))
+
+
+def parse_placed_text(text: str) -> dict[str, tuple[str, ...]]:
+    """The placements a named shape in the plugin's notation holds: ``"batch@data=8 mlp=cfg.mlp // 2
+    heads@(x,y)"`` -> ``{"batch": ("data",), "heads": ("x", "y")}`` (``format_placed_name``'s inverse)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for token in text.split():
+        name, at, where = token.partition("=")[0].partition("@")
+        if at and where:
+            inner = where[1:-1] if where.startswith("(") and where.endswith(")") else where
+            found[name] = tuple(a for a in inner.split(",") if a)
+    return found
+
+
+def _meet(
+    placements: Sequence[Placement], names: Sequence[str], operation: str
+) -> tuple[dict[str, tuple[str, ...]], list[Collective]]:
+    """The union of the operands' placements over ``names``; a name placed two ways is left unknown."""
+    result: dict[str, tuple[str, ...]] = {}
+    moved: list[Collective] = []
+    clashed: set[str] = set()
+    wanted = set(names)
+    for placement in placements:
+        for name, mesh_axes in placement.items():
+            if name not in wanted or name in clashed:
+                continue
+            known = result.get(name)
+            if known is None:
+                result[name] = mesh_axes
+            elif known != mesh_axes:
+                clashed.add(name)
+                del result[name]
+                why = (
+                    f"{operation} meets {name!r} placed on {format_mesh_axes(known)} and on "
+                    f"{format_mesh_axes(mesh_axes)}; one operand is moved"
+                )
+                moved.append(Collective(CollectiveKind.RESHARD, tuple(dict.fromkeys((*known, *mesh_axes))), why))
+    return result, moved
+
+
+def _checked(names: Sequence[str], placement: dict[str, tuple[str, ...]], operation: str) -> None:
+    """The axis-resource conflict rule on a result: two of its names on one mesh axis."""
+    conflicts = resource_conflicts(names, placement)
+    if conflicts:
+        where = f"the result of {operation} (a value with axes {describe_placed(names, placement)})"
+        raise conflict_error(conflicts[0], where)
+
+
+def broadcast_placement(names: Sequence[str], placements: Sequence[Placement], *, operation: str) -> Placed:
+    """Elementwise and broadcast by name: the result (axes ``names``) is placed as its operands are.
+
+    Raises ``AxisResourceConflict`` when two of the result's axes land on one mesh axis.
+    """
+    placement, moved = _meet(placements, names, operation)
+    _checked(names, placement, operation)
+    return Placed(placement, tuple(moved))
+
+
+def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation: str) -> Placed:
+    """A reduction over ``reduced``: their placements go; one all-reduce over the mesh axes they were split
+    over (the partial results of each device's block are combined)."""
+    dropped = [n for n in reduced if n in placement]
+    kept = {n: m for n, m in placement.items() if n not in set(dropped)}
+    if not dropped:
+        return Placed(kept)
+    mesh_axes = tuple(dict.fromkeys(a for n in dropped for a in placement[n]))
+    split = ", ".join(f"{n!r}" for n in dropped)
+    why = f"{operation} reduces {split}, split over {format_mesh_axes(mesh_axes)}"
+    return Placed(kept, (Collective(CollectiveKind.ALL_REDUCE, mesh_axes, why),))
+
+
+def contract_placement(
+    names: Sequence[str], contracted: Sequence[str], placements: Sequence[Placement], *, operation: str
+) -> Placed:
+    """A contraction (einsum, dot) whose result has axes ``names`` and which sums over ``contracted``.
+
+    The result is placed as its operands place its axes (a conflict there raises ``AxisResourceConflict``).
+    A contracted axis split over mesh axes needs an all-reduce of the partial sums over them; where the result
+    is split over one of them, the operand split along the contracted axis is all-gathered over them instead
+    (what XLA does for a weight split along its contracted axis and activations split along the batch).
+    """
+    placement, moved = _meet(placements, [*names, *contracted], operation)
+    result = {n: m for n, m in placement.items() if n not in set(contracted)}
+    _checked(names, result, operation)
+    summed = [n for n in contracted if n in placement]
+    if not summed:
+        return Placed(result, tuple(moved))
+    mesh_axes = tuple(dict.fromkeys(a for n in summed for a in placement[n]))
+    gathered = any(a in mesh_axes for m in result.values() for a in m)
+    kind = CollectiveKind.ALL_GATHER if gathered else CollectiveKind.ALL_REDUCE
+    split = ", ".join(f"{n!r}" for n in summed)
+    where = f"split over {format_mesh_axes(mesh_axes)}"
+    why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
+    return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
+
+
+def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """A rename moves each placement with its name (``{"seq": "kv_seq"}``: ``seq@data`` -> ``kv_seq@data``)."""
+    return {renames.get(n, n): m for n, m in placement.items()}
+
+
+def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatch | None:
+    """Whether a value placed ``actual`` fits an annotation's ``declared`` placements (``"batch@data"``); a
+    value whose placement is not known (``None``: no ``NamedSharding``, Auto mesh axes inside ``jit``) fits."""
+    if actual is None:
+        return None
+    for name, wanted in declared.items():
+        found = actual.get(name, ())
+        if found != wanted:
+            where = (
+                f"mesh axes {found}"
+                if len(found) > 1
+                else f"mesh axis {found[0]!r}"
+                if found
+                else "no mesh axis (it is whole on every device)"
+            )
+            return Mismatch(
+                f"axis {name!r} is split over {where} but the annotation says {name}@{format_mesh_axes(wanted)}",
+                ErrorKind.PLACEMENT,
+                name,
+            )
+    return None
