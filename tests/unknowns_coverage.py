@@ -2,7 +2,7 @@
 each corpus, its closing line ``named shapes known: K of N NamedArray expressions (P%)``.
 
 The corpora: ``examples/``, ``examples/typed/``, the blind sets' correct programs (``tests/blind/set1``,
-``set2``: every module, the helpers included) and the docs' code (each page's ```python blocks, one file a
+``set2``, ``set3``: every module, the helpers included) and the docs' code (each page's ```python blocks, one file a
 page, as a reader runs them; docs/errors.md, whose blocks are wrong on purpose, left out). Each corpus is one
 check of its own (the blind sets both have a ``_sizes`` module).
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 KNOWN = re.compile(r"^named shapes known: (\d+) of (\d+) NamedArray expressions \(([\d.]+)%\)$", re.M)
 DELIBERATELY_WRONG = {ROOT / "docs" / "errors.md"}
-CORPORA = ("examples", "examples/typed", "set1", "set2", "docs")
+CORPORA = ("examples", "examples/typed", "set1", "set2", "set3", "docs")
 
 
 def docs_programs(into: Path) -> list[Path]:
