@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from unknowns_coverage import check
 
-FLOORS = {"examples": 100.0, "examples/typed": 98.0, "set1": 100.0, "set2": 92.0, "docs": 97.0}
+FLOORS = {"examples": 100.0, "examples/typed": 100.0, "set1": 100.0, "set2": 96.0, "set3": 96.0, "docs": 97.0}
 """The percentage known each corpus had when measured (rounded down): it may only grow."""
 
 
