@@ -61,15 +61,12 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_checker_on_the_program_and_its_caught_plants(program: Path, cache: Path, tmp_path: Path) -> None:
     _copy_set(program, tmp_path)
     source = program.read_text()
-    held: dict[str, tuple[int, str]] = {}
-    for number, pid, _kind, _visibility, replacement in measure.plants(source):
-        if _key(program, pid) in CAUGHT:
-            held[pid] = (number, measure.mutant_name(program.name, pid))
-            (tmp_path / held[pid][1]).write_text(measure.mutate(source, number, replacement))
-    found, out = measure.check_many(tmp_path, [program.name, *(name for _, name in held.values())], False, cache)
+    lines = {pid: number for number, pid, *_ in measure.plants(source)}
+    held = measure.write_mutants(source, program.name, tmp_path, {p for p in lines if _key(program, p) in CAUGHT})
+    found, out = measure.check_many(tmp_path, [program.name, *held.values()], False, cache)
     clean = found[program.name]
     _assert_clean(program, "default", clean, out)
-    missed = [f"{pid} (line {number})" for pid, (number, name) in held.items() if not set(found[name]) - set(clean)]
+    missed = [f"{pid} (line {lines[pid]})" for pid, name in held.items() if not set(found[name]) - set(clean)]
     assert missed == [], f"plants caught when last measured are missed now: {missed}\n{out}"
     strict, out = measure.check(tmp_path, program.name, True, cache)
     _assert_clean(program, "strict", strict, out)

@@ -59,6 +59,16 @@ def mutant_name(program: str, pid: str) -> str:
     return f"{Path(program).stem}__plant_{pid}.py"
 
 
+def write_mutants(source: str, program: str, folder: Path, ids: set[str] | None = None) -> dict[str, str]:
+    """Write the mutant of each plant of ``source`` (those in ``ids``, else all) into ``folder``: plant id -> file."""
+    written = {}
+    for number, pid, _, _, replacement in plants(source):
+        if ids is None or pid in ids:
+            written[pid] = mutant_name(program, pid)
+            (folder / written[pid]).write_text(mutate(source, number, replacement))
+    return written
+
+
 def check_many(
     folder: Path, names: list[str], strict: bool, cache: Path
 ) -> tuple[dict[str, list[tuple[int, str]]], str]:
@@ -124,9 +134,7 @@ def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
                 if f.is_file():
                     shutil.copy(f, work / f.name)
             planted = plants(source)
-            mutants = {pid: mutant_name(program.name, pid) for _, pid, _, _, _ in planted}
-            for number, pid, _, _, replacement in planted:
-                (work / mutants[pid]).write_text(mutate(source, number, replacement))
+            mutants = write_mutants(source, program.name, work)
             found, _ = check_many(work, [program.name, *mutants.values()], False, cache)
             clean = found[program.name]
             strict, _ = check(work, program.name, True, cache)
