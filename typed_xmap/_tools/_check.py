@@ -58,7 +58,7 @@ def _stubs_dir(cache_dir: str) -> Path | None:
     installed = next((p for p in map(Path, sys.path) if (p / "typed_xmap-stubs" / "__init__.pyi").exists()), None)
     if installed is None:
         return None
-    folder = Path(tempfile.mkdtemp(prefix="typed-xmap-stubs-") if cache_dir == os.devnull else cache_dir)
+    folder = Path(_user_temp("typed-xmap-stubs") if cache_dir == os.devnull else cache_dir)
     folder = folder.resolve() / "typed_xmap-stubs-link"
     link, target = folder / "typed_xmap", (installed / "typed_xmap-stubs").resolve()
     folder.mkdir(parents=True, exist_ok=True)
@@ -74,6 +74,25 @@ def _stubs_dir(cache_dir: str) -> Path | None:
     elif not link.is_symlink():
         shutil.copytree(target, link, dirs_exist_ok=True)
     return folder
+
+
+def _user_temp(name: str) -> Path:
+    """A folder of this user's under the temp directory, the same for every run: a fresh one per run was never
+    removed (a check ends with ``os._exit``), so each left an empty folder behind."""
+    folder = Path(tempfile.gettempdir()) / f"{name}-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def _empty_config() -> Path:
+    """An empty ``mypy.ini`` for runs without a config file, written once (atomically: checks may run side by
+    side)."""
+    path = _user_temp("typed-xmap-check") / "mypy.ini"
+    if not path.exists():
+        partial = path.with_name(f"mypy.ini.{os.getpid()}")
+        partial.write_text("[mypy]\n")
+        os.replace(partial, path)
+    return path
 
 
 COMM_FLAGS = ["--enable-error-code", "named-comm", "--show-error-context"]
@@ -104,9 +123,7 @@ def with_plugin(options: Options) -> Options:
     if not any(p == PLUGIN or p.replace("\\", "/").endswith("typed_xmap/plugin") for p in options.plugins):
         options.plugins.append(PLUGIN)
     if not options.config_file:  # mypy loads plugins only when it read a config file: give it an empty one
-        empty = Path(tempfile.mkdtemp(prefix="typed-xmap-check-")) / "mypy.ini"
-        empty.write_text("[mypy]\n")
-        options.config_file = str(empty)
+        options.config_file = str(_empty_config())
     if not options.allow_redefinition and not options.allow_redefinition_old:
         # model code rebinds a name to a new shape (h = relu(x); h = einsum(..., h, w)): mypy's
         # --allow-redefinition (measured: also in loops, and bugs through the rebound value or an

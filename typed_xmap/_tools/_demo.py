@@ -8,6 +8,7 @@ CPU devices when the accelerator has fewer, 1x1 on a one-device machine. It prin
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -146,19 +147,23 @@ def _where_note(mesh: Any, jax: Any) -> str:
 
 
 def _static_check(console: Console, say: Callable[[str], None]) -> int:
-    """Type-check the bundled example with a planted bug, then its fixed version."""
+    """Type-check the bundled example with a planted bug, then its fixed version, in a folder removed after."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="typed-xmap-demo-") as folder:
+        return _check_planted_then_fixed(console, say, Path(folder))
+
+
+def _check_planted_then_fixed(console: Console, say: Callable[[str], None], folder: Path) -> int:
     import contextlib
     import io
-    import tempfile
     from importlib.resources import files
-    from pathlib import Path
 
     from ._check import config_ini, run_check
 
     source = files("typed_xmap.examples").joinpath("regression.py").read_text()
     planted = source.replace('tnp.sum(squared, "out_features")', 'tnp.sum(squared, "out_feature")')
     line = next(i for i, text in enumerate(planted.splitlines(), 1) if '"out_feature")' in text)
-    folder = Path(tempfile.mkdtemp(prefix="typed-xmap-demo-"))
     (folder / "mypy.ini").write_text(config_ini())
     program = folder / "regression.py"
 
