@@ -34,6 +34,12 @@ def test_shard_places_by_name(mesh):
     assert tx.resources_of(both) == {"batch": ("x", "y")}
 
 
+def test_none_leaves_an_axis_not_split_as_in_a_partition_spec(mesh):
+    x = tx.shard(value(), {"batch": "x", "feat": None})
+    assert x.data.sharding.spec == P(None, "x", None)
+    assert tx.resources_of(x) == {"batch": "x"}
+
+
 def test_shard_positional_array_with_axes(mesh):
     placed = tx.shard(jnp.ones((8, 4)), {"b": "x"}, axes=["b", ...])
     assert isinstance(placed, jax.Array) and placed.sharding.spec == P("x", None)

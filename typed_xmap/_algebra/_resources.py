@@ -64,7 +64,8 @@ def resource_name(resource: Resource) -> str:
 
 
 def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dict[str, tuple[Resource, ...]]:
-    """``{'a': 'x', 'b': ('x', 'y')}`` -> ``{'a': ('x',), 'b': ('x', 'y')}``, validated."""
+    """``{'a': 'x', 'b': ('x', 'y'), 'c': None}`` -> ``{'a': ('x',), 'b': ('x', 'y')}``, validated; ``None`` leaves
+    an axis not split, as in a ``PartitionSpec``."""
     if axis_resources is None:
         return {}
     if not isinstance(axis_resources, Mapping):
@@ -75,6 +76,8 @@ def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dic
         )
     result: dict[str, tuple[Resource, ...]] = {}
     for axis, value in axis_resources.items():
+        if value is None:
+            continue
         given: tuple[object, ...] = tuple(value) if isinstance(value, (tuple, list)) else (value,)
         resources = tuple(r for r in given if isinstance(r, (str, SerialLoop)))
         if not given:
