@@ -41,7 +41,9 @@ def _unflatten(aux: Aux, children: Any) -> Any:
     """The value around its leaf: every ``jit`` call's results, every ``jax.tree.map``. The aux was validated
     when it was made (``aux_of``), so a leaf with at least the named dims it asks for (``aux[2]``, read from its
     ``aval``: a concrete array or a tracer) is the value's data as it is: allocate, set, return. Anything else
-    (a leaf a ``jax.tree.map`` reduced or replaced, mapped axes) takes the checked path."""
+    (a leaf a ``jax.tree.map`` reduced or replaced, mapped axes) takes the checked path, as every leaf would if a
+    JAX no longer gave arrays an ``aval``: slower, never wrong. ``jax.Array.ndim`` is a Python property; ``aval``
+    is read in C for a concrete array."""
     try:
         data = children[0]
         if len(data.aval.shape) >= aux[2]:
