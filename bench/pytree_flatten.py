@@ -7,8 +7,9 @@ tables:
    leaves), per leaf, this thread's CPU time (host-only work: other processes on a shared machine do not
    count). Beside NamedArray: the floor of any per-leaf node (a class whose flatten is an attribute read and
    whose unflatten returns at once, ``floor node``), the floor of a node that builds its value and checks its
-   leaf's rank as NamedArray's must (``checking node``: a value made in C, the rank read from the leaf's ``aval``), a ``register_dataclass`` node, an equinox ``Module``
-   and a Haliax ``NamedArray`` where installed. Goal (issue 27): NamedArray <= 3x plain arrays.
+   leaf's rank as NamedArray's must (``checking node``: a value made in C, the rank read from the leaf's
+   ``aval``), a ``register_dataclass`` node, an equinox ``Module`` and a Haliax ``NamedArray`` where installed.
+   Goal (issue 27): NamedArray <= 3x plain arrays.
 2. *A train-step-like call*: a jitted ``a + a`` over every leaf of params + Adam state, 10, 100 and 450 leaves
    of small ``[in, out]`` arrays, this thread's CPU time per call (the call's host work: flatten, dispatch,
    unflatten; XLA runs the program on its own threads, whose time on a loaded machine moved 2x between runs).
