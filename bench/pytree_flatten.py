@@ -7,8 +7,9 @@ tables:
    leaves), per leaf, this thread's CPU time (host-only work: other processes on a shared machine do not
    count). Beside NamedArray: the floor of any per-leaf node (a class whose flatten is an attribute read and
    whose unflatten returns at once, ``floor node``), the floor of a node that builds its value and checks its
-   leaf's rank as NamedArray's must (``checking node``), a ``register_dataclass`` node, an equinox ``Module``
-   and a Haliax ``NamedArray`` where installed. Goal (issue 27): NamedArray <= 3x plain arrays.
+   leaf's rank as NamedArray's must (``checking node``: a value made in C, the rank read from the leaf's
+   ``aval``), a ``register_dataclass`` node, an equinox ``Module`` and a Haliax ``NamedArray`` where installed.
+   Goal (issue 27): NamedArray <= 3x plain arrays.
 2. *A train-step-like call*: a jitted ``a + a`` over every leaf of params + Adam state, 10, 100 and 450 leaves
    of small ``[in, out]`` arrays, this thread's CPU time per call (the call's host work: flatten, dispatch,
    unflatten; XLA runs the program on its own threads, whose time on a loaded machine moved 2x between runs).
@@ -63,28 +64,31 @@ jax.tree_util.register_pytree_node(FloorNode, operator.attrgetter("_flat"), lamb
 
 class CheckingNode:
     """The floor of a node that builds its value in Python and checks its leaf, as NamedArray's unflatten must (a
-    ``jax.tree.map`` may change a leaf's rank): NamedArray's four slots, set on a value made by ``object.__new__``,
-    after the rank test alone."""
+    ``jax.tree.map`` may change a leaf's rank): NamedArray's four slots, set on a value made in C (a class with no
+    ``__init__``, called through ``type.__call__``), after the rank test alone, read from the leaf's ``aval``."""
 
     __slots__ = ("_flat", "axes", "data", "mapped")
 
-    def __init__(self, data: Any, axes: tuple[str, ...]) -> None:
-        self.data, self.axes, self.mapped, self._flat = data, axes, (), ((data,), axes)
 
-
-def _checking_unflatten(axes: tuple[str, ...], children: Any) -> CheckingNode:
-    (data,) = children
-    if type(data) is not _ARRAY or len(data.aval.shape) < len(axes):
-        raise TypeError(f"CheckingNode: the bench gives every node a leaf with its dims, got {data!r}")
-    x = _new(CheckingNode)
-    x.data = data
-    x.axes = axes
-    x.mapped = ()
-    x._flat = (children, axes)
+def _checking_node(data: Any, axes: tuple[str, ...]) -> CheckingNode:
+    x = _empty()
+    x.data, x.axes, x.mapped, x._flat = data, axes, (), ((data,), (axes, len(axes)))
     return x
 
 
-_ARRAY, _new = type(jnp.zeros(())), object.__new__
+def _checking_unflatten(aux: tuple[tuple[str, ...], int], children: Any) -> CheckingNode:
+    data = children[0]
+    if len(data.aval.shape) < aux[1]:
+        raise TypeError(f"CheckingNode: the bench gives every node a leaf with its dims, got {data!r}")
+    x = _empty()
+    x.data = data
+    x.axes = aux[0]
+    x.mapped = ()
+    x._flat = (children, aux)
+    return x
+
+
+_empty = type.__call__.__get__(CheckingNode)
 jax.tree_util.register_pytree_node(CheckingNode, operator.attrgetter("_flat"), _checking_unflatten)
 
 
@@ -116,7 +120,7 @@ def flatten_table() -> None:
     opt = optax.adamw(1e-3)
     cases = {"plain arrays": (plain, opt.init(plain)), "NamedArray": (named, opt.init(named))}
     cases["floor node"] = jax.tree.map(lambda a: FloorNode(a, ("embed",)), cases["plain arrays"])
-    cases["checking node"] = jax.tree.map(lambda a: CheckingNode(a, ("embed",)[: a.ndim]), cases["plain arrays"])
+    cases["checking node"] = jax.tree.map(lambda a: _checking_node(a, ("embed",)[: a.ndim]), cases["plain arrays"])
     cases["dataclass node"] = jax.tree.map(lambda a: DataclassNode(a, ("embed",)), cases["plain arrays"])
     cases.update(_others(cases["plain arrays"]))
     per_leaf = flatten_unflatten(cases)

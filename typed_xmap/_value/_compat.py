@@ -53,8 +53,8 @@ def _incompatible(what: str) -> JaxCompatibilityError:
 
 
 def array_impl() -> Any:
-    """The type of a concrete jax array (``jax._src.array.ArrayImpl``): the pytree unflatten's fast path tests
-    ``type(data) is`` it and reads the rank from its ``aval`` (``jax.Array.ndim`` is a slower Python property)."""
+    """The type of a concrete jax array (``jax._src.array.ArrayImpl``): data of this type (or numpy's) is laid
+    out in name order when a value is made (``_named_array.wrap``, ``_flat.flat_of``)."""
     try:
         from jax._src.array import ArrayImpl
     except ImportError as error:

@@ -1,6 +1,7 @@
 """What the pytree flatten of a NamedArray returns, made with the value: its leaf in canonical order (sorted
-by name) and the aux naming the axes, shared per named shape. Knows no NamedArray (``_named_array`` calls
-``flat_of``; ``_pytree`` registers the node)."""
+by name) and the aux naming the axes, shared per named shape and validated once, when it is made (``aux_of``:
+it says whether a leaf needs more than a rank test to be unflattened). Knows no NamedArray (``_named_array``
+calls ``flat_of``; ``_pytree`` registers the node)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,25 @@ from jax.core import Tracer
 
 from ._compat import array_impl
 
-__all__ = ["CACHE_SIZE", "SORTED_AUX", "ArrayImpl", "Aux", "SharedAux", "canonical_order", "flat_of"]
+__all__ = ["CACHE_SIZE", "CHECKED", "SORTED_AUX", "ArrayImpl", "Aux", "aux_of", "canonical_order", "flat_of"]
 
-Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...]]
+Aux = tuple[tuple[str, ...], tuple[tuple[str, int], ...], int]
+"""(the leaf's named axes in its order, the mapped axes sorted, the rank a leaf needs to be unflattened at once
+or ``CHECKED``): ``aux_of`` makes it."""
+
+CHECKED = 1 << 62
+"""An aux's third entry when its value cannot be made from the leaf by the unflatten's fast path (axes mapped
+by an enclosing ``vmap`` level, or a placeholder's axes out of order): no leaf has that many dims."""
+
+
+def aux_of(axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...]) -> Aux:
+    """The aux of a leaf laid out as ``axes`` (and these ``mapped`` axes, sorted): everything the unflatten needs
+    decided once per named shape, not once per leaf. Its third entry is the number of named dims a leaf must
+    have for the unflatten to build the value with no other check: ``len(axes)`` when the axes are in canonical
+    order and nothing is mapped, else ``CHECKED``. A function of ``axes`` and ``mapped`` alone, so two auxes
+    of one named shape are equal whether or not they are the shared one (``SORTED_AUX``)."""
+    fast = not mapped and (len(axes) < 2 or canonical_order(axes) is None)
+    return (axes, mapped, len(axes) if fast else CHECKED)
 
 
 def flat_of(data: Any, axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...]) -> tuple[Any, Aux]:
@@ -44,10 +61,10 @@ def flat_of(data: Any, axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...
     if order is not None and not isinstance(getattr(data, "ndim", None), int):
         order = None  # a placeholder: no named dims to sort
     sorted_axes = axes if order is None else order[0]
-    aux = (sorted_axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
+    aux = aux_of(sorted_axes, tuple(sorted(mapped)) if len(mapped) > 1 else mapped)
     shared = not mapped and len(SORTED_AUX) < CACHE_SIZE
-    if shared and (order is not None or canonical_order(axes) is None):  # not a placeholder's unsorted axes
-        aux = SORTED_AUX.setdefault(sorted_axes, SharedAux(aux))
+    if shared and aux[2] != CHECKED:  # not a placeholder's unsorted axes
+        aux = SORTED_AUX.setdefault(sorted_axes, aux)
     if order is None:
         return (data,), aux
     if shared:
@@ -55,15 +72,8 @@ def flat_of(data: Any, axes: tuple[str, ...], mapped: tuple[tuple[str, int], ...
     return _Sorted(data, order[1]), aux
 
 
-class SharedAux(tuple):  # type: ignore[type-arg]  # an Aux
-    """The one aux of every unmapped NamedArray with these sorted axes (``SORTED_AUX``): jit's comparison of a
-    call's pytree structure with its cache's is then an identity check, and its type tells the unflatten that
-    the axes are sorted and nothing is mapped."""
-
-    __slots__ = ()
-
-
-# sorted axes -> (axes, ()), a SharedAux
+# sorted axes -> (axes, (), len(axes)), the one aux of every unmapped NamedArray with these axes: jit's comparison
+# of a call's pytree structure with its cache's is then an identity check
 SORTED_AUX: dict[tuple[str, ...], Aux] = {}
 # unsorted axes -> (the permutation that sorts them, the sorted axes' shared aux)
 _UNSORTED: dict[tuple[str, ...], tuple[tuple[int, ...], Aux]] = {}

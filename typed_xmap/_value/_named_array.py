@@ -14,20 +14,57 @@ The value knows no operation and no printing: ``_operators`` installs its operat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 from jax.core import Tracer
 
 from .._algebra import ErrorKind, NamedShapeError
-from ._flat import SORTED_AUX, ArrayImpl, canonical_order, flat_of
+from ._flat import SORTED_AUX, ArrayImpl, Aux, canonical_order, flat_of
 
-__all__ = ["NamedArray", "holds_array", "in_name_order", "in_order", "is_eager", "laid_out", "wrap"]
+__all__ = ["NamedArray", "empty", "holds_array", "in_name_order", "in_order", "is_eager", "laid_out", "wrap"]
 
 
-class NamedArray:
+class _Checked(type):
+    """NamedArray's metaclass: ``NamedArray(data, axes, mapped=())`` checks its arguments here, so the class
+    has no ``__init__`` and an empty value is made in C, with no Python frame (``type.__call__`` bound to the
+    class: what the pytree unflatten, run per leaf of every ``jit`` call's results, allocates with; about half
+    the cost of ``object.__new__``)."""
+
+    def __call__(cls, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> NamedArray:
+        axes = tuple(axes)
+        mapped = tuple((str(n), int(s)) for n, s in mapped)
+        both = [n for n, _ in mapped if n in axes]
+        if both:
+            raise NamedShapeError(
+                f"axis {both[0]!r} cannot be both a dim of the data and mapped. Fix: list it in axes or in "
+                f"mapped, not both",
+                kind=ErrorKind.AXIS_MISSING,
+            )
+        ndim = getattr(data, "ndim", None)
+        if isinstance(ndim, int) and ndim < len(axes):
+            raise NamedShapeError(
+                f"a NamedArray with named axes {axes} needs at least {len(axes)} dims, but its data has "
+                f"shape {tuple(data.shape)}. This happens when jax.vmap maps a named axis: vmap maps "
+                f"positional dims only. Fix: map a positional dim, or use tx.xmap to map a named axis",
+                kind=ErrorKind.POSITIONAL,
+            )
+        if len(set(axes)) != len(axes):
+            raise NamedShapeError(
+                f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
+                kind=ErrorKind.SYNTAX,
+            )
+        if not mapped and isinstance(data, _CONCRETE):
+            data, axes = in_name_order(data, axes)
+        x: NamedArray = type.__call__(cls)  # an empty value (the class has no __init__)
+        x.data, x.axes, x.mapped = data, axes, mapped
+        x._flat = flat_of(data, axes, mapped)
+        return x
+
+
+class NamedArray(metaclass=_Checked):
     """A jax array with named axes (order-free) and positional dims.
 
     Build one with ``tx.named(array, axes)``; read it back with ``tx.positional(x, axes)``.
@@ -63,36 +100,11 @@ class NamedArray:
     data: jax.Array
     axes: tuple[str, ...]
     mapped: tuple[tuple[str, int], ...]
-    _flat: tuple[Any, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]]  # the pytree flatten's result
+    _flat: tuple[Any, Aux]  # the pytree flatten's result
 
-    def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None:
-        axes = tuple(axes)
-        mapped = tuple((str(n), int(s)) for n, s in mapped)
-        both = [n for n, _ in mapped if n in axes]
-        if both:
-            raise NamedShapeError(
-                f"axis {both[0]!r} cannot be both a dim of the data and mapped. Fix: list it in axes or in "
-                f"mapped, not both",
-                kind=ErrorKind.AXIS_MISSING,
-            )
-        ndim = getattr(data, "ndim", None)
-        if isinstance(ndim, int) and ndim < len(axes):
-            raise NamedShapeError(
-                f"a NamedArray with named axes {axes} needs at least {len(axes)} dims, but its data has "
-                f"shape {tuple(data.shape)}. This happens when jax.vmap maps a named axis: vmap maps "
-                f"positional dims only. Fix: map a positional dim, or use tx.xmap to map a named axis",
-                kind=ErrorKind.POSITIONAL,
-            )
-        if len(set(axes)) != len(axes):
-            raise NamedShapeError(
-                f"a NamedArray cannot name two dims the same: {axes}. Fix: give each dim its own name",
-                kind=ErrorKind.SYNTAX,
-            )
-        if not mapped and isinstance(data, _CONCRETE):
-            data, axes = in_name_order(data, axes)
-        self.data, self.axes = data, axes
-        self.mapped = mapped
-        self._flat = flat_of(data, axes, mapped)
+    if TYPE_CHECKING:  # the metaclass's __call__ at run time: the class has no __init__ (``empty``)
+
+        def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None: ...
 
     # -- shape ------------------------------------------------------------------------------------
     @property
@@ -160,7 +172,7 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
     A traced value keeps the order given (the producing operation's layout, which XLA lays out best); only
     its pytree flatten, inside the trace, puts it in name order.
     """
-    x = _new(NamedArray)
+    x = empty()
     axes = tuple(axes)
     if not mapped:
         aux = SORTED_AUX.get(axes)
@@ -177,7 +189,7 @@ def wrap(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = (
 def laid_out(data: Any, axes: Sequence[str], mapped: tuple[tuple[str, int], ...] = ()) -> NamedArray:
     """A NamedArray whose data keeps the layout ``axes`` even when it is concrete: an operation's intermediate
     value that it reads back by position (``in_order``). Its flatten would transpose: never return it."""
-    x = _new(NamedArray)
+    x = empty()
     x.data, x.axes, x.mapped = data, tuple(axes), mapped
     x._flat = flat_of(data, x.axes, mapped)
     return x
@@ -193,5 +205,6 @@ def in_name_order(data: Any, axes: tuple[str, ...]) -> tuple[Any, tuple[str, ...
     return (np.transpose(data, perm) if isinstance(data, np.ndarray) else jax.lax.transpose(data, perm)), order[0]
 
 
-_new = object.__new__
+empty: Callable[[], NamedArray] = type.__call__.__get__(NamedArray)
+"""``empty()``: a NamedArray with no slot set, made in C (the class has no ``__init__``); the caller sets all four."""
 _CONCRETE = (ArrayImpl, np.ndarray)

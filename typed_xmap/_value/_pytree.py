@@ -10,16 +10,14 @@ from typing import Any
 
 import jax
 import jax.export
-from jax.core import Tracer
 from jax.tree_util import GetAttrKey, register_pytree_with_keys
 
-from ._flat import CACHE_SIZE, ArrayImpl, Aux, SharedAux
-from ._named_array import NamedArray, holds_array, wrap
+from ._flat import CACHE_SIZE, Aux, aux_of
+from ._named_array import NamedArray, empty, holds_array, wrap
 
 __all__: list[str] = []
 
 _FLATTEN = operator.attrgetter("_flat")
-_new = object.__new__
 
 
 def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
@@ -39,30 +37,34 @@ def _flatten_with_keys(x: NamedArray) -> tuple[tuple[tuple[Any, Any]], Aux]:
 _DATA_KEYS: dict[tuple[str, ...], Any] = {}  # sorted axes -> the GetAttrKey naming them
 
 
-def _unflatten(aux: Aux, children: Iterable[Any]) -> Any:
-    """The value around its leaf. The fast path (a jit call's results, a ``jax.tree.map`` in a trace or not): the
-    shared aux of sorted axes with nothing mapped (``SharedAux``), and data with all their dims (a leaf reduced
-    below them takes the checked path). A concrete array is tested first: it is every leaf of a call's results."""
+def _unflatten(aux: Aux, children: Any) -> Any:
+    """The value around its leaf: every ``jit`` call's results, every ``jax.tree.map``. The aux was validated
+    when it was made (``aux_of``), so a leaf with at least the named dims it asks for (``aux[2]``, read from its
+    ``aval``: a concrete array or a tracer) is the value's data as it is: allocate, set, return. Anything else
+    (a leaf a ``jax.tree.map`` reduced or replaced, mapped axes) takes the checked path, as every leaf would if a
+    JAX no longer gave arrays an ``aval``: slower, never wrong. ``jax.Array.ndim`` is a Python property; ``aval``
+    is read in C for a concrete array."""
+    try:
+        data = children[0]
+        if len(data.aval.shape) >= aux[2]:
+            x = empty()
+            x.data = data
+            x.axes = aux[0]
+            x.mapped = ()
+            x._flat = (children, aux)
+            return x
+    except (AttributeError, TypeError):  # a leaf without an aval (a shape, numpy data), or children not a sequence
+        pass
+    return _unflatten_checked(aux, children)
+
+
+def _unflatten_checked(aux: Aux, children: Iterable[Any]) -> Any:
     (data,) = children
-    if type(data) is ArrayImpl:
-        if type(aux) is not SharedAux or len(data.aval.shape) < len(aux[0]):
-            return _unflatten_checked(data, aux)
-    elif type(aux) is not SharedAux or not isinstance(data, Tracer) or len(data.shape) < len(aux[0]):
-        return _unflatten_checked(data, aux)
-    x = _new(NamedArray)
-    x.data = data
-    x.axes = aux[0]
-    x.mapped = ()
-    x._flat = (children if type(children) is tuple else (data,), aux)
-    return x
-
-
-def _unflatten_checked(data: Any, aux: Aux) -> Any:
-    axes, mapped = aux
+    axes, mapped, _ = aux
     if axes and len(getattr(data, "shape", ())) < len(axes) and holds_array(data):
         if data.ndim == 0:  # a leaf reduced to a scalar (jax.tree.map(jnp.sum, params),
             return data  # optax's norms): no axis is left to name, so it stays a plain scalar
-        NamedArray(data, *aux)  # raises the explanatory error (jax.vmap mapped a named dim away)
+        NamedArray(data, axes, mapped)  # raises the explanatory error (jax.vmap mapped a named dim away)
     if mapped and holds_array(data):  # new leaves (jax.lax.psum(x, 'i')): keep the axes the data still varies along
         from ._frames import varying_mapped
 
@@ -79,7 +81,7 @@ def _serialize_aux(aux: Aux) -> bytes:
 
 def _deserialize_aux(data: bytes) -> Aux:
     axes, mapped = json.loads(data)
-    return tuple(axes), tuple((str(n), int(s)) for n, s in mapped)
+    return aux_of(tuple(axes), tuple((str(n), int(s)) for n, s in mapped))
 
 
 # jax.export: functions taking or returning NamedArrays serialize (their in/out trees name this node)
