@@ -1086,51 +1086,58 @@ def fitting_meshes(draw: Any) -> Case:
 
 
 HOST_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-HUGE = st.sampled_from([1, 3, 10**6, 10**12, 2**40, 2**62])
+HUGE = [10**6, 10**12, 2**40, 2**62]
+SIZE_DTYPES: dict[str, list[Any]] = {
+    "normal": [np.float32, np.float16, jnp.bfloat16],
+    "randint": [np.int32, np.int8, np.uint8],
+    "arange": [np.int32, np.float32],
+}
+"""The dtypes each call of the sizes family draws from (the others: any of ``FILL_DTYPES``)."""
+FILL_DTYPES = [np.float32, np.float16, np.int8, np.int32, np.bool_]
 
 
 @st.composite
 def sizes(draw: Any) -> Case:
     """Sizes against what can be allocated: a value past the host's memory (8 emulated CPU devices share it)
-    is a named error, never JAX's abort."""
+    is a named error, never JAX's abort. Sizes are small, huge, zero (an empty value of a huge axis is
+    nothing to allocate) or one element past the limit for the dtype drawn (its item size counts)."""
     which = draw(
         st.sampled_from(
             ["zeros", "full", "normal", "randint", "pad", "one_hot", "broadcast_to", "zeros_like", "arange"]
         )
     )
-    first, second = draw(HUGE), draw(st.sampled_from([1, 2, 10**6]))
-    small = _named(np.ones((2,), np.float32), ("a",))
+    dtype = np.dtype(draw(st.sampled_from(SIZE_DTYPES.get(which, FILL_DTYPES))))
+    second = draw(st.sampled_from([0, 1, 2, 3, 10**6]))
+    other = {"pad": 1, "broadcast_to": 2, "zeros_like": 2, "arange": 1}.get(which, max(second, 1))
+    past = HOST_MEMORY // (dtype.itemsize * other) + 1  # one element more than the memory holds (or empty)
+    first = draw(st.one_of(st.integers(1, 5), st.sampled_from([*HUGE, past])))
+    small = _named(np.ones((2,), dtype), ("a",))
     key = jax.random.key(0)
-    calls: dict[str, tuple[Callable[[], Any], dict[str, int], int, Any]] = {
-        "zeros": (lambda: tnp.zeros({"a": first, "b": second}), {"a": first, "b": second}, 4, 0.0),
-        "full": (lambda: tnp.full({"a": first, "b": second}, 2), {"a": first, "b": second}, 4, 2),
-        "normal": (lambda: tx.random.normal(key, {"a": first, "b": second}), {"a": first, "b": second}, 4, None),
-        "randint": (
-            lambda: tx.random.randint(key, {"a": first, "b": second}, 0, 5),
-            {"a": first, "b": second},
-            4,
-            None,
-        ),
-        "pad": (lambda: tnp.pad(small, {"a": (first, 0)}), {"a": first + 2}, 4, None),
+    pair = {"a": first, "b": second}
+    calls: dict[str, tuple[Callable[[], Any], dict[str, int], Any]] = {
+        "zeros": (lambda: tnp.zeros(pair, dtype), pair, 0),
+        "full": (lambda: tnp.full(pair, 2, dtype), pair, 2),
+        "normal": (lambda: tx.random.normal(key, pair, dtype), pair, None),
+        "randint": (lambda: tx.random.randint(key, pair, 0, 5, dtype), pair, None),
+        "pad": (lambda: tnp.pad(small, {"a": (first, 0)}), {"a": first + 2}, None),
         "one_hot": (
-            lambda: tnp.one_hot(tx.named(jnp.zeros(second, jnp.int32), ["seq"]), "v", first),
+            lambda: tnp.one_hot(tx.named(jnp.zeros(second, jnp.int32), ["seq"]), "v", first, dtype=dtype),
             {"seq": second, "v": first},
-            4,
             None,
         ),
-        "broadcast_to": (lambda: tx.broadcast_to(small, {"a": 2, "b": first}), {"a": 2, "b": first}, 4, 1.0),
-        "zeros_like": (lambda: tnp.zeros_like(small, new_axes={"b": first}), {"a": 2, "b": first}, 4, 0.0),
-        "arange": (lambda: tnp.arange("a", first), {"a": first}, 4, None),
+        "broadcast_to": (lambda: tx.broadcast_to(small, {"a": 2, "b": first}), {"a": 2, "b": first}, 1),
+        "zeros_like": (lambda: tnp.zeros_like(small, dtype, new_axes={"b": first}), {"a": 2, "b": first}, 0),
+        "arange": (lambda: tnp.arange("a", first, dtype=dtype), {"a": first}, None),
     }
-    call, shape, itemsize, fill = calls[which]
-    text = f"{which} of named shape {shape}"
-    count = math.prod(shape.values())
-    if count * itemsize > HOST_MEMORY:
+    call, shape, fill = calls[which]
+    text = f"{which} of named shape {shape}, {dtype.name}"
+    itemsize = max(dtype.itemsize, 4) if which in ("normal", "randint") else dtype.itemsize  # a draw: 32-bit bits
+    if math.prod(s for s in shape.values() if s) * itemsize > HOST_MEMORY:  # an empty value counts its other sizes
         return Case("sizes", text, call, Invalid("more than the devices' memory"))
     ordered = tuple(sorted(shape)) if which != "one_hot" else ("seq", "v")
     if fill is not None:
-        want: Any = np.full([shape[a] for a in ordered], fill, np.float32)
-        return Case("sizes", text, call, Valid(want, ordered))
+        want: Any = np.full([shape[a] for a in ordered], fill, dtype)
+        return Case("sizes", text, call, Valid(want, ordered, exact=True))
     return Case(
         "sizes",
         text,

@@ -32,6 +32,7 @@ pytestmark = [
     pytest.mark.skipif(not Path("/proc").exists(), reason="finds the daemon to kill through /proc"),
 ]
 
+SEED = int(os.environ.get("TYPED_XMAP_LSP_FUZZ_SEED", "28"))
 SCENARIOS = 8
 STEPS = 14
 DOCUMENTS = 3
@@ -238,7 +239,7 @@ class Editor:
 
 async def _fuzz(project: Path, oracle: Oracle) -> Counter[str]:
     client = await start(project)
-    editor = Editor(client, project, random.Random(28))
+    editor = Editor(client, project, random.Random(SEED))
     try:
         editor.open(0)
         for scenario in range(SCENARIOS):

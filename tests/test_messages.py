@@ -833,6 +833,7 @@ CASES = {
         K.AXIS_MISSING,
     ),
     "memory: more than the devices hold": (on_16_gib(lambda: tnp.zeros({"a": 10**12, "b": 10**12})), E, K.AXIS_SIZE),
+    "memory: an empty value XLA cannot build": (on_16_gib(lambda: tnp.zeros({"a": 10**12, "b": 0})), E, K.AXIS_SIZE),
     "selection: sample along an empty axis": (
         lambda: tx.random.categorical(jax.random.key(0), tx.named(jnp.ones((0, 3)), ["vocab", "batch"]), "vocab"),
         E,
@@ -1805,6 +1806,11 @@ MESSAGES = {
         "tnp.zeros: a value of named shape 'a=1000000000000 b=1000000000000' is 3.64e+12 TiB, more than the 8 cpu "
         "devices (the host's memory) hold (16 GiB); JAX would abort the process. Fix: check the sizes (a size in "
         "bytes or a product of two sizes passed as one size?), or shard it over a larger mesh"
+    ),
+    "memory: an empty value XLA cannot build": (
+        "tnp.zeros: a value of named shape 'a=1000000000000 b=0' is empty, but its other sizes make 3.64 TiB, more "
+        "than the 8 cpu devices (the host's memory) hold (16 GiB); XLA builds an empty value from those sizes and "
+        "can abort the process. Fix: check the sizes (a size in bytes or a product of two sizes passed as one size?)"
     ),
     "selection: sample along an empty axis": (
         "tx.random.categorical: axis 'vocab' of logits has size 0, so there is no category to draw. Fix: draw along "
