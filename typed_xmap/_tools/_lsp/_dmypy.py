@@ -220,8 +220,8 @@ def _complete(
     if manager is None or manager.blocking_error is not None or not manager.updated_modules:
         return result
     graph, build = manager.graph, manager.manager
-    updated = [graph[m] for m in manager.updated_modules if m in graph and graph[m].tree is not None]
-    targets = {target for state in updated for target in _functions(state.tree.defs)}  # type: ignore[union-attr]
+    updated = [graph[m] for m in manager.updated_modules if m in graph]
+    targets = {target for state in updated if state.tree is not None for target in _functions(state.tree.defs)}
     kept, build.options.export_types = build.options.export_types, build.options.export_types or export_types
     try:
         # each function's messages are cleared and made again. The update formatted every file's messages
