@@ -8,6 +8,7 @@ kind), or which values (compared with NumPy).
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
 import tempfile
 
@@ -482,6 +483,27 @@ def test_the_allocation_bound_is_the_host_memory_on_cpu():
     assert limit == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert where == "the 8 cpu devices (the host's memory)"
     assert tnp.zeros({"a": 1000, "b": 1000}).named_shape == {"a": 1000, "b": 1000}  # large but real: made
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: tnp.zeros({"a": 2**62, "b": 0}),  # XLA: "overflow in static extent product", SIGABRT
+        # one int32 more than the host holds (found as 6319125505): XLA allocated for it, bad_alloc or swapping
+        lambda: tnp.full(
+            {"a": os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4 + 1, "b": 0}, 2, jnp.int32
+        ),
+        lambda: tx.random.randint(jax.random.key(0), {"a": 0, "b": 10**12}, 0, 5),
+        lambda: tnp.one_hot(tx.named(jnp.zeros(0, jnp.int32), ["seq"]), "v", 10**12),
+    ],
+)
+def test_an_empty_value_of_absurd_sizes_is_named_before_jax_is_asked(make):
+    """An empty value holds nothing, but XLA builds it from its other sizes (the fuzz's sizes family found the
+    abort and a two-minute hang): those sizes are held to the same bound."""
+    with pytest.raises(NamedShapeError, match=r"is empty, but its other sizes make .* more than .*Fix:") as info:
+        make()
+    assert info.value.kind is ErrorKind.AXIS_SIZE
+    assert tnp.zeros({"a": 10**6, "b": 0}).named_shape == {"a": 10**6, "b": 0}  # empty and describable: made
 
 
 @pytest.mark.parametrize(
