@@ -162,3 +162,28 @@ def test_nothing_outlives_the_server(project: Path, tmp_path: Path, ending: str)
         time.sleep(0.1)
     assert daemon_pids(project) == []
     assert list(temporary.iterdir()) == []
+
+
+def test_a_daemon_killed_while_it_starts_is_started_again(project: Path) -> None:
+    """The scripted editor kills daemons at random: one killed while the server waits for it to listen (on a
+    loaded machine a start takes long) is replaced and the check answered, not failed (that check's diagnostics
+    were never published). Whenever the kill lands (before or after it listens) the check is answered."""
+    import threading
+
+    from typed_xmap._tools._lsp._daemon import Daemon
+
+    daemon = Daemon(project)
+
+    def kill() -> None:
+        while daemon.process is None:
+            time.sleep(0.001)
+        daemon.process.kill()  # the first daemon, as soon as it exists: it has not read its options yet
+
+    killer = threading.Thread(target=kill)
+    try:
+        killer.start()
+        report = daemon.check([str(project / "a.py")])
+        assert "named-axis-missing" in report and daemon.starts == 2
+    finally:
+        killer.join()
+        daemon.close()

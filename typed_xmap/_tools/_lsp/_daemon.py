@@ -127,14 +127,20 @@ class Daemon:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def request(self, command: str, **arguments: Any) -> dict[str, Any]:
-        """Send ``command``; a dead daemon is restarted and the request sent again once."""
+        """Send ``command``; a dead daemon (also one that died while it started: killed, crashed) is restarted
+        and the request sent again once."""
         from mypy.dmypy.client import request
         from mypy.ipc import BadStatus
 
         with self.lock:
             for attempt in range(2):
                 if self.process is None or self.process.poll() is not None or not self.ready:
-                    self.start()
+                    try:
+                        self.start()
+                    except DaemonError:
+                        if attempt == 1 or self.closed:
+                            raise
+                        continue  # start() clears what a daemon that exited left, then spawns another
                     self.ready = True
                 try:
                     # the client echoes the daemon's own prints to sys.stdout, the LSP channel: send them to stderr
