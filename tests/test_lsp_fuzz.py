@@ -36,8 +36,7 @@ pytestmark = [
 
 SEEDS = [int(seed) for seed in os.environ.get("TYPED_XMAP_LSP_FUZZ_SEEDS", "28 31 32").split()]
 """The sessions run, one per seed (``TYPED_XMAP_LSP_FUZZ_SEEDS="29 30"`` runs others). Seed 31 found mypy's
-update leaving a function half-checked (``_dmypy._complete``); seed 32 failed when the test waited for a pause
-rather than for the version it sent."""
+update leaving a function half-checked (``_dmypy._complete``)."""
 SCENARIOS = int(os.environ.get("TYPED_XMAP_LSP_FUZZ_SCENARIOS", "4"))
 STEPS = 14
 DOCUMENTS = 3
