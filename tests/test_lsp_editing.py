@@ -50,6 +50,8 @@ def use(x: NamedArray[f32, "batch embed"]) -> NamedArray[f32, "batch"]:
     return tnp.sum(y, "seq")
 """
 HALF_TYPED = 'def half(x: NamedArray[f32, "batch'
+USED_EARLY = '\n\ndef early(x: NamedArray[f32, "batch embed"]) -> NamedArray[f32, "batch"]:\n    s\n    s = total(x)\n'
+EARLY = [(11, "return"), (12, "has-type"), (12, "used-before-def")]  # in mypy's order
 
 
 def _where(found: list[lsp.Diagnostic]) -> list[tuple[int, str | int | None]]:
@@ -102,6 +104,13 @@ async def _isolation(project: Path, outside: Path) -> None:
         await hover(client, b, 7, 4)
         done = await published(client, [a, b], lambda: edit(client, a, 3, (10, 0), (10, len(HALF_TYPED)), ""))
         assert done == found
+
+        # a name used before its definition: what a fresh check says (mypy's update left the function, deferred
+        # twice, half-checked), and kept when another file's update comes after (its used-before-def pass)
+        early = await published(client, [a, b], lambda: edit(client, b, 2, (9, 0), (9, 0), USED_EARLY))
+        assert _where(early[b]) == [(8, "named-axis-missing"), *EARLY], early[b]
+        later = await published(client, [a, b], lambda: edit(client, a, 4, (0, 0), (0, 0), "\n"))
+        assert _where(later[b]) == _where(early[b]) and [d.range.start.line for d in later[a]] == [10]
     finally:
         await client.shutdown_session()
         await client.stop()

@@ -24,17 +24,23 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from mypy.build import Graph, State
 from mypy.dmypy_server import CONNECTION_NAME, Server
 from mypy.dmypy_util import receive, send
+from mypy.errorcodes import POSSIBLY_UNDEFINED, USED_BEFORE_DEF
 from mypy.errors import Errors
 from mypy.find_sources import InvalidSourceList, create_source_list
 from mypy.fswatcher import FileData
 from mypy.ipc import IPCServer
 from mypy.modulefinder import BuildSource
+from mypy.nodes import ClassDef, Decorator, FuncDef, OverloadedFuncDef, Statement
 from mypy.options import Options
 from mypy.parse import parse
+from mypy.server.update import propagate_changes_using_dependencies
 
 from ._report import MESSAGE
+
+UNDEFINED = (USED_BEFORE_DEF, POSSIBLY_UNDEFINED)
 
 
 class EditorServer:
@@ -117,10 +123,13 @@ class EditorServer:
         return result
 
     def _check(self, sources: list[BuildSource], export_types: bool, is_tty: bool, width: int) -> dict[str, Any]:
-        started = self.mypy.fine_grained_manager is None
+        before = self.mypy.fine_grained_manager
+        erred = set(before.previous_targets_with_errors) if before is not None else set()
         result = self.mypy.check(sources, export_types, is_tty, width)
         manager = self.mypy.fine_grained_manager
-        if not started or manager is None:
+        if before is not None and manager is not None:
+            return _complete(self.mypy, result, sources, export_types, (is_tty, width), erred)
+        if manager is None:
             return result
         graph = manager.graph
         result["uncached"] = sum(1 for state in graph.values() if state.meta is None)
@@ -187,6 +196,73 @@ class EditorServer:
         if not mask.exists():
             mask.write_text(text, encoding="utf-8")
         return str(mask)
+
+
+def _complete(
+    mypy: Server,
+    result: dict[str, Any],
+    sources: list[BuildSource],
+    export_types: bool,
+    terminal: tuple[bool, int],
+    erred: set[str],
+) -> dict[str, Any]:
+    """An update's answer with the messages a full check gives. mypy's update (its daemon's) loses two kinds:
+
+    - a changed file's update runs one deferred pass where a full check runs them until none is left: a
+      function deferred twice (a name used before its definition) was left half-checked, its errors (``Missing
+      return statement``, ``Cannot determine type``) missing. The changed files' functions are checked again
+      as mypy checks the targets an update reaches (every pass, the types kept for ``inspect``);
+    - its ``used-before-def`` pass runs for the last file it changed only (each file's update clears every
+      message; the others' come back by checking their targets again, which runs no such pass): it is run
+      again for each file updated or with messages before the update (``erred``: the targets that had them).
+    """
+    manager = mypy.fine_grained_manager
+    if manager is None or manager.blocking_error is not None or not manager.updated_modules:
+        return result
+    graph, build = manager.graph, manager.manager
+    updated = [graph[m] for m in manager.updated_modules if m in graph]
+    targets = {target for state in updated if state.tree is not None for target in _functions(state.tree.defs)}
+    kept, build.options.export_types = build.options.export_types, build.options.export_types or export_types
+    try:
+        # each function's messages are cleared and made again. The update formatted every file's messages
+        # ("flushed": no message may join them): all are formatted again
+        build.errors.flushed_files.clear()
+        changed = propagate_changes_using_dependencies(build, graph, manager.deps, set(), set(), targets, [])
+        for state in {*updated, *(graph[m] for t in erred if (m := _module_of(t, graph)) is not None)}:
+            if state.tree is not None:
+                _undefined_names(build.errors, state)
+        manager.previous_targets_with_errors = build.errors.targets()
+        manager.previous_messages = build.errors.new_messages().copy()
+        messages = manager.update(changed, [])
+    finally:
+        build.options.export_types = kept
+    return {**result, **mypy.increment_output(messages, sources, *terminal)}
+
+
+def _undefined_names(errors: Errors, state: State) -> None:
+    """mypy's ``used-before-def`` and ``possibly-undefined`` pass over ``state``'s module, its earlier
+    messages of those codes dropped."""
+    infos = errors.error_info_map.get(state.xpath)
+    if infos:
+        errors.error_info_map[state.xpath] = [i for i in infos if i.code not in UNDEFINED]
+    state.detect_possibly_undefined_vars()
+
+
+def _module_of(target: str, graph: Graph) -> str | None:
+    """The module a fine-grained target (``module``, ``module.function``, ``module.Class.method``) is in."""
+    parts = target.split(".")
+    return next((m for n in range(len(parts), 0, -1) if (m := ".".join(parts[:n])) in graph), None)
+
+
+def _functions(defs: list[Statement]) -> list[str]:
+    """The full names of the functions and methods among ``defs`` (mypy's targets), classes' bodies included."""
+    found = []
+    for node in defs:
+        if isinstance(node, FuncDef | OverloadedFuncDef | Decorator):
+            found.append(node.fullname)
+        elif isinstance(node, ClassDef):
+            found += _functions(node.defs.body)
+    return found
 
 
 def syntax_errors(path: str, text: str | None, options: Options) -> list[str]:
