@@ -77,6 +77,7 @@ async def published(
     sent, versions = SENT.get(client, {}), VERSIONS.setdefault(client, {})
     async with asyncio.timeout(600):
         while not all(uri in client.diagnostics and versions.get(uri) == sent.get(uri, versions[uri]) for uri in uris):
+            _no_failed_check(client)
             await asyncio.sleep(0.02)
     return {uri: list(client.diagnostics[uri]) for uri in uris}
 
@@ -86,7 +87,15 @@ async def checked(client: LanguageClient, versions: dict[str, int]) -> None:
     a check of exactly those texts, however long it takes (no pause decides what was checked)."""
     async with asyncio.timeout(600):
         while any(VERSIONS.get(client, {}).get(uri) != version for uri, version in versions.items()):
+            _no_failed_check(client)
             await asyncio.sleep(0.02)
+
+
+def _no_failed_check(client: LanguageClient) -> None:
+    """A check that failed publishes nothing: the server's message (its traceback) fails the test at once, where
+    waiting for the diagnostics would take the whole timeout."""
+    failed = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+    assert not failed, failed
 
 
 async def hover(client: LanguageClient, uri: str, line: int, character: int) -> str:

@@ -187,3 +187,26 @@ def test_a_daemon_killed_while_it_starts_is_started_again(project: Path) -> None
     finally:
         killer.join()
         daemon.close()
+
+
+def test_an_import_new_to_the_build(project: Path) -> None:
+    """mypy's update never adds a stdlib module an edit newly imports (mypy#10047): the build names a module it
+    lacks, and that check and every one after failed (``KeyError: 'ctypes'``). The check is made again from a
+    new build, and the next edits are checked as updates."""
+    from typed_xmap._tools._lsp._daemon import Daemon
+
+    daemon, c = Daemon(project), project / "c.py"
+    try:
+        reports = []
+        for text in ["x: int = 1\n", "import ctypes\nx: int = 1\n", "import ctypes\nx: int = ''\n", "import ctypes\n"]:
+            daemon.shadows.hold(c, text)
+            reports.append(daemon.check([str(c)]))
+        assert [("error: Incompatible types in assignment" in report) for report in reports] == [
+            False,
+            False,
+            True,
+            False,
+        ], reports
+        assert daemon.starts == 1
+    finally:
+        daemon.close()

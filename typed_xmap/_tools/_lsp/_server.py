@@ -119,10 +119,12 @@ class TypedXmapServer(LanguageServer):
         versions = {path: self.workspace.get_text_document(self.documents[path]).version for path in checked}
         try:
             report = await asyncio.to_thread(daemon.check, checked)
-        except DaemonError:
-            if daemon.closed:
-                return  # the editor shut the server down meanwhile
-            raise
+        except DaemonError as error:
+            if not daemon.closed:  # else the editor shut the server down meanwhile
+                # shown, whichever handler or timer asked for the check; the diagnostics stay as they were
+                message = f"typed-xmap: the check failed, diagnostics are not updated: {error}"
+                self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, message))
+            return
         found = diagnostics(report, daemon.root)
         for path in self.published | {str(p) for p in found} | set(checked):
             listed = found.get(Path(path), [])
