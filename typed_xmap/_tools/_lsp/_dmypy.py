@@ -112,7 +112,7 @@ class EditorServer:
         while True:
             self._apply(masks)
             result = self._check(sources, export_types, is_tty, terminal_width)
-            found = {path: rows for path, rows in self._blockers(result).items() if path not in masks}
+            found = {path: rows for path, rows in _blockers(self.mypy, result).items() if path not in masks}
             if not found:
                 break
             blocked.update(found)
@@ -192,25 +192,6 @@ class EditorServer:
             if os.path.realpath(watched) in paths:
                 self.mypy.fswatcher.set_file_data(watched, FileData(st_mtime=-1.0, st_size=-1, hash=""))
 
-    def _blockers(self, result: dict[str, Any]) -> dict[str, list[str]]:
-        """The messages of each file the check stopped at, by absolute path."""
-        manager = self.mypy.fine_grained_manager
-        if manager is not None and manager.blocking_error is None:
-            return {}
-        rows = f"{result.get('out', '')}{result.get('err', '')}".splitlines()
-        if manager is not None:  # an update stops at one module
-            assert manager.blocking_error is not None
-            path = os.path.realpath(manager.blocking_error[1])
-            return {path: [row for row in rows if _file(row) == path]}
-        if result.get("status") != 2:
-            return {}
-        found: dict[str, list[str]] = {}  # the first build stopped: the files it names
-        for row in rows:
-            named = _file(row)
-            if named is not None:
-                found.setdefault(named, []).append(row)
-        return found
-
     def _mask(self, path: str, blocked: str | None) -> str:
         """A file holding what mypy reads for the blocked ``path``: its last text that did not block, or (a file
         this daemon never saw whole: one started mid-typing) the imports of its ``blocked`` text that parse. The
@@ -262,6 +243,26 @@ def _complete(
     finally:
         build.options.export_types = kept
     return {**result, **mypy.increment_output(messages, sources, *terminal)}
+
+
+def _blockers(mypy: Server, result: dict[str, Any]) -> dict[str, list[str]]:
+    """The messages of each file the check stopped at, by absolute path."""
+    manager = mypy.fine_grained_manager
+    if manager is not None and manager.blocking_error is None:
+        return {}
+    rows = f"{result.get('out', '')}{result.get('err', '')}".splitlines()
+    if manager is not None:  # an update stops at one module
+        assert manager.blocking_error is not None
+        path = os.path.realpath(manager.blocking_error[1])
+        return {path: [row for row in rows if _file(row) == path]}
+    if result.get("status") != 2:
+        return {}
+    found: dict[str, list[str]] = {}  # the first build stopped: the files it names
+    for row in rows:
+        named = _file(row)
+        if named is not None:
+            found.setdefault(named, []).append(row)
+    return found
 
 
 def _user_module(module: str | None, graph: Graph, trees: dict[str, MypyFile]) -> State | None:
