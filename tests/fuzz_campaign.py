@@ -876,7 +876,8 @@ def windows(draw: Any) -> Case:
             want = lax.conv_transpose(lhs, rhs, strides, given, dimension_numbers=numbers)
     except Exception as error:  # lax's own refusal: the input is invalid whatever typed_xmap says
         return Case("windows", text, call, Invalid(f"lax refuses it: {type(error).__name__}"))
-    if 0 in want.shape[1:3] and sizes["h"]:  # lax gives an empty axis; typed_xmap names the short axis
+    if any(want.shape[1 + i] == 0 and sizes[a] for i, a in enumerate("hw")):
+        # lax gives an empty axis for a non-empty one shorter than its window: typed_xmap names that axis
         return Case("windows", text, call, Invalid("a window longer than its padded axis"))
     return Case("windows", text, call, Valid(np.asarray(want), ("batch", "h", "w", "o")))
 
@@ -1424,11 +1425,15 @@ def public_names() -> set[str]:
 
 
 def _isolated(count: int, budget: float) -> Tally:
-    """Each family in a process of its own: an abort (SIGABRT) is a crash of that family, not the campaign's end."""
+    """Each family in a process of its own: an abort (SIGABRT) is a crash of that family, not the campaign's end.
+    A family may use what is left of ``budget`` but a floor kept for each family after it (half an even share):
+    a cheap family ends at ``count`` cases long before its time is out, and a costly one (each case compiles)
+    takes that time instead of stopping at an even share's end."""
     tally = Tally()
     deadline = time.monotonic() + budget
+    floor = budget / (2 * len(FAMILIES))
     for i, family in enumerate(FAMILIES):
-        share = max(deadline - time.monotonic(), 0.0) / (len(FAMILIES) - i)  # what earlier families left, shared
+        share = max(deadline - time.monotonic() - floor * (len(FAMILIES) - i - 1), floor)
         command = [sys.executable, __file__, str(count), str(share), "--family", family]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]

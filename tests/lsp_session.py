@@ -10,12 +10,30 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.protocol import default_converter
 from pygls.uris import from_fs_path
-from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 SERVER = [sys.executable, "-m", "typed_xmap._tools._cli", "lsp"]
 Point = tuple[int, int]
 INITIALIZED: dict[LanguageClient, lsp.InitializeResult] = {}
+VERSIONS: dict[LanguageClient, dict[str, int | None]] = {}
+"""The version each client's latest diagnostics of a URI were published for (the server's check started from)."""
+SENT: dict[LanguageClient, dict[str, int]] = {}
+"""The version of each URI's text each client sent last (``open_document``, ``edit``, ``replace``)."""
+
+
+def _client() -> LanguageClient:
+    """pytest-lsp's test client, which also keeps the version of each URI's latest diagnostics."""
+
+    def publish(client: LanguageClient, params: lsp.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        VERSIONS.setdefault(client, {})[params.uri] = params.version
+
+    client = LanguageClient(converter_factory=default_converter)
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
+    return client
 
 
 def uri_of(path: Path) -> str:
@@ -27,7 +45,7 @@ def uri_of(path: Path) -> str:
 async def start(project: Path, env: dict[str, str] | None = None) -> LanguageClient:
     """A server started in ``project`` (its workspace), initialized as VS Code would (its answer to
     ``initialize``: ``INITIALIZED[client]``)."""
-    client = make_test_lsp_client()
+    client = _client()
     await client.start_io(*SERVER, cwd=str(project), env=env)
     result = await client.initialize_session(
         lsp.InitializeParams(
@@ -50,15 +68,34 @@ async def diagnostics(client: LanguageClient, uri: str, *send: Callable[[], None
 async def published(
     client: LanguageClient, uris: list[str], *send: Callable[[], None]
 ) -> dict[str, list[lsp.Diagnostic]]:
-    """The diagnostics published for each of ``uris`` after ``send`` (one notification a file: each awaited)."""
+    """The diagnostics published for each of ``uris`` after ``send``, for the version of its text sent last
+    (a check of an earlier version that ends meanwhile is not taken)."""
     for uri in uris:
         client.diagnostics.pop(uri, None)
     for notify in send:
         notify()
-    async with asyncio.timeout(180):
-        while not all(uri in client.diagnostics for uri in uris):
+    sent, versions = SENT.get(client, {}), VERSIONS.setdefault(client, {})
+    async with asyncio.timeout(600):
+        while not all(uri in client.diagnostics and versions.get(uri) == sent.get(uri, versions[uri]) for uri in uris):
+            _no_failed_check(client)
             await asyncio.sleep(0.02)
     return {uri: list(client.diagnostics[uri]) for uri in uris}
+
+
+async def checked(client: LanguageClient, versions: dict[str, int]) -> None:
+    """Wait until each URI's diagnostics were published for its version in ``versions`` (the one last sent):
+    a check of exactly those texts, however long it takes (no pause decides what was checked)."""
+    async with asyncio.timeout(600):
+        while any(VERSIONS.get(client, {}).get(uri) != version for uri, version in versions.items()):
+            _no_failed_check(client)
+            await asyncio.sleep(0.02)
+
+
+def _no_failed_check(client: LanguageClient) -> None:
+    """A check that failed publishes nothing: the server's message (its traceback) fails the test at once, where
+    waiting for the diagnostics would take the whole timeout."""
+    failed = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+    assert not failed, failed
 
 
 async def hover(client: LanguageClient, uri: str, line: int, character: int) -> str:
@@ -71,6 +108,7 @@ async def hover(client: LanguageClient, uri: str, line: int, character: int) -> 
 
 def open_document(client: LanguageClient, uri: str, text: str, language: str = "python") -> None:
     item = lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+    SENT.setdefault(client, {})[uri] = 1
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(item))
 
 
@@ -79,6 +117,7 @@ def edit(client: LanguageClient, uri: str, version: int, start: Point, end: Poin
     span = lsp.Range(lsp.Position(*start), lsp.Position(*end))
     change = lsp.TextDocumentContentChangePartial(range=span, text=text)
     identifier = lsp.VersionedTextDocumentIdentifier(uri=uri, version=version)
+    SENT.setdefault(client, {})[uri] = version
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))
 
 
@@ -86,6 +125,7 @@ def replace(client: LanguageClient, uri: str, version: int, text: str) -> None:
     """An unsaved edit that replaces the whole buffer."""
     identifier = lsp.VersionedTextDocumentIdentifier(uri=uri, version=version)
     change = lsp.TextDocumentContentChangeWholeDocument(text=text)
+    SENT.setdefault(client, {})[uri] = version
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(identifier, [change]))
 
 

@@ -50,6 +50,8 @@ def use(x: NamedArray[f32, "batch embed"]) -> NamedArray[f32, "batch"]:
     return tnp.sum(y, "seq")
 """
 HALF_TYPED = 'def half(x: NamedArray[f32, "batch'
+USED_EARLY = '\n\ndef early(x: NamedArray[f32, "batch embed"]) -> NamedArray[f32, "batch"]:\n    s\n    s = total(x)\n'
+EARLY = [(11, "return"), (12, "has-type"), (12, "used-before-def")]  # in mypy's order
 
 
 def _where(found: list[lsp.Diagnostic]) -> list[tuple[int, str | int | None]]:
@@ -102,6 +104,13 @@ async def _isolation(project: Path, outside: Path) -> None:
         await hover(client, b, 7, 4)
         done = await published(client, [a, b], lambda: edit(client, a, 3, (10, 0), (10, len(HALF_TYPED)), ""))
         assert done == found
+
+        # a name used before its definition: what a fresh check says (mypy's update left the function, deferred
+        # twice, half-checked), and kept when another file's update comes after (its used-before-def pass)
+        early = await published(client, [a, b], lambda: edit(client, b, 2, (9, 0), (9, 0), USED_EARLY))
+        assert _where(early[b]) == [(8, "named-axis-missing"), *EARLY], early[b]
+        later = await published(client, [a, b], lambda: edit(client, a, 4, (0, 0), (0, 0), "\n"))
+        assert _where(later[b]) == _where(early[b]) and [d.range.start.line for d in later[a]] == [10]
     finally:
         await client.shutdown_session()
         await client.stop()
@@ -177,4 +186,27 @@ def test_a_daemon_killed_while_it_starts_is_started_again(project: Path) -> None
         assert "named-axis-missing" in report and daemon.starts == 2
     finally:
         killer.join()
+        daemon.close()
+
+
+def test_an_import_new_to_the_build(project: Path) -> None:
+    """mypy's update never adds a stdlib module an edit newly imports (mypy#10047): the build names a module it
+    lacks, and that check and every one after failed (``KeyError: 'ctypes'``). The check is made again from a
+    new build, and the next edits are checked as updates."""
+    from typed_xmap._tools._lsp._daemon import Daemon
+
+    daemon, c = Daemon(project), project / "c.py"
+    try:
+        reports = []
+        for text in ["x: int = 1\n", "import ctypes\nx: int = 1\n", "import ctypes\nx: int = ''\n", "import ctypes\n"]:
+            daemon.shadows.hold(c, text)
+            reports.append(daemon.check([str(c)]))
+        assert [("error: Incompatible types in assignment" in report) for report in reports] == [
+            False,
+            False,
+            True,
+            False,
+        ], reports
+        assert daemon.starts == 1
+    finally:
         daemon.close()

@@ -36,6 +36,9 @@ FLAGS = [
     "--use-fine-grained-cache",
 ]
 LAUNCH = [sys.executable, "-m", "typed_xmap._tools._lsp._launch"]
+START_S = 300
+"""How long a daemon may take to listen (it imports mypy and the plugin and reads the config: seconds, or a
+minute on a loaded machine) before the check that waits for it fails."""
 STOP_S = 10
 """How long a stopped child may take to exit (the daemon removes its socket folder) before it is killed."""
 
@@ -83,7 +86,7 @@ class Daemon:
         if self.process is None:
             self.spawn()
         assert self.process is not None
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
             with contextlib.suppress(BadStatus):
                 get_status(self.status_file)

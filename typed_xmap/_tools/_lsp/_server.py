@@ -110,19 +110,26 @@ class TypedXmapServer(LanguageServer):
 
     async def _check(self) -> None:
         """Publish for each checked document (one opened meanwhile waits for its own check) and each file with
-        messages now or at the last check."""
+        messages now or at the last check. A document's diagnostics carry the version the check started from
+        (it may have read a later edit's text, whose own check follows): an editor, or a test, waits for the
+        version it sent, never for a pause."""
         daemon = self.project()
         checked = sorted(self.documents)
+        # each document's version now: the text mypy reads is this one's or (an edit meanwhile) a later one's
+        versions = {path: self.workspace.get_text_document(self.documents[path]).version for path in checked}
         try:
             report = await asyncio.to_thread(daemon.check, checked)
-        except DaemonError:
-            if daemon.closed:
-                return  # the editor shut the server down meanwhile
-            raise
+        except DaemonError as error:
+            if not daemon.closed:  # else the editor shut the server down meanwhile
+                # shown, whichever handler or timer asked for the check; the diagnostics stay as they were
+                message = f"typed-xmap: the check failed, diagnostics are not updated: {error}"
+                self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, message))
+            return
         found = diagnostics(report, daemon.root)
         for path in self.published | {str(p) for p in found} | set(checked):
             listed = found.get(Path(path), [])
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=listed))
+            params = lsp.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=listed, version=versions.get(path))
+            self.text_document_publish_diagnostics(params)
         self.published = {str(p) for p in found}
         if not daemon.exported:  # the diagnostics came from the cache: now the open files are checked
             self.check_soon()
