@@ -116,7 +116,8 @@ def _cause(operands: list[tuple[str | None, Type, Expression | None]], shapes: l
     for (_, _, expr), shape in zip(operands, shapes, strict=True):
         if shape is not None and shape.named is not None and has_group(shape.named):
             group = next(name for name in shape.named if name.startswith(GROUP_PREFIX))
-            return f"its operand {shown(expr)} has the variadic group '{group}', which this operation does not follow"
+            holds = "which may hold an axis this operation names"
+            return f"its operand {shown(expr)} has the variadic group '{group}', {holds}"
     first = get_proper_type(operands[0][1]) if operands else None
     if shapes and shapes[0] is None and isinstance(first, (Instance, TypeVarType)) and not meets_array:
         # the value operated on (``tnp.zeros_like(model.w2)``, ``tnp.sum(x)`` with ``x: T``) is no array
