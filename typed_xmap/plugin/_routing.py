@@ -26,6 +26,7 @@ from ._hooks._calls import annotated_call_hook, has_named_params, named_hook, po
 from ._hooks._einsum import dot_hook, einsum_hook
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
+from ._hooks._lambdas import called_lambda_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
@@ -205,6 +206,8 @@ class Routes:
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
+        if fullname in TRANSFORMS:  # jax.jit(lambda v: ...)(x): the lambda typed by x
+            return called_lambda_signature
         return self.call_signature(fullname)
 
     def call_signature(self, fullname: str) -> Callable[[Any], FunctionLike] | None:

@@ -26,17 +26,17 @@ from .._core._encoding import NAMED_ARRAY, items_of, map_items
 if TYPE_CHECKING:
     from mypy.plugin import FunctionSigContext, MethodSigContext
 
-__all__ = ["open_arguments_fit"]
+__all__ = ["open_arguments_fit", "read_without_call"]
 
 
-def _read(expr: Expression) -> bool:
+def read_without_call(expr: Expression) -> bool:
     """Whether ``expr`` is read without a call: ``w``, ``p.w``, ``params["w_in"]``, ``blocks[0].w``."""
     if isinstance(expr, NameExpr):
         return True
     if isinstance(expr, MemberExpr):
-        return _read(expr.expr)
+        return read_without_call(expr.expr)
     if isinstance(expr, IndexExpr):
-        return isinstance(expr.index, (StrExpr, IntExpr)) and _read(expr.base)
+        return isinstance(expr.index, (StrExpr, IntExpr)) and read_without_call(expr.base)
     return False
 
 
@@ -89,7 +89,7 @@ def open_arguments_fit(ctx: FunctionSigContext | MethodSigContext, signature: Ca
         if len(actuals) != 1 or call.arg_kinds[actuals[0]] not in (ARG_POS, ARG_NAMED) or not _named(types[formal]):
             continue
         expr = call.args[actuals[0]]
-        if _read(expr):
+        if read_without_call(expr):
             fitting = _fitting(types[formal], ctx.api.get_expression_type(expr))
             changed, types[formal] = changed or fitting is not types[formal], fitting
     return signature.copy_modified(arg_types=types) if changed else signature

@@ -39,6 +39,7 @@ from .._core._codes import NAMED_SHAPE_UNKNOWN
 from .._core._encoding import Shape, decode, has_group
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import fail, label, result_dtype
+from ._lambdas import typed_by_its_call
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -180,6 +181,8 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str, *, declared:
             return result  # carried on from an unknown operand (noted where it began)
         if _unknown_inside(ctx.api, [expr for _, _, expr in operands]):
             return result  # an index or a list of NamedArrays holding an unknown one: carried on too
+        if any(typed_by_its_call(expr, typ) for _, typ, expr in operands):
+            return result  # a lambda's parameter, typed by the lambda's call in another pass (_lambdas)
         if ctx.api.msg.errors.is_error_code_enabled(NAMED_SHAPE_UNKNOWN):
             cause = _cause(operands, shapes)
             if declared and _unknown(get_proper_type(ctx.default_return_type)):
