@@ -56,7 +56,7 @@ def called_lambda_signature(ctx: FunctionSigContext) -> FunctionLike:
     transform's result is called with positional arguments, a callable of those arguments' types."""
     signature = ctx.default_signature
     first: Expression | None = ctx.args[0][0] if ctx.args and len(ctx.args[0]) == 1 else None
-    if not isinstance(signature, CallableType) or not isinstance(first, LambdaExpr):
+    if not isinstance(first, LambdaExpr):
         return signature
     if any(argument.type_annotation is not None for argument in first.arguments):
         return signature
