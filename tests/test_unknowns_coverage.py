@@ -4,10 +4,10 @@ when the mechanisms behind it were built (tests/unknowns_coverage.py measures th
 somewhere (an operation whose names no longer survive a non-literal argument, a flow no longer followed) fails
 here, with the notes of where the shapes became unknown.
 
-What stays unknown is honest, each with its cause in the notes: tests/blind/set2/tcn.py's values with a
-``*rest`` group through ``tnp.pad``; in the docs, names read from strings at run time (orbax), a bare
-``NamedArray`` on purpose (the gradual typing page), an untyped lambda under ``jax.jit``, errors shown on
-purpose inside ``try``; examples/typed/gradual.py's ``Any`` on purpose.
+What stays unknown is honest, each with its cause in the notes. In the docs: names read from strings at run
+time (orbax; and a dict literal of two shapes, whose value type is their join), a bare ``NamedArray`` and a
+``T`` bound to ``tx.Shaped`` on purpose (the gradual typing page), errors shown on purpose inside ``try``, the
+arguments of untyped functions (the optax and equinox pages); examples/typed/gradual.py's ``Any`` on purpose.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from unknowns_coverage import check
 
-FLOORS = {"examples": 100.0, "examples/typed": 100.0, "set1": 100.0, "set2": 96.0, "set3": 96.0, "docs": 97.0}
+FLOORS = {"examples": 100.0, "examples/typed": 100.0, "set1": 100.0, "set2": 100.0, "set3": 100.0, "docs": 97.5}
 """The percentage known each corpus had when measured (rounded down): it may only grow."""
 
 

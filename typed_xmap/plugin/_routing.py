@@ -26,8 +26,10 @@ from ._hooks._calls import annotated_call_hook, has_named_params, named_hook, po
 from ._hooks._einsum import dot_hook, einsum_hook
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
+from ._hooks._lambdas import called_lambda_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
+from ._hooks._open_arguments import open_arguments_fit
 from ._hooks._placement import RULES as PLACED, placing, placing_index
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
@@ -114,12 +116,13 @@ def _call_signature(ctx: FunctionSigContext | MethodSigContext) -> FunctionLike:
     """An annotated function's signature at a call: a parameter ``NamedArray[f32, "*rest embed"]`` accepts
     any value with ``embed`` (its group stands for the others; the return's group is the arguments',
     ``annotated_call_hook``), and a trailing ``*weights`` of unknown length leaves the optional parameters it
-    cannot fill at their defaults (``_star_args``)."""
+    cannot fill at their defaults (``_star_args``); a value of a container with an open group fits a closed
+    parameter that lists its axes (``_open_arguments``)."""
     signature = ctx.default_signature
     if any(mentions_group(t) for t in signature.arg_types):
         signature = signature.copy_modified(arg_types=[open_groups(t) for t in signature.arg_types])
     try:
-        return unreached_defaults(ctx, signature)
+        return unreached_defaults(ctx, open_arguments_fit(ctx, signature))
     except Exception:  # never crash mypy: the signature as it stands
         if os.environ.get(DEBUG_ENV):
             raise
@@ -203,6 +206,8 @@ class Routes:
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
+        if fullname in TRANSFORMS:  # jax.jit(lambda v: ...)(x): the lambda typed by x
+            return called_lambda_signature
         return self.call_signature(fullname)
 
     def call_signature(self, fullname: str) -> Callable[[Any], FunctionLike] | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..._algebra import ErrorKind, NamedShapeError, Size
 from ._constants import resolved
 from ._literals import UNKNOWN, literal_value
-from ._support import arg_expr, report
+from ._support import arg_expr, group_may_hold, report
 
 if TYPE_CHECKING:
     from mypy.nodes import Expression
@@ -119,12 +119,14 @@ def run(
     ctx: Any, args: Arguments, operands: Sequence[Named], rule: Callable[..., Mapping[str, Size]]
 ) -> dict[str, Size] | None:
     """``rule(*operands)``'s named shape, names first; ``None`` when an argument is unreadable or the call is
-    wrong (reported; with a probe, only an error about names)."""
+    wrong (reported; with a probe, only an error about names; not an axis a ``*rest`` group may hold)."""
     try:
         return _sized(args, operands, rule(*operands))
     except Unreadable:
         return None
     except NamedShapeError as error:
+        if group_may_hold(error, operands):
+            return None
         if not args.probed or error.kind in NAME_KINDS:
             report(ctx.api, error, ctx.context)
             return None

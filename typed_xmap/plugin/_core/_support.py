@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
-from ..._algebra import MARKERS, NamedShapeError, promote_dtypes
+from ..._algebra import MARKERS, ErrorKind, NamedShapeError, promote_dtypes
 from ._codes import code_for, one_line
-from ._encoding import Shape, decode
+from ._encoding import Shape, decode, has_group
 from ._messages import dtype_marker
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ __all__ = [
     "arg_expr",
     "fail",
     "fallback",
+    "group_may_hold",
     "label",
     "operands",
     "operation_text",
@@ -98,6 +99,14 @@ def fail(api: Any, message: str, context: Context, code: ErrorCode | None = None
 def report(api: Any, error: NamedShapeError, context: Context) -> None:
     """A shared-algebra error as a mypy error, with the code its kind gets."""
     fail(api, one_line(error), context, code_for(error))
+
+
+def group_may_hold(error: NamedShapeError, operands: Sequence[Mapping[str, object] | None]) -> bool:
+    """Whether ``error`` may be no error at run time: an axis the operation names is missing from an operand
+    with a variadic group (``"*rest time chan"``), and the group may hold it. Every hook runs its rule with the
+    group as an axis of its own (an operation that names only the axes it sees keeps the group and them); on
+    such an error the result's named shape is unknown, never the error."""
+    return error.kind is ErrorKind.AXIS_MISSING and any(o is not None and has_group(o) for o in operands)
 
 
 def shapes_of(types: Sequence[Type]) -> list[Shape] | None:

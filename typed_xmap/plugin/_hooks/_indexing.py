@@ -30,7 +30,7 @@ from .._core._constants import flow_value, resolved
 from .._core._encoding import Shape, decode, has_group
 from .._core._literals import UNKNOWN, literal_value
 from .._core._names_first import Arguments, Unreadable, run
-from .._core._support import arg, arg_expr, label, report
+from .._core._support import arg, arg_expr, group_may_hold, label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext, MethodContext
@@ -66,8 +66,9 @@ def _is_integer(shape: Shape) -> bool:
     return not any(base.fullname in ("numpy.floating", "numpy.complexfloating") for base in dtype.type.mro)
 
 
-def _item(expr: Expression, typ: Type, axis: str) -> object:
-    """The algebra's item for one value of a key."""
+def _item(expr: Expression, typ: Type, axis: str, *, grouped: bool = False) -> object:
+    """The algebra's item for one value of a key (``grouped``: the indexed array has a ``*rest`` group, so an
+    index with one too is not read: the two groups' axes may meet)."""
     if isinstance(expr, CallExpr) and isinstance(expr.callee, NameExpr) and expr.callee.fullname == "builtins.slice":
         parts = [literal_value(a) for a in expr.args]
         if any(p is UNKNOWN for p in parts) or len(parts) > 3:
@@ -80,7 +81,7 @@ def _item(expr: Expression, typ: Type, axis: str) -> object:
     if shape is not None and not shape.scalar:
         if shape.named is None:
             return _NAMES_ONLY  # an index of unknown shape: the indexed axis must still exist
-        if has_group(shape.named) or shape.positional not in (None, ()):
+        if (grouped and has_group(shape.named)) or shape.positional not in (None, ()):
             return _UNREAD
         if not shape.named:
             return DYNAMIC
@@ -128,7 +129,7 @@ def _index(
     report_errors: bool = True,
 ) -> Type | None:
     """The type of ``x[key]`` for a dict literal ``key``; ``None`` when the key is not one."""
-    if not isinstance(key, DictExpr) or shape.named is None or has_group(shape.named):
+    if not isinstance(key, DictExpr) or shape.named is None:
         return None
     items: dict[object, object] = {}
     unknown: set[object] = set()
@@ -138,7 +139,7 @@ def _index(
         axis = literal_value(key_expr)
         if key_expr is None or axis is UNKNOWN:
             return None
-        value = _item(value_expr, _type_of(ctx, value_expr), str(axis))
+        value = _item(value_expr, _type_of(ctx, value_expr), str(axis), grouped=has_group(shape.named))
         if value is _UNREAD:
             return plugin.types.array(shape.dtype, None, shape.positional)
         if value is _NAMES_ONLY:
@@ -150,7 +151,7 @@ def _index(
         operation = index_operation(items, prefix or operand)
         plan = index_named_shape(shape.named, items, operation=operation, operand=operand)
     except NamedShapeError as error:
-        if report_errors:
+        if report_errors and not group_may_hold(error, [shape.named]):
             report(ctx.api, error, ctx.context)
         return plugin.types.array(shape.dtype, None, shape.positional)
     if unread:
@@ -208,7 +209,7 @@ def at_update_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> 
     region = _region(plugin, ctx, callee.expr if isinstance(callee, MemberExpr) else None)
     values = ctx.arg_types[0] if ctx.arg_types else []
     update = decode(values[0]) if len(values) == 1 else None
-    if region is None or update is None or update.scalar or update.named is None or has_group(update.named):
+    if region is None or update is None or update.scalar or update.named is None:
         return ctx.default_return_type
     shape, operand = region
     index = callee.expr.index if isinstance(callee, MemberExpr) and isinstance(callee.expr, IndexExpr) else None
@@ -219,7 +220,8 @@ def at_update_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> 
     try:
         update_named_shape(shape.named, update.named, operation=f"{shown}.{method}({value})", operand=value)
     except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+        if not group_may_hold(error, [shape.named, update.named]):
+            report(ctx.api, error, ctx.context)
     return ctx.default_return_type
 
 
@@ -228,7 +230,7 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
     ``tnp.dynamic_update_slice(x, update, starts)`` (the result keeps ``x``'s shape)."""
     types = arg(ctx, "x", 0)
     shape = decode(types[0]) if len(types) == 1 else None
-    if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+    if shape is None or shape.scalar or shape.named is None:
         return ctx.default_return_type
     operand = label(ctx.args[0][0] if ctx.args and ctx.args[0] else None, "x")
     if name == "take":
@@ -237,7 +239,7 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
         index_types = arg(ctx, "indices", 1)
         if not isinstance(axis, str) or indices is None or len(index_types) != 1:
             return plugin.types.array(shape.dtype, None, shape.positional)
-        item = _item(indices, index_types[0], axis)
+        item = _item(indices, index_types[0], axis, grouped=has_group(shape.named))
         if item is _UNREAD:
             return plugin.types.array(shape.dtype, None, shape.positional)
         try:
@@ -245,7 +247,8 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
                 shape.named, {axis: item}, operation=f"tnp.take({operand}, ..., axis={axis!r})", operand=operand
             )
         except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
+            if not group_may_hold(error, [shape.named]):
+                report(ctx.api, error, ctx.context)
             return plugin.types.array(shape.dtype, None, shape.positional)
         return plugin.types.array(shape.dtype, plan.named, shape.positional)
     if name == "dynamic_slice":
@@ -271,7 +274,7 @@ def _check_update_slice(ctx: FunctionContext, shape: Shape) -> None:
     starts = _keys(Arguments(ctx).expression("start_indices", 2))
     updates = arg(ctx, "update", 1)
     update = decode(updates[0]) if len(updates) == 1 else None
-    if starts is None or shape.named is None or update is None or update.named is None or has_group(update.named):
+    if starts is None or shape.named is None or update is None or update.named is None:
         return
     region = {n: (update.named.get(n, 1) if n in starts else s) for n, s in shape.named.items()}
     operation = dynamic_slice_operation("dynamic_update_slice", starts)
@@ -279,7 +282,8 @@ def _check_update_slice(ctx: FunctionContext, shape: Shape) -> None:
         operand = label(ctx.args[1][0] if len(ctx.args) > 1 and ctx.args[1] else None, "update")
         update_named_shape(region, update.named, operation=operation, operand=operand)
     except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+        if not group_may_hold(error, [shape.named, update.named]):
+            report(ctx.api, error, ctx.context)
 
 
 def _keys(expr: Expression | None) -> dict[object, object] | None:

@@ -20,7 +20,7 @@ from ..._algebra import NamedShapeError, Size, StaticSize, dispatch_axes, route_
 from .._core._encoding import Shape, decode, has_group
 from .._core._names_first import PROBE, Arguments, Unreadable
 from .._core._sizes import erased, static_size, symbols_of, with_symbols
-from .._core._support import arg, arg_expr, label, report
+from .._core._support import arg, arg_expr, group_may_hold, label, report
 from ._einsum import _contract
 
 if TYPE_CHECKING:
@@ -43,11 +43,12 @@ _NAMES = {"expert": "expert", "tokens": "seq", "slot": "slot"}
 """The axis-name arguments of the three ``moe`` functions and their defaults."""
 
 
-def _known(ctx: FunctionContext, name: str, position: int) -> Shape | None:
-    """The argument's shape when it is a NamedArray whose named axes are all known, else ``None``."""
+def _known(ctx: FunctionContext, name: str, position: int, *, group: bool = False) -> Shape | None:
+    """The argument's shape when it is a NamedArray whose named axes are all known (``group``: or its
+    ``*rest`` group, an axis of its own that the rule leaves alone), else ``None``."""
     types = arg(ctx, name, position)
     shape = decode(types[0]) if len(types) == 1 else None
-    if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+    if shape is None or shape.scalar or shape.named is None or (not group and has_group(shape.named)):
         return None
     return shape
 
@@ -126,7 +127,7 @@ def _moved(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
 
 
 def _segment(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    data = _known(ctx, "data", 0)
+    data = _known(ctx, "data", 0, group=True)
     if data is None:
         return ctx.default_return_type
     read = Arguments(ctx).read
@@ -142,7 +143,8 @@ def _segment(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     except Unreadable:
         return ctx.default_return_type
     except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+        if not group_may_hold(error, [data.named]):
+            report(ctx.api, error, ctx.context)
         return ctx.default_return_type
     static = with_symbols(data)  # the rule's names, with the data's symbols and num_segments' own
     sizes = {n: count if n == new else static.get(n) for n in named}

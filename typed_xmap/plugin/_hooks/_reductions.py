@@ -27,9 +27,9 @@ from ..._algebra import (
     split_axis,
 )
 from .._core._constants import flow_value
-from .._core._encoding import Shape, decode, has_group
+from .._core._encoding import Shape, decode
 from .._core._literals import UNKNOWN
-from .._core._support import arg, arg_expr, fallback, label, report
+from .._core._support import arg, arg_expr, fallback, group_may_hold, label, report
 from ._broadcast import bound_operands
 
 if TYPE_CHECKING:
@@ -82,8 +82,6 @@ def _reduced(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext, shape: Sh
             axis = single_axis(axis, function=name, operation=operation)
         names, ints = split_axis(axis, operation=operation)
         named = shape.named
-        if named is not None and has_group(named) and any(n not in named for n in names):
-            named = None  # the axis may be one a group ("*rest") stands for: unknown
         if named is not None:
             reduced = reduce_named_shape(named, names, operation=operation, operand=operand)
             named = named if keeps_shape else reduced
@@ -96,7 +94,8 @@ def _reduced(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext, shape: Sh
             elif keepdims is not None:
                 positional = reduced_positional(shape.positional, dims, keepdims=keepdims)
     except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+        if not group_may_hold(error, [shape.named]):  # else the axis may be one a group ("*rest") stands for
+            report(ctx.api, error, ctx.context)
         return plugin.types.array(result_dtype, None, None)
     if not keeps_shape and named is not None:
         plugin.resources.check_value(ctx.api, named, operation, ctx.context)

@@ -18,7 +18,7 @@ from mypy.expandtype import expand_type
 from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
 
 from .._core._constants import flow_value
-from .._core._encoding import NAMED_ARRAY, decode, has_group, mentions_group, open_groups
+from .._core._encoding import NAMED_ARRAY, decode, mentions_group, open_groups
 from .._core._sizes import with_symbols
 from .._core._support import arg, arg_expr
 from ._calls import bind_arguments
@@ -55,12 +55,13 @@ def _has_group(body: CallableType) -> bool:
 
 
 def _stacked(plugin: TypedXmapPlugin, axis: str, size: StaticSize, typ: Type) -> Type | None:
-    """A NamedArray leaf with the scanned axis in front; ``None``: not a NamedArray."""
+    """A NamedArray leaf with the scanned axis in front (a ``*rest`` group, the caller's once ``f``'s is bound, an
+    axis of its own); ``None``: not a NamedArray."""
     proper = get_proper_type(typ)
     shape = decode(typ)
     if shape is None or shape.scalar or not (isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY):
         return None
-    if shape.named is None or has_group(shape.named):
+    if shape.named is None:
         return plugin.types.array(shape.dtype, None, shape.positional)
     sizes = {axis: size, **with_symbols(shape)}
     named = {n: s if isinstance(s, int) or s is None else None for n, s in sizes.items()}

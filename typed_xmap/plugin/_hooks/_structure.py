@@ -9,7 +9,7 @@ reported with the code of their kind (``named-axis-missing``, ``named-axis-size`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -54,10 +54,10 @@ from ..._algebra import (
     two_axes,
 )
 from .._core._constants import resolved
-from .._core._encoding import Shape, decode, has_group
+from .._core._encoding import Shape, decode
 from .._core._names_first import NAME_KINDS, Arguments, Unreadable, run
 from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
-from .._core._support import arg, arg_expr, label as operand_label, report, result_dtype
+from .._core._support import arg, arg_expr, group_may_hold, label as operand_label, report, result_dtype
 from ._reductions import reduction_hook
 
 if TYPE_CHECKING:
@@ -253,10 +253,16 @@ def _is_bool(dtype: Type) -> bool:
 
 
 def _result(
-    plugin: TypedXmapPlugin, ctx: FunctionContext, dtype: Type | None, rule: Callable[[], Any], args: Arguments
+    plugin: TypedXmapPlugin,
+    ctx: FunctionContext,
+    dtype: Type | None,
+    rule: Callable[[], Any],
+    args: Arguments,
+    operands: Sequence[Shape] = (),
 ) -> Type:
     """``rule()``'s named shape as a NamedArray type, names first (``_names_first``: where a probe stood in for
-    a number, the axes the call names have unknown sizes); unknown on unreadable names, reported on an error."""
+    a number, the axes the call names have unknown sizes); unknown on unreadable names, reported on an error
+    (unknown, unreported, where an operand's ``*rest`` group may hold an axis the call names)."""
     declared = decode(ctx.default_return_type)
     if dtype is None:
         dtype = declared.dtype if declared is not None else plugin.types.any()
@@ -265,7 +271,8 @@ def _result(
     except Unreadable:
         return plugin.types.array(dtype, None, None)
     except NamedShapeError as error:
-        if not args.probed or error.kind in NAME_KINDS:
+        hidden = group_may_hold(error, [o.named for o in operands])
+        if not hidden and (not args.probed or error.kind in NAME_KINDS):
             report(ctx.api, error, ctx.context)
         return plugin.types.array(dtype, None, None)
     if args.probed:
@@ -284,8 +291,7 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
             dtype = given
         elif name == "one_hot" or (name in ("cumsum", "cumprod") and _is_bool(shape.dtype)):
             dtype = None  # one_hot: float32, or float64 under jax_enable_x64; a bool scan counts in int32
-    named = shape.named
-    if named is None or has_group(named):
+    if shape.named is None:
         return plugin.types.array(dtype if dtype is not None else plugin.types.any(), None, shape.positional)
     args = Arguments(ctx)
     read = args.read
@@ -297,6 +303,7 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
         dtype,
         lambda: (_one_operand_rule(name, shape, read, sizes, size, ONE_OPERAND[name]), positional),
         args,
+        [shape],
     )
 
 
@@ -329,9 +336,9 @@ def _operands(ctx: FunctionContext) -> tuple[list[Shape], int | None] | None:
 
 
 def _stackable(typ: Type) -> Shape | None:
-    """A NamedArray's shape, when its named shape is known and holds no group."""
+    """A NamedArray's shape, when its named shape is known (a ``*rest`` group an axis of its own)."""
     shape = decode(typ)
-    if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+    if shape is None or shape.scalar or shape.named is None:
         return None
     return shape
 
@@ -365,7 +372,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
             return {**_kept(result, met), str(axis): None}, shapes[0].positional
         return {**_kept(result, met), str(axis): result[str(axis)] or total}, shapes[0].positional
 
-    return _result(plugin, ctx, result_dtype(shapes), rule, args)  # int with float concatenated: float
+    return _result(plugin, ctx, result_dtype(shapes), rule, args, shapes)  # int with float concatenated: float
 
 
 SEQUENCES = frozenset({"builtins.list", "builtins.tuple", "typing.Sequence", "collections.abc.Sequence"})
@@ -374,7 +381,7 @@ SEQUENCES = frozenset({"builtins.list", "builtins.tuple", "typing.Sequence", "co
 
 def _split(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     shape = _operand(ctx, "x")
-    if shape is None or shape.named is None or has_group(shape.named):
+    if shape is None or shape.named is None:
         return ctx.default_return_type
     args = Arguments(ctx)
     read = args.read

@@ -39,6 +39,7 @@ from .._core._codes import NAMED_SHAPE_UNKNOWN
 from .._core._encoding import Shape, decode, has_group
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import fail, label, result_dtype
+from ._lambdas import typed_by_its_call
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -116,7 +117,8 @@ def _cause(operands: list[tuple[str | None, Type, Expression | None]], shapes: l
     for (_, _, expr), shape in zip(operands, shapes, strict=True):
         if shape is not None and shape.named is not None and has_group(shape.named):
             group = next(name for name in shape.named if name.startswith(GROUP_PREFIX))
-            return f"its operand {shown(expr)} has the variadic group '{group}', which this operation does not follow"
+            holds = "which may hold an axis this operation names"
+            return f"its operand {shown(expr)} has the variadic group '{group}', {holds}"
     first = get_proper_type(operands[0][1]) if operands else None
     if shapes and shapes[0] is None and isinstance(first, (Instance, TypeVarType)) and not meets_array:
         # the value operated on (``tnp.zeros_like(model.w2)``, ``tnp.sum(x)`` with ``x: T``) is no array
@@ -179,6 +181,8 @@ def noting_unknowns(plugin: TypedXmapPlugin, hook: Hook, name: str, *, declared:
             return result  # carried on from an unknown operand (noted where it began)
         if _unknown_inside(ctx.api, [expr for _, _, expr in operands]):
             return result  # an index or a list of NamedArrays holding an unknown one: carried on too
+        if any(typed_by_its_call(expr, typ) for _, typ, expr in operands):
+            return result  # a lambda's parameter, typed by the lambda's call in another pass (_lambdas)
         if ctx.api.msg.errors.is_error_code_enabled(NAMED_SHAPE_UNKNOWN):
             cause = _cause(operands, shapes)
             if declared and _unknown(get_proper_type(ctx.default_return_type)):

@@ -46,11 +46,13 @@ RANDOM_DRAWS = frozenset(f"typed_xmap.random.{name}" for name in ("randint", "ca
 _DEFAULTS: dict[str, object] = {"padding": "VALID", "feature_group_count": 1, "contract": ()}
 
 
-def _operand(ctx: FunctionContext, name: str, position: int) -> Shape | None:
-    """The operand's shape when its named axes are all known (no ``*rest`` group), else ``None``."""
+def _operand(ctx: FunctionContext, name: str, position: int, *, group: bool = True) -> Shape | None:
+    """The operand's shape when its named shape is known, else ``None``. A ``*rest`` group is an axis of its
+    own, which the rule leaves alone (an axis the call names that the group may hold: ``group_may_hold``);
+    not in a kernel (``group=False``), whose other axes become the result's."""
     types = arg(ctx, name, position)
     shape = decode(types[0]) if len(types) == 1 else None
-    if shape is None or shape.scalar or shape.named is None or has_group(shape.named):
+    if shape is None or shape.scalar or shape.named is None or (not group and has_group(shape.named)):
         return None
     return shape
 
@@ -114,7 +116,7 @@ def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Typ
                 ).named_shape
             ),
         )
-    kernel = _operand(ctx, "kernel", 1)
+    kernel = _operand(ctx, "kernel", 1, group=False)
     if kernel is None:
         return plugin.types.array(x.dtype, None, None)
 
