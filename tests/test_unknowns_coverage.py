@@ -15,10 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from unknowns_coverage import check
+from unknowns_coverage import check, on_correct_code
 
 FLOORS = {"examples": 100.0, "examples/typed": 100.0, "set1": 100.0, "set2": 100.0, "set3": 100.0, "docs": 97.5}
 """The percentage known each corpus had when measured (rounded down): it may only grow."""
+
+CORRECT_CODE_GOAL = 98.0
+"""Issue 26's goal, on every corpus: the share known on its correct code (a docs line that shows a mistake on
+purpose is left out; the other corpora have none)."""
 
 
 @pytest.fixture(scope="module")
@@ -34,3 +38,17 @@ def test_named_shapes_known_stay_at_their_floor(corpus: str, cache: Path, tmp_pa
     assert total > 100, output  # the corpus was found and checked
     notes = "\n".join(line for line in output.splitlines() if "named shape unknown" in line)
     assert percent >= FLOORS[corpus], f"{corpus}: {known} of {total} known ({percent}%)\n{notes}"
+    known, total, percent = on_correct_code(output, known, total)
+    assert percent >= CORRECT_CODE_GOAL, f"{corpus}, correct code: {known} of {total} known ({percent}%)\n{notes}"
+
+
+def test_only_the_unknowns_of_a_line_with_a_named_shape_error_leave_the_count() -> None:
+    output = (
+        "d.py:3: error: tnp.sum(x, axis='baatch') reduces over axis 'baatch'  [named-axis-missing]\n"
+        "d.py:3: note: named shape unknown: tnp.sum(...): the checker infers no named shape\n"
+        "d.py:5: error: Function is missing a type annotation  [no-untyped-def]\n"
+        "d.py:5: note: named shape unknown: tnp.sum(...): its operand x is of type Any\n"
+        "e.py:3: note: named shape unknown: tnp.sum(...): its operand x is of type Any\n"
+    )
+    assert on_correct_code(output, 7, 10) == (7, 9, 77.8)
+    assert on_correct_code("", 7, 10) == (7, 10, 70.0)
