@@ -36,6 +36,7 @@ from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._support import fail, operands, operation_text, report
 from ._indexing import bound_key
+from ._merges import settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -116,9 +117,10 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         shape = decode(result)
         if shape is None or shape.named is None or shape.scalar:
             return result
-        shapes, labels, _ = operands(ctx)
+        shapes, labels, exprs = operands(ctx)
         if not shapes:
             return result
+        shapes = [settled(ctx.api, expr, s) for s, expr in zip(shapes, exprs, strict=True)]
         try:
             found = rule(shape, shapes, operation_text(ctx, labels))
         except NamedShapeError as error:
@@ -154,6 +156,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
+        receiver = settled(ctx.api, getattr(ctx.context, "base", None), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
         return plugin.types.encode(replace(shape, placement=_ordered(kept, shape))) if kept else result
