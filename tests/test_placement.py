@@ -125,3 +125,12 @@ def test_unknown_placement_never_conflicts() -> None:
 
 def test_rename_moves_the_placement_with_the_name() -> None:
     assert rename_placement({"seq": DATA, "embed": MODEL}, {"seq": "kv_seq"}) == {"kv_seq": DATA, "embed": MODEL}
+
+
+def test_hovers_show_placements() -> None:
+    """The language server's hovers show what ``dmypy inspect`` prints (mypy's ``format_type``: the shape's
+    text, placements included) in the annotation notation, as mypy's errors do."""
+    from typed_xmap._tools._lsp._format import format_type
+
+    inspected = "\"NamedArray_[floating[_32Bit], Shape_[Literal['batch@data=8 seq heads@(data,model)']], tuple[()]]\""
+    assert format_type(inspected) == 'NamedArray[f32, "batch@data=8 seq heads@(data,model)"]'

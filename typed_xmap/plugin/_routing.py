@@ -89,7 +89,8 @@ def checked(hook: Callable[[Any], Type]) -> Callable[[Any], Type]:
 
     def guarded(ctx: Any) -> Type:
         try:
-            install_messages(getattr(getattr(getattr(ctx, "api", None), "msg", None), "errors", None))
+            api = getattr(ctx, "api", None)
+            install_messages(getattr(getattr(api, "msg", None), "errors", None), api)
             return hook(ctx)
         except Exception:
             if os.environ.get(DEBUG_ENV):
