@@ -1,5 +1,7 @@
 """``typed-xmap check --comm`` against XLA: the collectives the plugin lists per jitted function (kind, mesh axes)
-equal those in the compiled HLO on an 8-device Explicit mesh (data=4, model=2), for tests/programs/placement_comm.py."""
+equal those in the compiled HLO on an 8-device Explicit mesh (data=4, model=2), for tests/programs/placement_comm.py.
+Where XLA chooses how to move blocks (a conv over a split spatial axis), the plugin lists a ``reshard``, which the
+test matches with any collective that moves blocks over those mesh axes."""
 
 from __future__ import annotations
 
@@ -22,6 +24,25 @@ MESH = {"data": 4, "model": 2}
 COLLECTIVE = re.compile(r"\b(all-reduce|reduce-scatter|all-gather|all-to-all|collective-permute)(?:-start)?\(")
 
 Listed = Counter[tuple[str, tuple[str, ...]]]
+MOVES = frozenset({"all-gather", "all-to-all", "collective-permute"})
+"""What a listed ``reshard`` may compile to."""
+
+
+def _permuted_axes(line: str) -> tuple[str, ...] | None:
+    """The mesh axes a ``collective-permute``'s device pairs move along (device ids are row-major over MESH)."""
+    found = re.search(r"source_target_pairs=\{(\{[^=]*\})\}", line)
+    if found is None:
+        return None
+    sizes = list(MESH.values())
+
+    def coordinates(device: int) -> list[int]:
+        return [device // math.prod(sizes[i + 1 :]) % size for i, size in enumerate(sizes)]
+
+    moved = set()
+    for source, target in re.findall(r"\{(\d+),(\d+)\}", found[1]):
+        pairs = zip(coordinates(int(source)), coordinates(int(target)), strict=True)
+        moved |= {axis for axis, (a, b) in zip(MESH, pairs, strict=True) if a != b}
+    return tuple(axis for axis in MESH if axis in moved)
 
 
 def _group_size(line: str) -> int:
@@ -45,7 +66,9 @@ def _mesh_axes(size: int) -> tuple[str, ...]:
 def compiled(function: object, *args: object) -> Listed:
     hlo = function.lower(*args).compile().as_text()  # type: ignore[attr-defined]
     return Counter(
-        (found[1], _mesh_axes(_group_size(line))) for line in hlo.splitlines() if (found := COLLECTIVE.search(line))
+        (found[1], _permuted_axes(line) or _mesh_axes(_group_size(line)))
+        for line in hlo.splitlines()
+        if (found := COLLECTIVE.search(line))
     )
 
 
@@ -91,9 +114,22 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
             ),
             "fsdp_matmul": (value(["batch", "embed"], {"batch": "data"}), value(["embed", "mlp"], {"embed": "data"})),
             "local_matmul": (value(["batch", "embed"], {"batch": "data"}), value(["embed", "mlp"], {"mlp": "model"})),
+            "pool_windows": (value(["batch", "height", "width", "chan"], {"height": "model"}),),
+            "pool_blocks": (value(["batch", "height", "width", "chan"], {"height": "model"}),),
+            "conv_windows": (
+                value(["batch", "height", "width", "chan"], {"batch": "data", "height": "model"}),
+                tx.named(jnp.ones((3, 3, 8, 8)), ["kh", "kw", "chan", "out"]),
+            ),
         }
         hlo = {name: compiled(getattr(program, name), *args) for name, args in calls.items()}
     assert hlo["project"] == Counter({("all-reduce", ("model",)): 1})  # the programs do communicate
     assert hlo["pool"] == Counter({("all-reduce", ("data",)): 1})
     assert hlo["fsdp_matmul"] == Counter({("all-gather", ("data",)): 1})
+    assert hlo["pool_windows"] == Counter({("collective-permute", ("model",)): 2})  # a halo: one each way
+    # A conv over a split spatial axis: the checker lists a reshard (XLA chooses how to move the blocks: an
+    # all-gather of the operand here, a halo exchange elsewhere), which stands for any such collective.
+    reshards = static.get("conv_windows", Counter()).pop(("reshard", ("model",)), 0)
+    moved = sum(n for (kind, axes), n in hlo["conv_windows"].items() if axes == ("model",) and kind in MOVES)
+    assert reshards == 1 and moved >= 1, (static.get("conv_windows"), hlo["conv_windows"])
+    hlo["conv_windows"] = Counter({k: n for k, n in hlo["conv_windows"].items() if k[1] != ("model",)})
     assert {name: static.get(name, Counter()) for name in calls} == hlo

@@ -44,3 +44,21 @@ def local_matmul(
     x: NamedArray[f32, "batch@data embed"], w: NamedArray[f32, "embed mlp@model"]
 ) -> NamedArray[f32, "batch mlp"]:
     return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)
+
+
+@jax.jit
+@tx.typed
+def pool_windows(x: NamedArray[f32, "batch height@model width chan"]) -> NamedArray[f32, "batch height width chan"]:
+    return tnp.max_pool(x, {"height": 3, "width": 3}, strides=1, padding="SAME")
+
+
+@jax.jit
+def pool_blocks(x: NamedArray[f32, "batch height@model width chan"]) -> NamedArray:
+    return tnp.avg_pool(x, {"height": 2}, strides=2)
+
+
+@jax.jit
+def conv_windows(
+    x: NamedArray[f32, "batch@data height@model width chan"], k: NamedArray[f32, "kh=3 kw=3 chan out"]
+) -> NamedArray:
+    return tnp.conv(x, k, {"height": "kh", "width": "kw"}, "chan")
