@@ -202,7 +202,7 @@ def show_placements(file: MypyFile) -> None:
         if typ is not None:
             shown = format_type_bare(typ, checker.options)
             if "@" in shown:
-                info.message = readable(f"{REVEALED}{shown}\"")
+                info.message = readable(f'{REVEALED}{shown}"')
 
 
 def installed(errors: Any) -> bool:
