@@ -121,10 +121,12 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
                 tx.named(jnp.ones((3, 3, 8, 8)), ["kh", "kw", "chan", "out"]),
             ),
         }
-        hlo = {name: compiled(getattr(program, name), *args) for name, args in calls.items()}
+        calls["xmapped_project"] = (value(["batch", "embed"], {}), value(["embed", "mlp"], {}))
+        hlo = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
     assert hlo["project"] == Counter({("all-reduce", ("model",)): 1})  # the programs do communicate
     assert hlo["pool"] == Counter({("all-reduce", ("data",)): 1})
     assert hlo["fsdp_matmul"] == Counter({("all-gather", ("data",)): 1})
+    assert hlo["xmapped_project"] == Counter({("all-reduce", ("model",)): 1})  # placed by axis_resources
     assert hlo["pool_windows"] == Counter({("collective-permute", ("model",)): 2})  # a halo: one each way
     # A conv over a split spatial axis: the checker lists a reshard (XLA chooses how to move the blocks: an
     # all-gather of the operand here, a halo exchange elsewhere), which stands for any such collective.

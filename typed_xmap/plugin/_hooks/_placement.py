@@ -199,8 +199,11 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
         receiver = getattr(ctx, "type", None)
-        if not (receiver is not None and carries_placement(receiver)) and not any(
-            carries_placement(t) for group in ctx.arg_types for t in group
+        body = plugin.resources.body_placement(ctx.api)
+        if (
+            not body
+            and not (receiver is not None and carries_placement(receiver))
+            and not any(carries_placement(t) for group in ctx.arg_types for t in group)
         ):
             return result
         shape = decode(result)
@@ -209,11 +212,12 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         shapes, labels, exprs = operands(ctx)
         if not shapes:
             return result
-        shapes = [settled(ctx.api, expr, s) for s, expr in zip(shapes, exprs, strict=True)]
+        shapes = [_in_body(settled(ctx.api, expr, s), body) for s, expr in zip(shapes, exprs, strict=True)]
         try:
             found = rule(shape, shapes, operation_text(ctx, labels), ctx)
         except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
+            if not body:  # inside an xmapped body the body's own check reports it (``_xmap``)
+                report(ctx.api, error, ctx.context)
             return result
         if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
             for collective in found.collectives:
@@ -263,6 +267,15 @@ def _item_shape(api: Any, item: Expression) -> Shape | None:
 def _name(ctx: Any) -> str:
     callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
     return getattr(callee, "name", "stack")
+
+
+def _in_body(shape: Shape, body: Placement) -> Shape:
+    """``shape`` inside an xmapped body: its axes that the body's ``axis_resources`` name are placed there
+    (``shape``'s own placements first)."""
+    if not body or shape.named is None:
+        return shape
+    added = {n: m for n, m in body.items() if n in shape.named and n not in shape.placement}
+    return replace(shape, placement={**shape.placement, **added}) if added else shape
 
 
 def _ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
