@@ -5,6 +5,7 @@ test matches with any collective that moves blocks over those mesh axes."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import subprocess
@@ -20,6 +21,7 @@ import typed_xmap as tx
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "programs" / "placement_comm.py"
+MOE = ROOT / "examples" / "moe.py"
 MESH = {"data": 4, "model": 2}
 COLLECTIVE = re.compile(r"\b(all-reduce|reduce-scatter|all-gather|all-to-all|collective-permute)(?:-start)?\(")
 
@@ -72,9 +74,9 @@ def compiled(function: object, *args: object) -> Listed:
     )
 
 
-def listed() -> dict[str, Listed]:
+def listed(program: Path = PROGRAM) -> dict[str, Listed]:
     """The plugin's list, per function: ``typed-xmap check --comm``'s notes under "In function" lines."""
-    command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", "--comm", str(PROGRAM.relative_to(ROOT))]
+    command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", "--comm", str(program.relative_to(ROOT))]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     found: dict[str, Listed] = {}
@@ -135,3 +137,26 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
     assert reshards == 1 and moved >= 1, (static.get("conv_windows"), hlo["conv_windows"])
     hlo["conv_windows"] = Counter({k: n for k, n in hlo["conv_windows"].items() if k[1] != ("model",)})
     assert {name: static.get(name, Counter()) for name in calls} == hlo
+
+
+def test_the_moe_examples_moves_equal_the_compiled_hlos():
+    """examples/moe.py's expert layer (``experts``, jitted alone, its input placed as ``TOKENS`` and its
+    weights as ``PARAMS``): the all-to-alls the checker lists (``tx.moe_dispatch``/``moe_combine`` move the
+    tokens from ``TOKENS`` to ``EXPERTS`` and back, placements their calls declare) equal the compiled HLO's.
+    The HLO holds collectives of the routing too (the balance loss's mean over the split batch, an all-reduce;
+    the routing tables' gathers), over a value whose placement ``experts``' signature does not declare
+    (``Hidden`` has none: the example places its activations where it calls the step): the checker lists no
+    collective for an axis of unknown placement, so those are left to XLA and not compared."""
+    from example_programs import load
+
+    static = listed(MOE).get("experts", Counter())
+    moe = load(MOE, "moe_comm_example")
+    c = moe.Config()
+    params, (tokens, _) = moe.init(c, jax.random.key(0)), next(moe.batches(c))
+    with jax.set_mesh(jax.make_mesh(tuple(MESH.values()), tuple(MESH))):
+        placed = tx.shard(params, moe.PARAMS)
+        x = tx.constrain(placed["embed"][{"vocab": tx.shard(tokens, moe.TOKENS)}], moe.TOKENS)
+        hlo = compiled(jax.jit(functools.partial(moe.experts, capacity=c.capacity)), x, placed)
+    moves = Counter({key: n for key, n in hlo.items() if key[0] == "all-to-all"})
+    assert moves == Counter({("all-to-all", ("model",)): 2}), hlo  # dispatch and combine
+    assert static == moves

@@ -14,6 +14,7 @@ from typed_xmap._algebra import (
     broadcast_placement,
     contract_placement,
     keep_placement,
+    move_placement,
     parse_placed_text,
     parse_shape_spec,
     parse_symbolic_spec,
@@ -164,3 +165,16 @@ def test_overlapping_windows_over_a_split_axis_exchange_halos() -> None:
     assert window_placement(placement, {"height": None}, {"height": 1}, operation="p").collectives == ()
     conv = window_placement(placement, {"height": 3}, {"height": 1}, operation="c", halo=False)
     assert [(c.kind, c.mesh_axes) for c in conv.collectives] == [(CollectiveKind.RESHARD, MODEL)]
+
+
+def test_a_move_places_by_its_target_and_swaps_or_gathers_mesh_axes() -> None:
+    names = ["batch", "expert", "slot", "embed"]
+    tokens, experts = {"batch": ("data", "model")}, {"batch": DATA, "expert": MODEL}
+    dispatch = move_placement(names, tokens, experts, operation="d")
+    assert dispatch.placement == experts
+    assert [(c.kind, c.mesh_axes) for c in dispatch.collectives] == [(CollectiveKind.ALL_TO_ALL, MODEL)]
+    gathered = move_placement(names, {"batch": DATA, "embed": MODEL}, {"batch": DATA}, operation="m")
+    assert [(c.kind, c.mesh_axes) for c in gathered.collectives] == [(CollectiveKind.ALL_GATHER, MODEL)]
+    assert move_placement(names, {}, experts, operation="m").collectives == ()  # unknown source: none listed
+    with pytest.raises(AxisResourceConflict):
+        move_placement(names, {}, {"batch": MODEL, "expert": MODEL}, operation="m")

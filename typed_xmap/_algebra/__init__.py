@@ -111,6 +111,7 @@ from ._placement import (
     contract_placement as contract_placement,
     describe_placed as describe_placed,
     keep_placement as keep_placement,
+    move_placement as move_placement,
     parse_placed_text as parse_placed_text,
     placement_mismatch as placement_mismatch,
     reduce_placement as reduce_placement,

@@ -30,23 +30,25 @@ from ..._algebra import (
     broadcast_placement,
     contract_placement,
     keep_placement,
+    move_placement,
+    normalize_axis_resources,
     reduce_placement,
     rename_placement,
     stack_placement,
     window_placement,
 )
 from .._core._codes import NAMED_COMM
-from .._core._constants import resolved
+from .._core._constants import constant_value, resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
-from .._core._support import arg_expr, fail, operands, operation_text, report
+from .._core._support import arg, arg_expr, fail, operands, operation_text, report
 from ._indexing import bound_key
 from ._merges import settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["RULES", "placing", "placing_index"]
+__all__ = ["RULES", "placing", "placing_index", "placing_moved"]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
@@ -219,9 +221,7 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             if not body:  # inside an xmapped body the body's own check reports it (``_xmap``)
                 report(ctx.api, error, ctx.context)
             return result
-        if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
-            for collective in found.collectives:
-                fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+        _note(ctx, found)
         if found.placement == shape.placement:
             return result
         return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
@@ -276,6 +276,62 @@ def _in_body(shape: Shape, body: Placement) -> Shape:
         return shape
     added = {n: m for n, m in body.items() if n in shape.named and n not in shape.placement}
     return replace(shape, placement={**shape.placement, **added}) if added else shape
+
+
+MOVES = {"moe_dispatch": "x", "moe_combine": "y"}
+"""The functions that move a value from ``from_resources`` to ``resources``, and the value's parameter."""
+
+
+def placing_moved(plugin: TypedXmapPlugin, name: str, hook: Hook) -> Hook:
+    """``tx.moe_dispatch``/``tx.moe_combine`` with a literal or constant ``resources``: the value they move is
+    placed by it, from ``from_resources`` (or, without it, from the value's own known placement); the collectives
+    of the move (``move_placement``) and, for ``moe_combine``, of its contraction over ``expert`` and ``slot``
+    after the move are noted (``hook`` itself for the other functions)."""
+    if name not in MOVES:
+        return hook
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        target, types = _mapping(ctx, "resources"), arg(ctx, MOVES[name], 0)
+        shape, value = decode(result), decode(types[0]) if len(types) == 1 else None
+        if target is None or shape is None or shape.named is None or value is None or value.named is None:
+            return result
+        source = _mapping(ctx, "from_resources")
+        if source is None:
+            source = settled(ctx.api, arg_expr(ctx, MOVES[name], 0), value).placement
+        names = list(shape.named) if name == "moe_dispatch" else list(value.named)
+        operation = f"tx.{name}"
+        try:
+            found = move_placement(names, source, target, operation=operation)
+            if name == "moe_combine":
+                summed = [n for n in names if n not in shape.named]
+                combined = contract_placement(list(shape.named), summed, [found.placement], operation=operation)
+                found = replace(combined, collectives=(*found.collectives, *combined.collectives))
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        _note(ctx, found)
+        return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
+
+    return placed
+
+
+def _mapping(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
+    """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
+    value = constant_value(ctx.api, arg_expr(ctx, name))
+    if not isinstance(value, dict):
+        return None
+    try:
+        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
+    except NamedShapeError:
+        return None  # the runtime's check words it; gradual here
+
+
+def _note(ctx: Any, found: Placed) -> None:
+    """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``)."""
+    if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+        for collective in found.collectives:
+            fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
 
 
 def _ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
