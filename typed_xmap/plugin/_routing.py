@@ -27,8 +27,9 @@ from ._hooks._einsum import dot_hook, einsum_hook
 from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_update_hook, getitem_hook, indexing_hook
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
+from ._hooks._moves import placing_moved
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
-from ._hooks._placement import RULES as PLACED, placing, placing_index, placing_moved
+from ._hooks._placement import RULES as PLACED, placing, placing_index
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -156,8 +157,8 @@ class Routes:
     def _function(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         plugin = self._plugin
         if fullname in MOE_AND_SEGMENTS:
-            hook = placing_moved(plugin, MOE_AND_SEGMENTS[fullname], partial(moe_segments_hook, plugin, fullname))
-            return noting_unknowns(plugin, hook, MOE_AND_SEGMENTS[fullname])
+            moe = placing_moved(plugin, MOE_AND_SEGMENTS[fullname], partial(moe_segments_hook, plugin, fullname))
+            return noting_unknowns(plugin, moe, MOE_AND_SEGMENTS[fullname])
         if fullname.startswith(TNP):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
             if operation is None:  # not in the table: mypy types it as the stub says

@@ -184,7 +184,7 @@ def show_placements(file: MypyFile) -> None:
     """Reword the ``reveal_type`` notes of ``file`` (just type-checked) whose type carries a placement."""
     store = _STORE[0] if _STORE else None
     checker = store.checker if store is not None else None
-    if checker is None or getattr(checker, "tree", None) is not file:
+    if store is None or checker is None or getattr(checker, "tree", None) is not file:
         return
     notes = {
         (info.line, info.column): info
@@ -199,7 +199,7 @@ def show_placements(file: MypyFile) -> None:
             continue
         info = notes.get((expr.expr.line, expr.expr.column))
         typ = checker.lookup_type_or_none(expr.expr) if info is not None else None
-        if typ is not None:
+        if info is not None and typ is not None:
             shown = format_type_bare(typ, checker.options)
             if "@" in shown:
                 info.message = readable(f'{REVEALED}{shown}"')

@@ -94,7 +94,7 @@ def _sites(scope: Any, var: Var, api: Any, line: int) -> Iterator[Site]:
         for index, argument in enumerate(scope.arguments):
             if argument.variable is var:
                 declared = isinstance(signature, CallableType) and index < len(signature.arg_types)
-                yield signature.arg_types[index] if declared else None
+                yield signature.arg_types[index] if declared and isinstance(signature, CallableType) else None
     reached = list(body[start or 0 : holding])
     if holding < len(body) and not isinstance(body[holding], AssignmentStmt):
         reached.append(body[holding])  # a compound statement: its own sites may reach the use (a loop's)

@@ -30,25 +30,23 @@ from ..._algebra import (
     broadcast_placement,
     contract_placement,
     keep_placement,
-    move_placement,
-    normalize_axis_resources,
     reduce_placement,
     rename_placement,
     stack_placement,
     window_placement,
 )
 from .._core._codes import NAMED_COMM
-from .._core._constants import constant_value, resolved
+from .._core._constants import resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
-from .._core._support import arg, arg_expr, fail, operands, operation_text, report
+from .._core._support import arg_expr, fail, operands, operation_text, report
 from ._indexing import bound_key
 from ._merges import settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["RULES", "placing", "placing_index", "placing_moved"]
+__all__ = ["RULES", "note_collectives", "ordered", "placing", "placing_index"]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
@@ -108,7 +106,7 @@ def _conv(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
         return contracted
     windows = {x_axis: kernel.get(k_axis) for x_axis, k_axis in spatial.items() if isinstance(k_axis, str)}
     halo = window_placement(
-        operands[0].placement, windows, _per_axis(strides, windows), operation=operation, halo=False
+        operands[0].placement, windows, _per_axis(strides, windows, pool=False), operation=operation, halo=False
     )
     return replace(contracted, collectives=(*contracted.collectives, *halo.collectives))
 
@@ -119,15 +117,15 @@ def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     if not isinstance(window, dict):
         return keep_placement(operands[0].named or {}, operands[0].placement)
     windows = {n: w if isinstance(w, int) else None for n, w in window.items()}
-    strides = _per_axis(_literal(ctx, "strides", 2), windows)
+    strides = _per_axis(_literal(ctx, "strides", 2), windows, pool=True)
     return window_placement(operands[0].placement, windows, strides, operation=operation)
 
 
-def _per_axis(strides: object, windows: dict[str, int | None]) -> dict[str, int | None]:
-    """A pool's or conv's ``strides`` (one int, a dict by axis, or ``None``: the window for pools, 1 for convs,
-    which the caller's windows default says) per window axis; an unreadable stride is unknown (``None``)."""
+def _per_axis(strides: object, windows: dict[str, int | None], *, pool: bool) -> dict[str, int | None]:
+    """A pool's or conv's ``strides`` (one int, a dict by axis, or ``None``: by the window for a pool, 1 for a
+    conv, as ``_algebra``'s plans read them) per window axis; an unreadable stride is unknown (``None``)."""
     if strides is None:
-        return dict.fromkeys(windows, 1)
+        return dict(windows) if pool else dict.fromkeys(windows, 1)
     if isinstance(strides, int):
         return dict.fromkeys(windows, strides)
     if isinstance(strides, dict):
@@ -221,10 +219,10 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             if not body:  # inside an xmapped body the body's own check reports it (``_xmap``)
                 report(ctx.api, error, ctx.context)
             return result
-        _note(ctx, found)
+        note_collectives(ctx, found)
         if found.placement == shape.placement:
             return result
-        return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
+        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
 
     return placed
 
@@ -253,7 +251,7 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
-        return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
+        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
 
     return placed
 
@@ -278,63 +276,15 @@ def _in_body(shape: Shape, body: Placement) -> Shape:
     return replace(shape, placement={**shape.placement, **added}) if added else shape
 
 
-MOVES = {"moe_dispatch": "x", "moe_combine": "y"}
-"""The functions that move a value from ``from_resources`` to ``resources``, and the value's parameter."""
-
-
-def placing_moved(plugin: TypedXmapPlugin, name: str, hook: Hook) -> Hook:
-    """``tx.moe_dispatch``/``tx.moe_combine`` with a literal or constant ``resources``: the value they move is
-    placed by it, from ``from_resources`` (or, without it, from the value's own known placement); the collectives
-    of the move (``move_placement``) and, for ``moe_combine``, of its contraction over ``expert`` and ``slot``
-    after the move are noted (``hook`` itself for the other functions)."""
-    if name not in MOVES:
-        return hook
-
-    def placed(ctx: Any) -> Type:
-        result = hook(ctx)
-        target, types = _mapping(ctx, "resources"), arg(ctx, MOVES[name], 0)
-        shape, value = decode(result), decode(types[0]) if len(types) == 1 else None
-        if target is None or shape is None or shape.named is None or value is None or value.named is None:
-            return result
-        source = _mapping(ctx, "from_resources")
-        if source is None:
-            source = settled(ctx.api, arg_expr(ctx, MOVES[name], 0), value).placement
-        names = list(shape.named) if name == "moe_dispatch" else list(value.named)
-        operation = f"tx.{name}"
-        try:
-            found = move_placement(names, source, target, operation=operation)
-            if name == "moe_combine":
-                summed = [n for n in names if n not in shape.named]
-                combined = contract_placement(list(shape.named), summed, [found.placement], operation=operation)
-                found = replace(combined, collectives=(*found.collectives, *combined.collectives))
-        except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
-            return result
-        _note(ctx, found)
-        return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
-
-    return placed
-
-
-def _mapping(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
-    """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
-    value = constant_value(ctx.api, arg_expr(ctx, name))
-    if not isinstance(value, dict):
-        return None
-    try:
-        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
-    except NamedShapeError:
-        return None  # the runtime's check words it; gradual here
-
-
-def _note(ctx: Any, found: Placed) -> None:
+def note_collectives(ctx: Any, found: Placed) -> None:
     """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``)."""
     if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
         for collective in found.collectives:
             fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
 
 
-def _ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
+def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
+    """``placement`` over ``shape``'s axes, in their order (how the encoded text lists them)."""
     assert shape.named is not None
     return {n: placement[n] for n in shape.named if n in placement}
 
@@ -357,6 +307,6 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         receiver = settled(ctx.api, getattr(ctx.context, "base", None), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
-        return plugin.types.encode(replace(shape, placement=_ordered(kept, shape))) if kept else result
+        return plugin.types.encode(replace(shape, placement=ordered(kept, shape))) if kept else result
 
     return placed
