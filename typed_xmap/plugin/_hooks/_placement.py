@@ -212,12 +212,12 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         shapes, labels, exprs = operands(ctx)
         if not shapes:
             return result
-        shapes = [_in_body(settled(ctx.api, expr, s), body) for s, expr in zip(shapes, exprs, strict=True)]
+        shapes = [settled(ctx.api, expr, s) for s, expr in zip(shapes, exprs, strict=True)]
+        operation = operation_text(ctx, labels)
         try:
-            found = rule(shape, shapes, operation_text(ctx, labels), ctx)
+            found = rule(shape, [_in_body(s, body) for s in shapes], operation, ctx)
         except NamedShapeError as error:
-            if not body:  # inside an xmapped body the body's own check reports it (``_xmap``)
-                report(ctx.api, error, ctx.context)
+            _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
         note_collectives(ctx, found)
         if found.placement == shape.placement:
@@ -265,6 +265,19 @@ def _item_shape(api: Any, item: Expression) -> Shape | None:
 def _name(ctx: Any) -> str:
     callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
     return getattr(callee, "name", "stack")
+
+
+def _report_own(ctx: Any, error: NamedShapeError, without_body: Callable[[], Placed] | None) -> None:
+    """Report ``error``, unless it comes from an xmapped body's ``axis_resources`` alone (``without_body``: the
+    rule on the operands' own placements does not raise), which the body's own check reports (``_xmap``)."""
+    if without_body is not None:
+        try:
+            without_body()
+        except NamedShapeError as own:
+            error = own
+        else:
+            return
+    report(ctx.api, error, ctx.context)
 
 
 def _in_body(shape: Shape, body: Placement) -> Shape:
