@@ -90,8 +90,9 @@ def _keep(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
 
 
 def _reshaped(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
-    """``pad``, ``merge_axes``, ``split_axis``, ``broadcast_to``: the axes the call names (padded, merged, split,
-    new) have an unknown placement, the others keep theirs; all unknown when the call's names are not literal."""
+    """``pad``, ``merge_axes``, ``split_axis``, ``broadcast_to``, ``sort``, ``argsort``: the axes the call names
+    (padded, merged, split, new, sorted along) have an unknown placement, the others keep theirs; all unknown when
+    the call's names are not literal."""
     assert result.named is not None
     named = _names_in_call(ctx)
     return keep_placement(result.named, operands[0].placement if named is not None else {}, named or ())
@@ -179,6 +180,8 @@ RULES: dict[OpKind | str, Rule] = {
     "merge_axes": _reshaped,
     "split_axis": _reshaped,
     "broadcast_to": _reshaped,
+    "sort": _reshaped,
+    "argsort": _reshaped,
     "conv": _conv,
     "max_pool": _pool,
     "avg_pool": _pool,
