@@ -13,12 +13,16 @@ from typed_xmap._algebra import (
     NamedShapeSyntaxError,
     broadcast_placement,
     contract_placement,
+    keep_placement,
+    move_placement,
     parse_placed_text,
     parse_shape_spec,
     parse_symbolic_spec,
     reduce_placement,
     rename_placement,
+    stack_placement,
     symbolic_spec,
+    window_placement,
 )
 
 DATA = ("data",)
@@ -125,3 +129,52 @@ def test_unknown_placement_never_conflicts() -> None:
 
 def test_rename_moves_the_placement_with_the_name() -> None:
     assert rename_placement({"seq": DATA, "embed": MODEL}, {"seq": "kv_seq"}) == {"kv_seq": DATA, "embed": MODEL}
+
+
+def test_hovers_show_placements() -> None:
+    """The language server's hovers show what ``dmypy inspect`` prints (mypy's ``format_type``: the shape's
+    text, placements included) in the annotation notation, as mypy's errors do."""
+    from typed_xmap._tools._lsp._format import format_type
+
+    inspected = "\"NamedArray_[floating[_32Bit], Shape_[Literal['batch@data=8 seq heads@(data,model)']], tuple[()]]\""
+    assert format_type(inspected) == 'NamedArray[f32, "batch@data=8 seq heads@(data,model)"]'
+
+
+def test_structure_keeps_the_axes_the_call_does_not_name() -> None:
+    placement = {"batch": DATA, "height": MODEL}
+    assert keep_placement(["batch", "height", "chan"], placement).placement == placement
+    assert keep_placement(["batch", "height"], placement, changed=["height"]).placement == {"batch": DATA}
+    assert keep_placement(["hw", "chan"], placement).placement == {}  # merged away: the new axis unknown
+
+
+def test_stack_and_concatenate_meet_their_items_the_new_axis_unknown() -> None:
+    placed = stack_placement(["layers", "batch", "seq"], [{"batch": DATA}, {"seq": MODEL}], "layers", operation="s")
+    assert placed.placement == {"batch": DATA, "seq": MODEL}
+    joined = stack_placement(["batch", "seq"], [{"seq": DATA}, {"seq": DATA, "batch": MODEL}], "seq", operation="c")
+    assert joined.placement == {"batch": MODEL}
+    with pytest.raises(AxisResourceConflict, match="'batch' and 'seq'"):
+        stack_placement(["layers", "batch", "seq"], [{"batch": DATA}, {"seq": DATA}], "layers", operation="s")
+
+
+def test_overlapping_windows_over_a_split_axis_exchange_halos() -> None:
+    placement = {"batch": DATA, "height": MODEL}
+    pooled = window_placement(placement, {"height": 3, "width": 3}, {"height": 1, "width": 1}, operation="p")
+    assert pooled.placement == placement
+    assert [(c.kind, c.mesh_axes) for c in pooled.collectives] == [(CollectiveKind.COLLECTIVE_PERMUTE, MODEL)] * 2
+    assert window_placement(placement, {"height": 2}, {"height": 2}, operation="p").collectives == ()
+    assert window_placement(placement, {"height": None}, {"height": 1}, operation="p").collectives == ()
+    conv = window_placement(placement, {"height": 3}, {"height": 1}, operation="c", halo=False)
+    assert [(c.kind, c.mesh_axes) for c in conv.collectives] == [(CollectiveKind.RESHARD, MODEL)]
+
+
+def test_a_move_places_by_its_target_and_swaps_or_gathers_mesh_axes() -> None:
+    names = ["batch", "expert", "slot", "embed"]
+    tokens, experts = {"batch": ("data", "model")}, {"batch": DATA, "expert": MODEL}
+    dispatch = move_placement(names, tokens, experts, operation="d")
+    assert dispatch.placement == experts
+    assert [(c.kind, c.mesh_axes) for c in dispatch.collectives] == [(CollectiveKind.ALL_TO_ALL, MODEL)]
+    gathered = move_placement(names, {"batch": DATA, "embed": MODEL}, {"batch": DATA}, operation="m")
+    assert [(c.kind, c.mesh_axes) for c in gathered.collectives] == [(CollectiveKind.ALL_GATHER, MODEL)]
+    assert move_placement(names, {}, experts, operation="m").collectives == ()  # unknown source: none listed
+    with pytest.raises(AxisResourceConflict):
+        move_placement(names, {}, {"batch": MODEL, "expert": MODEL}, operation="m")

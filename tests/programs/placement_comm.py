@@ -1,6 +1,8 @@
 """Small jitted programs whose placement forces collectives (or none): ``typed-xmap check --comm`` lists them,
 and tests/test_comm_hlo.py compares the list with the compiled HLO on an 8-device (data=4, model=2) mesh."""
 
+from functools import partial
+
 import jax
 
 import typed_xmap as tx
@@ -43,4 +45,28 @@ def fsdp_matmul(
 def local_matmul(
     x: NamedArray[f32, "batch@data embed"], w: NamedArray[f32, "embed mlp@model"]
 ) -> NamedArray[f32, "batch mlp"]:
+    return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)
+
+
+@jax.jit
+@tx.typed
+def pool_windows(x: NamedArray[f32, "batch height@model width chan"]) -> NamedArray[f32, "batch height width chan"]:
+    return tnp.max_pool(x, {"height": 3, "width": 3}, strides=1, padding="SAME")
+
+
+@jax.jit
+def pool_blocks(x: NamedArray[f32, "batch height@model width chan"]) -> NamedArray:
+    return tnp.avg_pool(x, {"height": 2}, strides=2)
+
+
+@jax.jit
+def conv_windows(
+    x: NamedArray[f32, "batch@data height@model width chan"], k: NamedArray[f32, "kh=3 kw=3 chan out"]
+) -> NamedArray:
+    return tnp.conv(x, k, {"height": "kh", "width": "kw"}, "chan")
+
+
+@partial(tx.xmap, out_axes=["batch", "mlp", ...], axis_resources={"batch": "data", "embed": "model"})
+def xmapped_project(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed mlp"]) -> NamedArray[f32, "batch mlp"]:
+    """Placed by xmap's axis_resources: inside the body x is batch@data embed@model, w embed@model."""
     return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)

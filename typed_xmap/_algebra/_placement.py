@@ -18,7 +18,20 @@ see), which never causes an error. Each rule here is the placement half of one r
   sums its block; the partial sums are combined), unless the result is itself split over one of them (another
   operand's axis lives there: the FSDP pattern, a weight split along the axis it is contracted over, the
   activations along the batch), where the split operand is ``all-gather``-ed over them instead;
-- a rename moves the placement with the name.
+- a rename moves the placement with the name;
+- a move (``tx.moe_dispatch``/``tx.moe_combine`` from ``from_resources`` to ``resources``): the value is placed
+  as the target says; each mesh axis that splits one named axis before and another after is an
+  ``all-to-all`` over it, one that splits an axis before and none after an ``all-gather`` (``move_placement``);
+- structure: an operation that keeps its operand's axes keeps their placements, but the axes whose extent it
+  changes or makes (``keep_placement``'s ``changed``: the padded axes, a merged or split axis, a broadcast's new
+  axes) have an unknown one; ``tnp.stack`` and ``tnp.concatenate`` meet their operands as elementwise
+  operations do (``stack_placement``), the new or concatenated axis unknown;
+- windows (pools, and conv's window over the spatial axes): the result keeps the operand's placement, a window
+  axis included (JAX keeps a split spatial axis split); where windows overlap (window larger than the stride)
+  across a split window axis, each device needs its neighbours' edge rows: a halo exchange, two
+  ``collective-permute``s over its mesh axes (``window_placement``). A conv is also a contraction (its features
+  and the kernel's window), placed by ``contract_placement``; its split spatial axis is moved as XLA chooses
+  (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
 
@@ -44,10 +57,14 @@ __all__ = [
     "broadcast_placement",
     "contract_placement",
     "describe_placed",
+    "keep_placement",
+    "move_placement",
     "parse_placed_text",
     "placement_mismatch",
     "reduce_placement",
     "rename_placement",
+    "stack_placement",
+    "window_placement",
 ]
 
 Placement = Mapping[str, tuple[str, ...]]
@@ -59,6 +76,9 @@ class CollectiveKind(enum.Enum):
 
     ALL_REDUCE = "all-reduce"
     ALL_GATHER = "all-gather"
+    ALL_TO_ALL = "all-to-all"
+    COLLECTIVE_PERMUTE = "collective-permute"
+    """Each device sends a block to another: the halo exchange of overlapping windows over a split axis."""
     RESHARD = "reshard"
     """One name placed two ways: a value is moved (all-to-all, collective-permute or all-gather: XLA's choice)."""
 
@@ -180,6 +200,83 @@ def contract_placement(
     where = f"split over {format_mesh_axes(mesh_axes)}"
     why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
     return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
+
+
+def keep_placement(names: Iterable[str], placement: Placement, changed: Iterable[str] = ()) -> Placed:
+    """An operation whose result (axes ``names``) keeps its operand's axes where they are (``astype``, ``roll``,
+    ``cumsum``, ``pad``, merging and splitting axes, ``broadcast_to``): their placements, but those of the axes
+    in ``changed`` (padded, merged, split or new: their blocks are not the operand's), which are unknown."""
+    dropped = set(changed)
+    return Placed({n: placement[n] for n in names if n in placement and n not in dropped})
+
+
+def stack_placement(names: Sequence[str], placements: Sequence[Placement], axis: str, *, operation: str) -> Placed:
+    """``tnp.stack`` along a new ``axis`` and ``tnp.concatenate`` along ``axis``: the operands meet by name as in
+    an elementwise operation (a conflict in the result raises ``AxisResourceConflict``); ``axis``'s placement
+    is unknown (the compiler places a new axis; blocks of a concatenated one are not the operands')."""
+    return broadcast_placement(
+        [n for n in names if n != axis],
+        [{n: m for n, m in p.items() if n != axis} for p in placements],
+        operation=operation,
+    )
+
+
+def window_placement(
+    placement: Placement,
+    windows: Mapping[str, int | None],
+    strides: Mapping[str, int | None],
+    *,
+    operation: str,
+    halo: bool = True,
+) -> Placed:
+    """A window (a pool's, or a conv's kernel) over the axes ``windows`` (axis -> window size), with ``strides``:
+    the result keeps the operand's placement, a split window axis included (JAX keeps it split). Where windows
+    overlap (size larger than the stride, both known) across a split axis, each block needs its neighbours'
+    edges: a halo exchange, two ``collective-permute``s over its mesh axes (one each way, as XLA sends them);
+    ``halo=False`` (a conv, whose split spatial axis XLA may all-gather instead): one ``reshard``, XLA's choice."""
+    collectives: list[Collective] = []
+    for name, size in windows.items():
+        stride = strides.get(name, 1)
+        if name in placement and size is not None and stride is not None and size > stride:
+            mesh_axes = placement[name]
+            why = (
+                f"{operation}'s windows of {size} (stride {stride}) overlap across {name!r}, split over "
+                f"{format_mesh_axes(mesh_axes)}"
+            )
+            if halo:
+                collectives += [
+                    Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the next block)"),
+                    Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
+                ]
+            else:
+                collectives.append(Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} (moved as XLA chooses)"))
+    return Placed(dict(placement), tuple(collectives))
+
+
+def move_placement(names: Sequence[str], source: Placement, target: Placement, *, operation: str) -> Placed:
+    """A value (axes ``names``) moved from the placement ``source`` to ``target`` (``tx.moe_dispatch``'s and
+    ``tx.moe_combine``'s ``from_resources`` -> ``resources``): placed by ``target`` (a conflict there raises
+    ``AxisResourceConflict``). Per mesh axis: one that splits a named axis in ``source`` and another in ``target``
+    moves the blocks between devices, an all-to-all over it (the mesh axes that do, in one); one that splits an
+    axis in ``source`` only is an all-gather (one that splits an axis in ``target`` only: each device keeps its
+    own slice, no communication). An axis ``source`` does not place is unknown there: none listed for it."""
+    placed = {n: tuple(target[n]) for n in names if n in target}
+    _checked(names, placed, operation)
+    before = {a: n for n in names if n in source for a in source[n]}
+    after = {a: n for n, mesh_axes in placed.items() for a in mesh_axes}
+    swapped = tuple(a for a, n in before.items() if a in after and after[a] != n)
+    gathered = tuple(a for a in before if a not in after)
+    collectives = []
+    if swapped:
+        moved = ", ".join(f"{before[a]!r} -> {after[a]!r}" for a in swapped)
+        why = f"{operation} moves {format_mesh_axes(swapped)} from one axis to another ({moved})"
+        collectives.append(Collective(CollectiveKind.ALL_TO_ALL, swapped, why))
+    if gathered:
+        why = f"{operation} leaves {', '.join(repr(before[a]) for a in gathered)} whole"
+        collectives.append(
+            Collective(CollectiveKind.ALL_GATHER, gathered, f"{why}, split over {format_mesh_axes(gathered)}")
+        )
+    return Placed(placed, tuple(collectives))
 
 
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:

@@ -24,7 +24,7 @@ from .._algebra import MARKERS
 from ._core._codes import ALL_CODES
 from ._core._config import load_config
 from ._core._encoding import NAMED_ARRAY, TypeFactory
-from ._core._messages import install as install_messages
+from ._core._messages import install as install_messages, show_placements
 from ._hooks._annotated import analyze_annotated, analyze_dtype_marker, analyze_group_alias, repair_alias
 from ._hooks._containers import ContainerChecks
 from ._hooks._gradual import analyze_named_array
@@ -140,9 +140,11 @@ class TypedXmapPlugin(Plugin):
         return self.routes.method(fullname)
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
-        """Called once ``file`` is type-checked: check the containers of NamedArrays it builds (``_containers``)."""
+        """Called once ``file`` is type-checked: check the containers of NamedArrays it builds (``_containers``);
+        ``reveal_type`` notes show placements (``_messages.show_placements``)."""
         try:
             self.containers.check_module(file)
+            show_placements(file)
         except Exception:
             if os.environ.get(DEBUG_ENV):
                 raise

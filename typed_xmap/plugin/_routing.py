@@ -28,6 +28,7 @@ from ._hooks._indexing import AT_GETITEM, AT_UPDATES, GETITEM, at_hook, at_updat
 from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._lambdas import called_lambda_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
+from ._hooks._moves import placing_moved
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
 from ._hooks._placement import RULES as PLACED, placing, placing_index
@@ -91,7 +92,8 @@ def checked(hook: Callable[[Any], Type]) -> Callable[[Any], Type]:
 
     def guarded(ctx: Any) -> Type:
         try:
-            install_messages(getattr(getattr(getattr(ctx, "api", None), "msg", None), "errors", None))
+            api = getattr(ctx, "api", None)
+            install_messages(getattr(getattr(api, "msg", None), "errors", None), api)
             return hook(ctx)
         except Exception:
             if os.environ.get(DEBUG_ENV):
@@ -158,7 +160,8 @@ class Routes:
     def _function(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         plugin = self._plugin
         if fullname in MOE_AND_SEGMENTS:
-            return noting_unknowns(plugin, partial(moe_segments_hook, plugin, fullname), MOE_AND_SEGMENTS[fullname])
+            moe = placing_moved(plugin, MOE_AND_SEGMENTS[fullname], partial(moe_segments_hook, plugin, fullname))
+            return noting_unknowns(plugin, moe, MOE_AND_SEGMENTS[fullname])
         if fullname.startswith(TNP):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])
             if operation is None:  # not in the table: mypy types it as the stub says

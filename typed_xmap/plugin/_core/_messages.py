@@ -17,6 +17,13 @@ symbol is ``Any`` (gradual), and only the class name of its fallback (``visit_ty
 ``ExpressionChecker.visit_reveal_expr`` calls no plugin hook between the type and the note. A symbol in a
 printed place (an item) would change what the type means. ``typed-xmap inspect`` shows the symbols
 (``dmypy inspect`` prints with ``format_type``).
+
+A placement (``batch@data``) lives where a symbol does, so ``reveal_type`` would not show it either. Once a
+module is type-checked (the plugin's ``get_additional_indirect_deps``), while its types are still held,
+``show_placements`` rewords each ``reveal_type`` note of a type that carries a placement as mypy's errors
+print that type (``format_type_bare``: the fallback's text). It needs the module's type checker, which the
+hooks hand to ``install`` (a module where no hook of the plugin ran holds no placement a hook made, but a
+parameter annotated with one shows it only if some hook ran there).
 """
 
 from __future__ import annotations
@@ -24,7 +31,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["dtype_marker", "install", "installed", "readable"]
+from mypy.messages import format_type_bare
+from mypy.nodes import REVEAL_TYPE, CallExpr, MypyFile, RevealExpr
+
+from ._tree import expressions
+
+__all__ = ["dtype_marker", "install", "installed", "readable", "show_placements"]
 
 ENCODED = "NamedArray_["
 DTYPES = {
@@ -134,6 +146,9 @@ def readable(message: str) -> str:
 class _ReadableErrors(dict):  # type: ignore[type-arg]
     """mypy's error store; a file's errors are reworded when mypy reads them to report the file."""
 
+    checker: Any = None
+    """The type checker of the module being checked (the last one a hook ran in)."""
+
     def __getitem__(self, path: Any) -> Any:
         infos = super().__getitem__(path)
         for info in infos:
@@ -142,14 +157,52 @@ class _ReadableErrors(dict):  # type: ignore[type-arg]
         return infos
 
 
-def install(errors: Any) -> None:
-    """Wrap ``errors.error_info_map`` (mypy's ``Errors``) once; nothing if mypy's shape changed."""
+_STORE: list[_ReadableErrors] = []
+"""The error store ``install`` wrapped last (one per build)."""
+
+
+def install(errors: Any, checker: Any = None) -> None:
+    """Wrap ``errors.error_info_map`` (mypy's ``Errors``) once; nothing if mypy's shape changed. ``checker``:
+    the type checker a hook runs in, for ``show_placements``."""
     try:
         current = errors.error_info_map
         if type(current) is dict:
-            errors.error_info_map = _ReadableErrors(current)
+            current = errors.error_info_map = _ReadableErrors(current)
     except (AttributeError, TypeError):
         return
+    if isinstance(current, _ReadableErrors):
+        if not _STORE or _STORE[0] is not current:
+            _STORE[:] = [current]
+        if checker is not None:
+            current.checker = checker
+
+
+REVEALED = 'Revealed type is "'
+
+
+def show_placements(file: MypyFile) -> None:
+    """Reword the ``reveal_type`` notes of ``file`` (just type-checked) whose type carries a placement."""
+    store = _STORE[0] if _STORE else None
+    checker = store.checker if store is not None else None
+    if store is None or checker is None or getattr(checker, "tree", None) is not file:
+        return
+    notes = {
+        (info.line, info.column): info
+        for info in dict.get(store, file.path) or ()
+        if info.severity == "note" and info.message.startswith(REVEALED) and "NamedArray" in info.message
+    }
+    if not notes:
+        return
+    for call in expressions(file.defs):
+        expr = call.analyzed if isinstance(call, CallExpr) else None  # reveal_type(...) as semantic analysis left it
+        if not (isinstance(expr, RevealExpr) and expr.kind == REVEAL_TYPE and expr.expr is not None):
+            continue
+        info = notes.get((expr.expr.line, expr.expr.column))
+        typ = checker.lookup_type_or_none(expr.expr) if info is not None else None
+        if info is not None and typ is not None:
+            shown = format_type_bare(typ, checker.options)
+            if "@" in shown:
+                info.message = readable(f'{REVEALED}{shown}"')
 
 
 def installed(errors: Any) -> bool:

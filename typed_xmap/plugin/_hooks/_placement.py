@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import DictExpr, StrExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
 from mypy.types import Type
 
 from ..._algebra import (
@@ -29,36 +29,43 @@ from ..._algebra import (
     Placement,
     broadcast_placement,
     contract_placement,
+    keep_placement,
     reduce_placement,
     rename_placement,
+    stack_placement,
+    window_placement,
 )
 from .._core._codes import NAMED_COMM
+from .._core._constants import resolved
 from .._core._encoding import Shape, carries_placement, decode
-from .._core._support import fail, operands, operation_text, report
+from .._core._literals import UNKNOWN, literal_value
+from .._core._support import arg_expr, fail, operands, operation_text, report
 from ._indexing import bound_key
+from ._merges import settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["RULES", "placing", "placing_index"]
+__all__ = ["RULES", "note_collectives", "ordered", "placing", "placing_index"]
 
 Hook = Callable[[Any], Type]
-Rule = Callable[[Shape, Sequence[Shape], str], Placed]
+Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
+"""A placement rule: the result's shape, the operands', how messages name the operation, the call (``ctx``)."""
 
 
-def _broadcast(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+def _broadcast(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     assert result.named is not None
     return broadcast_placement(list(result.named), [s.placement for s in operands], operation=operation)
 
 
-def _contract(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+def _contract(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     assert result.named is not None
     contracted = [n for n in dict.fromkeys(n for s in operands for n in s.named or ()) if n not in result.named]
     placements = [s.placement for s in operands]
     return contract_placement(list(result.named), contracted, placements, operation=operation)
 
 
-def _reduce(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     """The operand's axes the result lacks, or keeps at size 1 (``keepdims``), are reduced."""
     assert result.named is not None
     operand = operands[0]
@@ -67,7 +74,7 @@ def _reduce(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
     return reduce_placement(operand.placement, reduced, operation=operation)
 
 
-def _rename(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+def _rename(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     """``tx.rename``: the result's axes are the operand's, renamed, in the operand's order."""
     assert result.named is not None and operands[0].named is not None
     if len(operands[0].named) != len(result.named):  # not a rename of this operand (gradual: unknown)
@@ -76,10 +83,85 @@ def _rename(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
     return Placed(rename_placement(operands[0].placement, renames))
 
 
-def _keep(result: Shape, operands: Sequence[Shape], operation: str) -> Placed:
+def _keep(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     """An operation that keeps its operand's axes where they are (``astype``, ``roll``, ``cumsum``)."""
     assert result.named is not None
-    return Placed({n: m for n, m in operands[0].placement.items() if n in result.named})
+    return keep_placement(result.named, operands[0].placement)
+
+
+def _reshaped(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``pad``, ``merge_axes``, ``split_axis``, ``broadcast_to``, ``sort``, ``argsort``: the axes the call names
+    (padded, merged, split, new, sorted along) have an unknown placement, the others keep theirs; all unknown when
+    the call's names are not literal."""
+    assert result.named is not None
+    named = _names_in_call(ctx)
+    return keep_placement(result.named, operands[0].placement if named is not None else {}, named or ())
+
+
+def _conv(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.conv``: a contraction (the features, the kernel's window) and a window over the spatial axes."""
+    contracted = _contract(result, operands, operation, ctx)
+    spatial, strides = _literal(ctx, "spatial", 2), _literal(ctx, "strides", None)
+    kernel = operands[1].named if len(operands) > 1 else None
+    if not isinstance(spatial, dict) or kernel is None:
+        return contracted
+    windows = {x_axis: kernel.get(k_axis) for x_axis, k_axis in spatial.items() if isinstance(k_axis, str)}
+    halo = window_placement(
+        operands[0].placement, windows, _per_axis(strides, windows, pool=False), operation=operation, halo=False
+    )
+    return replace(contracted, collectives=(*contracted.collectives, *halo.collectives))
+
+
+def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.max_pool``/``avg_pool``: the operand's placement kept; overlapping windows over a split axis: a halo."""
+    window = _literal(ctx, "window", 1)
+    if not isinstance(window, dict):
+        return keep_placement(operands[0].named or {}, operands[0].placement)
+    windows = {n: w if isinstance(w, int) else None for n, w in window.items()}
+    strides = _per_axis(_literal(ctx, "strides", 2), windows, pool=True)
+    return window_placement(operands[0].placement, windows, strides, operation=operation)
+
+
+def _per_axis(strides: object, windows: dict[str, int | None], *, pool: bool) -> dict[str, int | None]:
+    """A pool's or conv's ``strides`` (one int, a dict by axis, or ``None``: by the window for a pool, 1 for a
+    conv, as ``_algebra``'s plans read them) per window axis; an unreadable stride is unknown (``None``)."""
+    if strides is None:
+        return dict(windows) if pool else dict.fromkeys(windows, 1)
+    if isinstance(strides, int):
+        return dict.fromkeys(windows, strides)
+    if isinstance(strides, dict):
+        return {n: s if isinstance(s := strides.get(n, 1), int) else None for n in windows}
+    return dict.fromkeys(windows)
+
+
+def _literal(ctx: Any, name: str, position: int | None) -> object:
+    """An argument's literal value (a name bound once stands for its value; an unreadable item ``UNKNOWN``),
+    ``None`` when absent."""
+    expr = arg_expr(ctx, name, position)
+    return literal_value(expr, lambda e: resolved(ctx.api, e), partial=True) if expr is not None else None
+
+
+def _names_in_call(ctx: Any) -> set[str] | None:
+    """The axis names a call's arguments other than the operand hold (strings, in tuples, lists and dict keys);
+    ``None`` when one of them is not a literal (its names are not known)."""
+    found: set[str] = set()
+    for exprs in ctx.args[0 if getattr(ctx, "type", None) is not None else 1 :]:
+        for expr in exprs:
+            value = literal_value(expr, lambda e: resolved(ctx.api, e), partial=True)
+            if value is UNKNOWN:
+                return None
+            found |= _strings(value)
+    return found
+
+
+def _strings(value: object) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {k for k in value if isinstance(k, str)}
+    if isinstance(value, (list, tuple)):
+        return {s for item in value for s in _strings(item)}
+    return set()
 
 
 RULES: dict[OpKind | str, Rule] = {
@@ -94,6 +176,15 @@ RULES: dict[OpKind | str, Rule] = {
     "roll": _keep,
     "cumsum": _keep,
     "cumprod": _keep,
+    "pad": _reshaped,
+    "merge_axes": _reshaped,
+    "split_axis": _reshaped,
+    "broadcast_to": _reshaped,
+    "sort": _reshaped,
+    "argsort": _reshaped,
+    "conv": _conv,
+    "max_pool": _pool,
+    "avg_pool": _pool,
 }
 """The placement rule of each kind of operation in the table of operations, and of the structure operations
 (by name) that have one; other operations give results of unknown placement."""
@@ -102,6 +193,8 @@ RULES: dict[OpKind | str, Rule] = {
 def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
     """``hook`` with its result placed by the rule of ``key``, an operation's kind or a structure operation's
     name (``hook`` itself when there is no rule)."""
+    if key in MANY:
+        return _placing_many(plugin, hook)
     rule = RULES.get(key)
     if rule is None:
         return hook
@@ -109,32 +202,105 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
         receiver = getattr(ctx, "type", None)
-        if not (receiver is not None and carries_placement(receiver)) and not any(
-            carries_placement(t) for group in ctx.arg_types for t in group
+        body = plugin.resources.body_placement(ctx.api)
+        if (
+            not body
+            and not (receiver is not None and carries_placement(receiver))
+            and not any(carries_placement(t) for group in ctx.arg_types for t in group)
         ):
             return result
         shape = decode(result)
         if shape is None or shape.named is None or shape.scalar:
             return result
-        shapes, labels, _ = operands(ctx)
+        shapes, labels, exprs = operands(ctx)
         if not shapes:
             return result
+        shapes = [settled(ctx.api, expr, s) for s, expr in zip(shapes, exprs, strict=True)]
+        operation = operation_text(ctx, labels)
         try:
-            found = rule(shape, shapes, operation_text(ctx, labels))
+            found = rule(shape, [_in_body(s, body) for s in shapes], operation, ctx)
         except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
+            _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
-        if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
-            for collective in found.collectives:
-                fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+        note_collectives(ctx, found)
         if found.placement == shape.placement:
             return result
-        return plugin.types.encode(replace(shape, placement=_ordered(found.placement, shape)))
+        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
 
     return placed
 
 
-def _ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
+MANY = frozenset({"stack", "concatenate"})
+"""The operations whose operands come in a list (``tnp.stack([a, b], "layers")``)."""
+
+
+def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
+    """``tnp.stack``/``tnp.concatenate`` of a literal list or tuple: its items meet by name (each item's own
+    type: the list's type is their join, which holds no placement); ``axis`` (a literal) unknown."""
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        items, axis = arg_expr(ctx, "xs", 0), _literal(ctx, "axis", 1)
+        if not isinstance(items, ListExpr | TupleExpr) or not isinstance(axis, str):
+            return result
+        shapes = [_item_shape(ctx.api, item) for item in items.items]
+        shape = decode(result)
+        if not any(s is not None and s.placement for s in shapes) or shape is None or shape.named is None:
+            return result
+        try:
+            found = stack_placement(
+                list(shape.named), [s.placement if s else {} for s in shapes], axis, operation=f"tnp.{_name(ctx)}"
+            )
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
+
+    return placed
+
+
+def _item_shape(api: Any, item: Expression) -> Shape | None:
+    typ = api.lookup_type_or_none(item)
+    shape = decode(typ) if typ is not None else None
+    return settled(api, item, shape) if shape is not None and shape.named is not None else None
+
+
+def _name(ctx: Any) -> str:
+    callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
+    return getattr(callee, "name", "stack")
+
+
+def _report_own(ctx: Any, error: NamedShapeError, without_body: Callable[[], Placed] | None) -> None:
+    """Report ``error``, unless it comes from an xmapped body's ``axis_resources`` alone (``without_body``: the
+    rule on the operands' own placements does not raise), which the body's own check reports (``_xmap``)."""
+    if without_body is not None:
+        try:
+            without_body()
+        except NamedShapeError as own:
+            error = own
+        else:
+            return
+    report(ctx.api, error, ctx.context)
+
+
+def _in_body(shape: Shape, body: Placement) -> Shape:
+    """``shape`` inside an xmapped body: its axes that the body's ``axis_resources`` name are placed there
+    (``shape``'s own placements first)."""
+    if not body or shape.named is None:
+        return shape
+    added = {n: m for n, m in body.items() if n in shape.named and n not in shape.placement}
+    return replace(shape, placement={**shape.placement, **added}) if added else shape
+
+
+def note_collectives(ctx: Any, found: Placed) -> None:
+    """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``)."""
+    if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+        for collective in found.collectives:
+            fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+
+
+def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
+    """``placement`` over ``shape``'s axes, in their order (how the encoded text lists them)."""
     assert shape.named is not None
     return {n: placement[n] for n in shape.named if n in placement}
 
@@ -154,8 +320,9 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
+        receiver = settled(ctx.api, getattr(ctx.context, "base", None), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
-        return plugin.types.encode(replace(shape, placement=_ordered(kept, shape))) if kept else result
+        return plugin.types.encode(replace(shape, placement=ordered(kept, shape))) if kept else result
 
     return placed

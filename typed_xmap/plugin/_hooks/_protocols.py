@@ -29,6 +29,8 @@ class ResourceChecks(Protocol):
 
     def check_value(self, api: Any, named: Mapping[str, int | None], operation: str, context: Context) -> None: ...
 
+    def body_placement(self, api: Any) -> Mapping[str, tuple[str, ...]]: ...
+
 
 class TypedXmapPlugin(Protocol):
     """``typed_xmap.plugin.TypedXmapPlugin`` as the hooks see it."""

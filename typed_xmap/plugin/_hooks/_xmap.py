@@ -112,17 +112,31 @@ class Resources:
             cached = self._decorated[id(fn)] = (fn, found)
         return cached[1] or self.by_function.get(fn.fullname)
 
+    def _body(self, api: Any) -> tuple[FuncDef, AxisResources] | None:
+        """The xmapped body being checked and its ``axis_resources``, if any."""
+        scope = getattr(api, "scope", None)
+        fn = scope.top_level_function() if scope is not None else None
+        if not isinstance(fn, FuncDef):
+            return None
+        resources = self._for(fn)
+        return (fn, resources) if resources else None
+
+    def body_placement(self, api: Any) -> dict[str, tuple[str, ...]]:
+        """Where the enclosing xmapped body's ``axis_resources`` place its named axes (``{"batch": ("data",)}``);
+        empty outside one. A value inside the body is placed so (``_placement``)."""
+        body = self._body(api) if self.by_function or self._decorated else None
+        if body is None:
+            return {}
+        return {name: tuple(str(r) for r in resources) for name, resources in body[1].items()}
+
     def check_value(self, api: Any, named: Mapping[str, int | None], operation: str, context: Context) -> None:
         """Report when ``named`` holds two axes that share a mesh axis in the enclosing xmapped body."""
         if len(named) < 2 or not self._plugin.config.body_checks:
             return
-        scope = getattr(api, "scope", None)
-        fn = scope.top_level_function() if scope is not None else None
-        if not isinstance(fn, FuncDef):
+        body = self._body(api)
+        if body is None:
             return
-        resources = self._for(fn)
-        if not resources:
-            return
+        fn, resources = body
         declared = _declared_axes(fn)
         conflicts = [
             c for c in resource_conflicts(named, resources) if not any({c.first, c.second} <= d for d in declared)

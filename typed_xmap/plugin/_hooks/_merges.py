@@ -1,0 +1,150 @@
+"""Placement where a variable's bindings meet: what an operand that is a variable holds, whatever path reached it.
+
+Where branches meet (after ``if``/``else``, at a loop's head) mypy gives a variable the simplified union of its
+types there, and that keeps *one* of two types that differ only in placement (placement rides in the shape's
+text, which mypy does not compare: ``make_simplified_union`` finds them equivalent). A value placed
+``batch@data`` in one branch and ``batch@model`` in the other would then carry the first branch's placement, and
+an operation meeting another value on ``data`` would be a false ``axis-resource-conflict``. Placement is
+gradual, so an operand that is a local variable bound at more than one site keeps only the placements that
+every site agrees on: a site whose value's type is not known yet (it comes later, or in a loop not yet
+checked), or that binds part of a value (a tuple target, a ``for`` or ``with`` target, an augmented
+assignment), agrees on none. A variable bound once keeps its placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from mypy.nodes import (
+    AssignmentExpr,
+    AssignmentStmt,
+    Block,
+    Expression,
+    ForStmt,
+    FuncItem,
+    IfStmt,
+    ListExpr,
+    NameExpr,
+    Node,
+    OperatorAssignmentStmt,
+    StarExpr,
+    Statement,
+    TryStmt,
+    TupleExpr,
+    Var,
+    WhileStmt,
+    WithStmt,
+)
+from mypy.types import CallableType, Type
+
+from .._core._encoding import Shape, decode
+from .._core._tree import expressions
+
+__all__ = ["settled"]
+
+Site = Type | None
+"""The type bound at one site (``None``: unknown, or a part of a value)."""
+
+
+def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
+    """``shape``, the type of the operand ``expr``, with only the placements every binding site of its
+    variable that may reach it agrees on (``shape`` itself for an operand that is not a variable bound at
+    more than one such site)."""
+    if not shape.placement or not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
+        return shape
+    scope = _scope(api)
+    if scope is None:
+        return shape
+    sites = list(_sites(scope, expr.node, api, expr.line))
+    if len(sites) < 2:
+        return shape
+    agreed = dict(shape.placement)
+    for site in sites:
+        found = decode(site) if site is not None else None
+        placement = found.placement if found is not None else {}
+        agreed = {n: m for n, m in agreed.items() if placement.get(n) == m}
+        if not agreed:
+            break
+    return shape if agreed == shape.placement else replace(shape, placement=agreed)
+
+
+def _scope(api: Any) -> FuncItem | Any | None:
+    """The function being checked, or the module (``api`` is mypy's ``TypeChecker``)."""
+    scope = getattr(api, "scope", None)
+    function = scope.current_function() if scope is not None else None
+    return function if function is not None else getattr(api, "tree", None)
+
+
+def _sites(scope: Any, var: Var, api: Any, line: int) -> Iterator[Site]:
+    """The type bound at each site of ``scope`` (a function or a module) that binds ``var`` and may reach a use
+    at ``line``: the statements of the body's top level run in order, so a top-level assignment of ``var``
+    before the statement holding the use hides the sites before it (the parameter's too), and the statements
+    after that one are not reached (the sites inside it, a loop's or a branch's, are all counted)."""
+    body: Sequence[Statement] = scope.body.body if isinstance(scope, FuncItem) else getattr(scope, "defs", [])
+    holding = next((i for i, s in enumerate(body) if s.line <= line <= (s.end_line or s.line)), len(body))
+    start: int | None = None
+    for index in range(holding):
+        statement = body[index]
+        if isinstance(statement, AssignmentStmt) and any(_binds(lv, var) for lv in statement.lvalues):
+            start = index
+    if start is None and isinstance(scope, FuncItem):
+        signature = scope.type
+        for index, argument in enumerate(scope.arguments):
+            if argument.variable is var:
+                declared = isinstance(signature, CallableType) and index < len(signature.arg_types)
+                yield signature.arg_types[index] if declared and isinstance(signature, CallableType) else None
+    reached = list(body[start or 0 : holding])
+    if holding < len(body) and not isinstance(body[holding], AssignmentStmt):
+        reached.append(body[holding])  # a compound statement: its own sites may reach the use (a loop's)
+    for node in _statements(reached):
+        if isinstance(node, AssignmentStmt):
+            for lvalue in node.lvalues:
+                if isinstance(lvalue, NameExpr) and lvalue.node is var:
+                    yield api.lookup_type_or_none(node.rvalue)
+                elif _binds(lvalue, var):
+                    yield None
+        elif isinstance(node, OperatorAssignmentStmt | ForStmt | WithStmt):
+            targets = [node.lvalue] if isinstance(node, OperatorAssignmentStmt) else []
+            targets += [node.index] if isinstance(node, ForStmt) else []
+            targets += [t for t in node.target if t is not None] if isinstance(node, WithStmt) else []
+            yield from (None for target in targets if _binds(target, var))
+    for expression in expressions(reached):
+        if isinstance(expression, AssignmentExpr) and expression.target.node is var:
+            yield api.lookup_type_or_none(expression.value)
+
+
+def _binds(target: Node, var: Var) -> bool:
+    """Whether the assignment target ``target`` (a name, a tuple or list of them, starred) binds ``var``."""
+    if isinstance(target, NameExpr):
+        return target.node is var
+    if isinstance(target, StarExpr):
+        return _binds(target.expr, var)
+    if isinstance(target, TupleExpr | ListExpr):
+        return any(_binds(item, var) for item in target.items)
+    return False
+
+
+def _statements(body: Sequence[Statement]) -> Iterator[Statement]:
+    """Every statement of ``body``, nested blocks included (not the bodies of nested functions or classes,
+    whose variables are their own)."""
+    stack: list[Node | None] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if isinstance(node, Block):
+            stack.extend(reversed(node.body))
+            continue
+        if not isinstance(node, Statement):
+            continue
+        yield node
+        if isinstance(node, IfStmt):
+            stack.extend([node.else_body, *reversed(node.body)])
+        elif isinstance(node, WhileStmt | ForStmt):
+            stack.extend([node.else_body, node.body])
+        elif isinstance(node, WithStmt):
+            stack.append(node.body)
+        elif isinstance(node, TryStmt):
+            stack.extend([node.finally_body, node.else_body, *reversed(node.handlers), node.body])

@@ -1,0 +1,69 @@
+"""Placement through the MoE moves: ``tx.moe_dispatch``/``tx.moe_combine`` with a literal or constant
+``resources`` place the value they move by it, from ``from_resources`` (the algebra's ``move_placement``: an
+all-to-all over a mesh axis that splits one axis before and another after), and note the collectives."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from mypy.types import Type
+
+from ..._algebra import NamedShapeError, contract_placement, move_placement, normalize_axis_resources
+from .._core._constants import constant_value
+from .._core._encoding import decode
+from .._core._support import arg, arg_expr, report
+from ._merges import settled
+from ._placement import Hook, note_collectives, ordered
+
+if TYPE_CHECKING:
+    from ._protocols import TypedXmapPlugin
+
+__all__ = ["MOVES", "placing_moved"]
+
+MOVES = {"moe_dispatch": "x", "moe_combine": "y"}
+"""The functions that move a value from ``from_resources`` to ``resources``, and the value's parameter."""
+
+
+def placing_moved(plugin: TypedXmapPlugin, name: str, hook: Hook) -> Hook:
+    """``tx.moe_dispatch``/``tx.moe_combine`` with a literal or constant ``resources``: the value they move is
+    placed by it, from ``from_resources`` (or, without it, from the value's own known placement); the collectives
+    of the move (``move_placement``) and, for ``moe_combine``, of its contraction over ``expert`` and ``slot``
+    after the move are noted (``hook`` itself for the other functions)."""
+    if name not in MOVES:
+        return hook
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        target, types = _mapping(ctx, "resources"), arg(ctx, MOVES[name], 0)
+        shape, value = decode(result), decode(types[0]) if len(types) == 1 else None
+        if target is None or shape is None or shape.named is None or value is None or value.named is None:
+            return result
+        declared = _mapping(ctx, "from_resources")
+        source = declared if declared is not None else settled(ctx.api, arg_expr(ctx, MOVES[name], 0), value).placement
+        names = list(shape.named) if name == "moe_dispatch" else list(value.named)
+        operation = f"tx.{name}"
+        try:
+            found = move_placement(names, source, target, operation=operation)
+            if name == "moe_combine":
+                summed = [n for n in names if n not in shape.named]
+                combined = contract_placement(list(shape.named), summed, [found.placement], operation=operation)
+                found = replace(combined, collectives=(*found.collectives, *combined.collectives))
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        note_collectives(ctx, found)
+        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
+
+    return placed
+
+
+def _mapping(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
+    """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
+    value = constant_value(ctx.api, arg_expr(ctx, name))
+    if not isinstance(value, dict):
+        return None
+    try:
+        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
+    except NamedShapeError:
+        return None  # the runtime's check words it; gradual here
