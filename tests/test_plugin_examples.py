@@ -62,7 +62,7 @@ SEEDED_BUGS = {
 }
 
 
-def _check(tmp_path: Path, files: list[Path], *, plugin: bool = True) -> tuple[str, int]:
+def _check(tmp_path: Path, cache: Path, files: list[Path], *, plugin: bool = True) -> tuple[str, int]:
     config = tmp_path / "mypy.ini"
     config.write_text(
         "[mypy]\n"
@@ -71,20 +71,20 @@ def _check(tmp_path: Path, files: list[Path], *, plugin: bool = True) -> tuple[s
         + "allow_redefinition = true\n"  # the recommended config (docs/typing): models rebind names
     )
     stdout, stderr, status = api.run(
-        ["--config-file", str(config), "--strict", "--cache-dir", str(tmp_path / "cache"), *map(str, files)]
+        ["--config-file", str(config), "--strict", "--cache-dir", str(cache / f"examples-{plugin}"), *map(str, files)]
     )
     return stdout + stderr, status
 
 
 @pytest.mark.parametrize("plugin", [True, False], ids=["plugin", "stubs-only"])
-def test_examples_check_clean_under_strict(tmp_path, plugin):
-    output, status = _check(tmp_path, sorted(EXAMPLES.glob("*.py")), plugin=plugin)
+def test_examples_check_clean_under_strict(tmp_path, mypy_cache, plugin):
+    output, status = _check(tmp_path, mypy_cache, sorted(EXAMPLES.glob("*.py")), plugin=plugin)
     assert status == 0, output
     assert f"Success: no issues found in {len(list(EXAMPLES.glob('*.py')))} source files" in output
 
 
 @pytest.mark.parametrize("example", sorted(SEEDED_BUGS))
-def test_seeded_bug_is_reported_on_its_line(tmp_path, example):
+def test_seeded_bug_is_reported_on_its_line(tmp_path, mypy_cache, example):
     old, new, code, marker = SEEDED_BUGS[example]
     source = (EXAMPLES / example).read_text()
     assert old in source
@@ -92,7 +92,7 @@ def test_seeded_bug_is_reported_on_its_line(tmp_path, example):
     line = next(i for i, text in enumerate(buggy.splitlines(), 1) if marker in text)
     path = tmp_path / example
     path.write_text(buggy)
-    output, status = _check(tmp_path, [path])
+    output, status = _check(tmp_path, mypy_cache, [path])
     assert status == 1
     errors = [row for row in output.splitlines() if ": error:" in row]
     assert errors and all(f"{example}:{line}: error:" in row and row.endswith(f"[{code}]") for row in errors), output

@@ -67,15 +67,15 @@ def test_the_private_api_is_there():
     assert installed(errors)
 
 
-def _mypy(tmp_path: Path, source: Path) -> str:
+def _mypy(tmp_path: Path, cache: Path, source: Path) -> str:
     """mypy's report on ``source``, with the plugin and this checkout's stubs."""
     config = tmp_path / "mypy.ini"
     config.write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
-    out, _, _ = api.run(["--config-file", str(config), "--no-incremental", str(source)])
+    out, _, _ = api.run(["--config-file", str(config), "--cache-dir", str(cache / "messages"), str(source)])
     return out
 
 
-def test_mypy_messages_read_in_the_users_notation(tmp_path):
+def test_mypy_messages_read_in_the_users_notation(tmp_path, mypy_cache):
     """return-value, arg-type (a function, a method, through jax.jit) and assignment, end to end."""
     source = tmp_path / "model.py"
     source.write_text(
@@ -93,7 +93,7 @@ def test_mypy_messages_read_in_the_users_notation(tmp_path):
         "    jax.jit(probe)(h)\n"
         '    y: NamedArray[f32, "batch"] = h\n'
     )
-    out = _mypy(tmp_path, source)
+    out = _mypy(tmp_path, mypy_cache, source)
     errors = [line.split(": error: ", 1)[1] for line in out.splitlines() if ": error: " in line]
     assert errors == [
         'Incompatible return value type (got "NamedArray[f32, "mlp batch seq"]", expected '
@@ -107,7 +107,7 @@ def test_mypy_messages_read_in_the_users_notation(tmp_path):
     ], out
 
 
-def test_symbolic_sizes_and_reveal_type_read_in_the_users_notation(tmp_path):
+def test_symbolic_sizes_and_reveal_type_read_in_the_users_notation(tmp_path, mypy_cache):
     """A size from a config shows as written (``mlp=cfg.mlp // 2``) in mypy's own errors; ``reveal_type``
     reads ``NamedArray[f32, "..."]``. If this fails after a mypy upgrade, mypy no longer prints a named
     TypedDict's fallback (``_encoding.SHAPE_FALLBACK``) or the reveal note's form changed."""
@@ -125,7 +125,7 @@ def test_symbolic_sizes_and_reveal_type_read_in_the_users_notation(tmp_path):
         "    reveal_type(x)\n"
         '    y: NamedArray[f32, "batch"] = w\n'
     )
-    out = _mypy(tmp_path, source)
+    out = _mypy(tmp_path, mypy_cache, source)
     lines = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(source))]
     assert lines == [
         'note: Revealed type is "NamedArray[f32, "batch=8"]"',

@@ -62,7 +62,7 @@ def test_importing_the_plugin_does_not_import_jax():
     assert result.stdout.split() == ["False", "False"]
 
 
-def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch):
+def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch, mypy_cache):
     from typed_xmap._tools._check import run_check
 
     monkeypatch.chdir(tmp_path)  # no mypy config here: the check supplies the plugin itself
@@ -71,16 +71,16 @@ def test_check_command_runs_mypy_with_the_plugin(tmp_path, capsys, monkeypatch):
         "import typed_xmap.numpy as tnp\nfrom typed_xmap import NamedArray, f32\n"
         'def f(x: NamedArray[f32, "batch"]) -> None:\n    tnp.sum(x, "hidden")\n'
     )
-    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 1
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(mypy_cache / "check-strict")]) == 1
     out = capsys.readouterr().out
     assert "model.py:4: error: tnp.sum(x, axis='hidden') reduces over axis 'hidden'" in out
     assert "[named-axis-missing]" in out and "Found 1 error in 1 file" in out
     program.write_text(program.read_text().replace('"hidden"', '"batch"'))
-    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(mypy_cache / "check-strict")]) == 0
     assert "Success: no issues found in 1 source file" in capsys.readouterr().out
 
 
-def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch):
+def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch, mypy_cache):
     from typed_xmap._tools._check import run_check
 
     monkeypatch.chdir(tmp_path)
@@ -91,7 +91,7 @@ def test_check_command_honours_the_users_config(tmp_path, capsys, monkeypatch):
         'def f(x: NamedArray[f32, "batch=2"], y: NamedArray[f32, "batch=3"]) -> None:\n'
         '    tnp.sum(x, "hidden")\n    x + y\n'
     )
-    assert run_check([str(program)], ["--cache-dir", str(tmp_path / "cache")]) == 1
+    assert run_check([str(program)], ["--cache-dir", str(mypy_cache / "check")]) == 1
     out = capsys.readouterr().out
     assert "named-axis-missing" not in out and "model.py:5: error: axis 'batch' has size 2" in out
 
@@ -125,14 +125,15 @@ def accumulate(losses: list[NamedArray[f32, "batch"]], init: NamedArray[f32, ""]
 """
 
 
-def test_check_allows_rebinding_and_keeps_the_bugs(tmp_path, capsys):
+def test_check_allows_rebinding_and_keeps_the_bugs(tmp_path, capsys, mypy_cache):
     """typed-xmap check turns on --allow-redefinition: rebinding (also in loops) is clean; a bug flowing
     through the rebound value or a loop accumulator is still reported."""
     from typed_xmap._tools._check import run_check
 
     program = tmp_path / "rebind.py"
     program.write_text(REBIND_BUGS)
-    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")], fast_exit=False) == 1
+    flags = ["--strict", "--cache-dir", str(mypy_cache / "check-strict")]
+    assert run_check([str(program)], flags, fast_exit=False) == 1
     errors = [row for row in capsys.readouterr().out.splitlines() if ": error:" in row]
     lines = REBIND_BUGS.splitlines()
     expected = {i for i, text in enumerate(lines, 1) if "# bug" in text}
@@ -140,7 +141,7 @@ def test_check_allows_rebinding_and_keeps_the_bugs(tmp_path, capsys):
     assert all(row.endswith("[return-value]") for row in errors), errors
 
 
-def test_isinstance_of_named_array_passes_with_the_plugin(tmp_path, capsys):
+def test_isinstance_of_named_array_passes_with_the_plugin(tmp_path, capsys, mypy_cache):
     """``is_leaf=lambda v: isinstance(v, tx.NamedArray)`` (a tree map over params) checks clean with the plugin;
     ``isinstance`` of another special form is still mypy's error."""
     from typed_xmap._tools._check import run_check
@@ -154,6 +155,6 @@ def test_isinstance_of_named_array_passes_with_the_plugin(tmp_path, capsys):
         "either = isinstance(params['w'], (NamedArray, jax.Array))\n"
         "wrong = isinstance(params['w'], Annotated)\n"
     )
-    assert run_check([str(program)], ["--strict", "--cache-dir", str(tmp_path / "cache")]) == 1
+    assert run_check([str(program)], ["--strict", "--cache-dir", str(mypy_cache / "check-strict")]) == 1
     errors = [row for row in capsys.readouterr().out.splitlines() if ": error:" in row]
     assert len(errors) == 1 and errors[0].startswith(f'{program}:10: error: Argument 2 to "isinstance"'), errors

@@ -91,7 +91,7 @@ def semi_automatic(x: NamedArray, W: NamedArray, b: NamedArray) -> NamedArray:
 
 
 @pytest.mark.slow
-def test_bare_annotations_check_clean_and_are_noted_as_unknown(tmp_path, capsys, monkeypatch):
+def test_bare_annotations_check_clean_and_are_noted_as_unknown(tmp_path, capsys, monkeypatch, mypy_cache):
     """A bare ``NamedArray`` (any dtype, any named shape) passed to typed functions, ``jit``, ``tx.shard`` and
     ``tx.constrain`` checks clean under ``--strict``; ``--unknowns`` says where the unknowns come from."""
     from typed_xmap._tools._check import run_check
@@ -99,7 +99,7 @@ def test_bare_annotations_check_clean_and_are_noted_as_unknown(tmp_path, capsys,
     monkeypatch.chdir(tmp_path)
     program = tmp_path / "styles.py"
     program.write_text(BARE)
-    flags = ["--strict", "--cache-dir", str(tmp_path / "cache")]
+    flags = ["--strict", "--cache-dir", str(mypy_cache / "check-strict")]
     assert run_check([str(program)], flags) == 0, capsys.readouterr()
     capsys.readouterr()
     assert run_check([str(program)], flags, unknowns=True) == 0
