@@ -31,6 +31,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     automatic collection counts it: the trees of every run pile up as garbage until a collection here frees them
     (each collection costs about the garbage it finds, so one per gigabyte rather than one per run)."""
     gc.set_threshold(*GC_THRESHOLD)
+    gc.enable()  # mypy's load_graph disables collection and does not enable it again when a run fails
     _release_mypy_globals()
     _collect_once_grown(item.nodeid)
 

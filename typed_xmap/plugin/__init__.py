@@ -29,6 +29,7 @@ from ._hooks._annotated import analyze_annotated, analyze_dtype_marker, analyze_
 from ._hooks._containers import ContainerChecks
 from ._hooks._gradual import analyze_named_array
 from ._hooks._group_scope import groups_of
+from ._hooks._lambdas import forget_typed_lambdas
 from ._hooks._xmap import Resources
 from ._routing import DEBUG_ENV, SKIP_ALIAS_LOOKUP, Routes
 
@@ -66,6 +67,7 @@ DTYPE_MARKERS = frozenset(f"typed_xmap._static.{name}" for name in MARKERS)
 class TypedXmapPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
+        forget_typed_lambdas()
         self.config = load_config(options.config_file)
         self.types = TypeFactory(self)
         self.resources = Resources(self)

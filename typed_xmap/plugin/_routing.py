@@ -45,7 +45,7 @@ from ._hooks._structure import (
     tx_hook,
 )
 from ._hooks._symbolic import indexed, keeping, meeting
-from ._hooks._transforms import TRANSFORMS, partial_call_hook, partial_new_hook, transform_hook
+from ._hooks._transforms import TRANSFORMS, VMAP, partial_call_hook, partial_new_hook, transform_hook
 from ._hooks._unknowns import POWERS, is_numpy_ufunc_call, noting_unknowns, power_hook, ufunc_hook
 from ._hooks._windows import RANDOM_DRAWS, random_hook, selection_hook, window_hook
 from ._hooks._xmap import XMAP_NAMES, xmap_hook
@@ -209,7 +209,7 @@ class Routes:
         typed_here = fullname in TX_FUNCTIONS or fullname in RANDOM_DRAWS
         if (fullname.startswith(TNP) and fullname[len(TNP) :] in TNP_OPERATIONS) or typed_here:
             return _without_type_variables
-        if fullname in TRANSFORMS:  # jax.jit(lambda v: ...)(x): the lambda typed by x
+        if TRANSFORMS.get(fullname, VMAP) != VMAP:  # jax.jit(lambda v: ...)(x): the lambda typed by x
             return called_lambda_signature
         return self.call_signature(fullname)
 

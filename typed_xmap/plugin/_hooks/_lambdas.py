@@ -5,8 +5,10 @@ mypy types a lambda's parameters from the type its call expects of it; ``jax.jit
 any callable, so ``v`` is ``Any`` and every named shape in the body is unknown, though the call right after
 says what ``v`` is. Here the transform's signature, for this call, expects of its lambda a callable of the
 outer call's argument types: mypy then types the body with them (the hooks run on it as written), and the
-transform keeps the lambda's type (``_transforms``). Only arguments read without a call (a name, an attribute,
-a subscript by a literal) are looked at, so nothing is checked twice.
+transform keeps the lambda's type (``_transforms``). Not for ``jax.vmap``, whose lambda sees one example of
+its arguments, nor for a transform declared ``(fun: F) -> F``: the rewrite would leave ``F`` unsolved. Only
+arguments read without a call (a name, an attribute, a subscript by a literal) are looked at, so nothing is
+checked twice.
 
 mypy also types the lambda once with no expectation (to choose among ``jax.jit``'s overloads): its parameters
 are ``Any`` there, and what becomes unknown in that pass is not noted (``typed_by_its_call``).
@@ -17,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mypy.nodes import ARG_POS, CallExpr, FuncItem, LambdaExpr, NameExpr, Var
-from mypy.types import AnyType, CallableType, FunctionLike, Type, TypeOfAny, get_proper_type
+from mypy.types import AnyType, CallableType, FunctionLike, Type, TypeOfAny, TypeVarType, get_proper_type
 
 from .._core._tree import expressions
 from ._open_arguments import read_without_call
@@ -26,10 +28,16 @@ if TYPE_CHECKING:
     from mypy.nodes import Expression
     from mypy.plugin import FunctionSigContext
 
-__all__ = ["called_lambda_signature", "typed_by_its_call"]
+__all__ = ["called_lambda_signature", "forget_typed_lambdas", "typed_by_its_call"]
 
 _PARAMETERS: dict[int, Var] = {}
 """The parameters of the lambdas typed by their call, by id (the node kept, so an id is never another's)."""
+
+
+def forget_typed_lambdas() -> None:
+    """Drop the parameters of an earlier build's lambdas (a new plugin is made per build): kept, they would hold
+    that build's types for the rest of the process."""
+    _PARAMETERS.clear()
 
 
 def typed_by_its_call(expr: Expression | None, typ: Type) -> bool:
@@ -56,7 +64,7 @@ def called_lambda_signature(ctx: FunctionSigContext) -> FunctionLike:
     transform's result is called with positional arguments, a callable of those arguments' types."""
     signature = ctx.default_signature
     first: Expression | None = ctx.args[0][0] if ctx.args and len(ctx.args[0]) == 1 else None
-    if not isinstance(first, LambdaExpr):
+    if not isinstance(first, LambdaExpr) or isinstance(get_proper_type(signature.arg_types[0]), TypeVarType):
         return signature
     if any(argument.type_annotation is not None for argument in first.arguments):
         return signature
