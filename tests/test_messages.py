@@ -259,6 +259,13 @@ def truth_value():
         pass
 
 
+def subclass_with_init():
+    class Tagged(NamedArray):
+        def __init__(self, data, axes, tag=None):
+            super().__init__(data, axes)
+            self.tag = tag
+
+
 def annotated_return_not_listed():
     raise unlisted_return_error("body", "'batch feat'", "['batch', ...]", ["feat"])
 
@@ -620,6 +627,7 @@ CASES = {
     "named array: a dim and mapped": (lambda: NamedArray(jnp.ones(3), ["a"], [("a", 3)]), E, K.AXIS_MISSING),
     "named array: vmap over a named axis": (lambda: jax.vmap(lambda v: v + 1)(x()), E, K.POSITIONAL),
     "named array: two dims one name": (lambda: NamedArray(jnp.ones((3, 3)), ["a", "a"]), E, K.SYNTAX),
+    "named array: a subclass with __init__": (subclass_with_init, E, K.INVALID_ARGUMENT),
     "named array: truth value": (truth_value, E, K.AXIS_MISSING),
     "named array: float of named axes": (lambda: float(x()), E, K.AXIS_MISSING),
     "named array: jax.grad of a NamedArray": (
@@ -1486,6 +1494,11 @@ MESSAGES = {
     ),
     "named array: two dims one name": (
         "a NamedArray cannot name two dims the same: ('a', 'a'). Fix: give each dim its own name"
+    ),
+    "named array: a subclass with __init__": (
+        "class Tagged(NamedArray) defines __init__, but a NamedArray is made by its checks alone (NamedArray has "
+        "no __init__ to extend). Fix: drop Tagged.__init__ and keep extra data beside the value (a dataclass or "
+        "an equinox Module holding the NamedArray)"
     ),
     "named array: truth value": (
         "the truth value of NamedArray(float32[batch=8, feat=4]) is ambiguous: it has named axes. Fix: "

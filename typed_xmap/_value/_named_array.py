@@ -106,6 +106,18 @@ class NamedArray(metaclass=_Checked):
 
         def __init__(self, data: Any, axes: Sequence[str], mapped: Sequence[tuple[str, int]] = ()) -> None: ...
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass is made by NamedArray's checks alone (its metaclass): an ``__init__`` of its own could not
+        run, so it is refused where the class is defined rather than failing at its first value."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            raise NamedShapeError(
+                f"class {cls.__name__}(NamedArray) defines __init__, but a NamedArray is made by its checks alone "
+                f"(NamedArray has no __init__ to extend). Fix: drop {cls.__name__}.__init__ and keep extra data "
+                f"beside the value (a dataclass or an equinox Module holding the NamedArray)",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+
     # -- shape ------------------------------------------------------------------------------------
     @property
     def named_shape(self) -> dict[str, int]:
