@@ -1,5 +1,6 @@
 """Every expression of a module, outermost first: for the checks that run over a whole module once it is
-type-checked (``_containers``) and for counting named shapes (``typed-xmap check --unknowns``).
+type-checked (``_containers``) and for counting named shapes (``typed-xmap check --unknowns``); and the
+function (or module) mypy is checking, for the hooks that read the code around a call.
 
 A plugin cannot subclass mypy's compiled tree visitors (``TraverserVisitor``), so this walks the statements
 and expressions by their kinds. A kind it does not list is not entered (its expressions are not yielded).
@@ -8,6 +9,7 @@ and expressions by their kinds. A kind it does not list is not entered (its expr
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from mypy.nodes import (
     AssertStmt,
@@ -55,7 +57,21 @@ from mypy.nodes import (
     YieldFromExpr,
 )
 
-__all__ = ["expressions"]
+__all__ = ["checked_function", "checked_statements", "expressions"]
+
+
+def checked_function(api: Any) -> Any:
+    """The function mypy is checking (``api`` is its ``TypeChecker``); None at a module's top level."""
+    scope = getattr(api, "scope", None)
+    return scope.current_function() if scope is not None else None
+
+
+def checked_statements(api: Any) -> Sequence[Statement]:
+    """The statements of the function mypy is checking, or of the module at its top level."""
+    function = checked_function(api)
+    if isinstance(function, FuncItem):
+        return function.body.body
+    return getattr(getattr(api, "tree", None), "defs", [])
 
 
 def expressions(statements: Sequence[Statement]) -> Iterator[Expression]:

@@ -25,7 +25,7 @@ from mypy.types import CallableType, Instance, TupleType, TypedDictType, get_pro
 from ..._algebra import StaticSize, SymbolicSize
 from .._core._encoding import NAMED_ARRAY
 from .._core._sizes import local_names
-from .._core._tree import expressions
+from .._core._tree import checked_function, expressions
 from ._containers import leaves
 
 __all__ = ["built_sizes", "reads_field"]
@@ -106,7 +106,7 @@ def _table(api: Any, container: str) -> Table:
     """Each field path of ``container`` -> its axes' sizes over the config class (``\\x00Config\\x00.mlp``), as
     every builder in the module checked so far agrees; memoized per module, container and reading function."""
     tree = getattr(api, "tree", None)
-    reader = api.scope.current_function() if getattr(api, "scope", None) is not None else None
+    reader = checked_function(api)
     if tree is None:
         return {}
     key = (id(tree), container, id(reader))
@@ -167,7 +167,7 @@ def _held_root(found: re.Match[str], held: dict[str, str]) -> str:
 def _over_this_function(api: Any, sizes: dict[str, StaticSize]) -> dict[str, StaticSize]:
     """Built sizes with each config class read as the one parameter of the function being checked that has it;
     an axis over a class it has no parameter of (or two) is left out."""
-    function = api.scope.current_function() if getattr(api, "scope", None) is not None else None
+    function = checked_function(api)
     by_class: dict[str, list[str]] = {}
     for name, cls in (_config_parameters(function) if isinstance(function, FuncDef) else {}).items():
         by_class.setdefault(cls, []).append(name)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mypy.nodes import ARG_POS, CallExpr, FuncItem, LambdaExpr, NameExpr, Var
+from mypy.nodes import ARG_POS, CallExpr, LambdaExpr, NameExpr, Var
 from mypy.types import AnyType, CallableType, FunctionLike, Type, TypeOfAny, TypeVarType, get_proper_type
 
-from .._core._tree import expressions
+from .._core._tree import checked_statements, expressions
 from ._open_arguments import read_without_call
 
 if TYPE_CHECKING:
@@ -50,10 +50,7 @@ def typed_by_its_call(expr: Expression | None, typ: Type) -> bool:
 def _caller(ctx: FunctionSigContext) -> CallExpr | None:
     """The call whose callee is this call (``jax.jit(f)(x)``: the call of ``x``), in the function being checked
     (or the module)."""
-    scope = getattr(ctx.api, "scope", None)
-    function = scope.current_function() if scope is not None else None
-    body = function.body.body if isinstance(function, FuncItem) else getattr(getattr(ctx.api, "tree", None), "defs", [])
-    for expr in expressions(body):
+    for expr in expressions(checked_statements(ctx.api)):
         if isinstance(expr, CallExpr) and expr.callee is ctx.context:
             return expr
     return None

@@ -40,7 +40,7 @@ from mypy.nodes import (
 from mypy.types import CallableType, Type
 
 from .._core._encoding import Shape, decode
-from .._core._tree import expressions
+from .._core._tree import checked_function, checked_statements, expressions
 
 __all__ = ["settled"]
 
@@ -54,10 +54,7 @@ def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     more than one such site)."""
     if not shape.placement or not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
         return shape
-    scope = _scope(api)
-    if scope is None:
-        return shape
-    sites = list(_sites(scope, expr.node, api, expr.line))
+    sites = list(_sites(api, expr.node, expr.line))
     if len(sites) < 2:
         return shape
     agreed = dict(shape.placement)
@@ -70,19 +67,12 @@ def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     return shape if agreed == shape.placement else replace(shape, placement=agreed)
 
 
-def _scope(api: Any) -> FuncItem | Any | None:
-    """The function being checked, or the module (``api`` is mypy's ``TypeChecker``)."""
-    scope = getattr(api, "scope", None)
-    function = scope.current_function() if scope is not None else None
-    return function if function is not None else getattr(api, "tree", None)
-
-
-def _sites(scope: Any, var: Var, api: Any, line: int) -> Iterator[Site]:
-    """The type bound at each site of ``scope`` (a function or a module) that binds ``var`` and may reach a use
-    at ``line``: the statements of the body's top level run in order, so a top-level assignment of ``var``
+def _sites(api: Any, var: Var, line: int) -> Iterator[Site]:
+    """The type bound at each site of the function (or module) mypy is checking that binds ``var`` and may reach
+    a use at ``line``: the statements of the body's top level run in order, so a top-level assignment of ``var``
     before the statement holding the use hides the sites before it (the parameter's too), and the statements
     after that one are not reached (the sites inside it, a loop's or a branch's, are all counted)."""
-    body: Sequence[Statement] = scope.body.body if isinstance(scope, FuncItem) else getattr(scope, "defs", [])
+    body, scope = checked_statements(api), checked_function(api)
     holding = next((i for i, s in enumerate(body) if s.line <= line <= (s.end_line or s.line)), len(body))
     start: int | None = None
     for index in range(holding):
