@@ -182,6 +182,24 @@ def test_bench_closes_with_the_families_ratios_against_their_goals(monkeypatch, 
     assert table[3].split() == ["MoE", "layer", "1.10x!", "-"]
 
 
+def test_bench_prints_each_table_with_its_own_columns_the_families_first(monkeypatch):
+    """A benchmark whose columns are not the families' (the layout case, a jit call's per-call rows) records into
+    a table of its own: each table has its title and its columns, the families' table comes first."""
+    from typed_xmap._tools import _summary
+
+    monkeypatch.setattr(_summary, "_ROWS", {})
+    _summary.record("other order / name order", {"same value, small": (1.04, 1.1)}, table="layout: title")
+    _summary.record("transformer", {"step": (0.98, 1.0)})
+    _summary.record("NamedArray / plain arrays", {"call, 448 leaves": (1.31, 1.3)}, table="per call: title")
+    lines = _summary.summary_lines()
+    assert lines[0] == _summary.FAMILIES and lines[2].split() == ["transformer", "0.98x"]
+    assert lines[3:6] == ["layout: title", lines[4], lines[5]]
+    assert lines[4].split() == ["same", "value,", "small", "(<=1.1x)"]
+    assert lines[5].split() == ["other", "order", "/", "name", "order", "1.04x"]
+    assert lines[6] == "per call: title" and lines[7].split() == ["call,", "448", "leaves", "(<=1.3x)"]
+    assert lines[8].split() == ["NamedArray", "/", "plain", "arrays", "1.31x!"]
+
+
 def _readme_commands() -> list[str]:
     import re
 
