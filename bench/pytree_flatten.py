@@ -14,6 +14,9 @@ tables:
    of small ``[in, out]`` arrays, this thread's CPU time per call (the call's host work: flatten, dispatch,
    unflatten; XLA runs the program on its own threads, whose time on a loaded machine moved 2x between runs).
    Goal: <= 1.3x plain arrays.
+3. *A training loop*: the 450-leaf call run as a loop runs it (``t = step(t)``), the mean per call, with the
+   collections Python's cyclic GC ran: each NamedArray is an object the GC counts, so past ~350 leaves every
+   call starts a young collection (plain arrays: past ~700), and every few hundred calls a full one.
 
 Medians of interleaved rounds; ratios to plain arrays. NamedArray's ratios close ``typed-xmap bench``'s summary, a
 row of the ``per call`` table, each against its goal.
@@ -22,6 +25,7 @@ Run: ``PYTHONPATH=. python bench/pytree_flatten.py`` or ``typed-xmap bench pytre
 """
 
 import dataclasses
+import gc
 import operator
 import sys
 import time
@@ -177,9 +181,52 @@ def call_table() -> dict[int, float]:
     return ratios
 
 
+def loop_table(count: int = 450, calls: int = 600, blocks: int = 6) -> float:
+    """Print a training loop's view of the call; return its mean NamedArray / plain arrays.
+
+    ``t = step(t)`` ``calls`` times per tree (the results are the next call's arguments, as params are), in
+    alternating blocks; this thread's CPU time, the *mean* per call: the cyclic GC's full collections, tens of
+    milliseconds each every few hundred calls, count here, where the call table's medians drop them. The GC's
+    collections during each tree's calls are counted by generation."""
+    step = jax.jit(lambda tree: jax.tree.map(lambda a: a + a, tree))
+    trees = dict(zip(("plain", "named"), _step_trees(count), strict=True))
+    trees = {k: jax.block_until_ready(step(t)) for k, t in trees.items()}
+    spent = dict.fromkeys(trees, 0.0)
+    runs = {k: [0, 0, 0] for k in trees}
+    on = ["plain"]
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            runs[on[0]][info["generation"]] += 1
+
+    gc.callbacks.append(counted)
+    try:
+        for _ in range(blocks):
+            for name in trees:
+                on[0], t, start = name, trees[name], time.thread_time()
+                for _ in range(calls // blocks):
+                    t = jax.block_until_ready(step(t))
+                spent[name] += time.thread_time() - start
+                trees[name] = t
+    finally:
+        gc.callbacks.remove(counted)
+    mean = {k: v / (calls // blocks * blocks) for k, v in spent.items()}
+    leaves = len(jax.tree.leaves(trees["plain"]))
+    print(f"a training loop, t = step(t) {calls} times per tree, mean per call (the GC's full collections included)")
+    print(
+        f"  {leaves:4d} leaves   plain arrays {mean['plain'] * 1e6:8.1f} us   NamedArray {mean['named'] * 1e6:8.1f} us"
+        f"   {mean['named'] / mean['plain']:5.2f}x"
+    )
+    for name, label in (("plain", "plain arrays"), ("named", "NamedArray")):
+        young, middle, full = runs[name]
+        print(f"  collections during the {label} calls: {young} young, {middle} middle, {full} full")
+    return mean["named"] / mean["plain"]
+
+
 def main() -> int:
     row = {"flatten+unflatten": (flatten_table(), FLATTEN_GOAL)}
     row.update({f"call, {n} leaves": (r, CALL_GOAL) for n, r in call_table().items()})
+    row["loop mean, 448 leaves"] = (loop_table(), CALL_GOAL)
     record("NamedArray / plain arrays", row, table=TABLE)
     return 0
 
