@@ -33,10 +33,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 import optax
 from _timing import interleaved
+from pytree_flatten import loop_means, step_params
 
 import typed_xmap as tx
 from typed_xmap import NamedArray
@@ -80,27 +79,10 @@ jax.tree_util.register_pytree_node(NamedParams, operator.attrgetter("_flat"), _u
 
 def _trees(count: int) -> dict[str, Any]:
     """Params + Adam state of ``count`` leaves: plain arrays, a dict of NamedArrays, the container."""
-    n = (count - 1) // 3
-    rng = np.random.default_rng(0)
-    plain = {f"w{i}": jnp.asarray(rng.normal(size=(4, 8)), jnp.float32) for i in range(n)}
-    named = {k: tx.named(v, ["in", "out"]) for k, v in plain.items()}
+    plain, named = step_params(count)
     opt = optax.adam(1e-3)
     trees = {"plain arrays": plain, "dict of NamedArrays": named, "NamedParams": NamedParams(named)}
     return {k: (p, opt.init(p)) for k, p in trees.items()}
-
-
-def _loop_means(step: Any, trees: dict[str, Any], calls: int = 300, blocks: int = 6) -> dict[str, float]:
-    """``t = step(t)`` per tree in alternating blocks: the mean per call (this thread's CPU time)."""
-    trees = {k: jax.block_until_ready(step(t)) for k, t in trees.items()}
-    spent = dict.fromkeys(trees, 0.0)
-    for _ in range(blocks):
-        for name in trees:
-            t, start = trees[name], time.thread_time()
-            for _ in range(calls // blocks):
-                t = jax.block_until_ready(step(t))
-            spent[name] += time.thread_time() - start
-            trees[name] = t
-    return {k: v / (calls // blocks * blocks) for k, v in spent.items()}
 
 
 def main() -> int:
@@ -115,7 +97,7 @@ def main() -> int:
         calls = {k: (lambda t=t: jax.block_until_ready(step(t))) for k, t in trees.items()}
         median = interleaved(calls, rounds=9, calls=30, clock=time.thread_time)
         gc.collect()
-        mean = _loop_means(step, trees)
+        mean = loop_means(step, trees, calls=300)
         for name in trees:
             print(
                 f"  {leaves:4d} leaves   {name:<20} median call {median[name] * 1e6:8.1f} us"

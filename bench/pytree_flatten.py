@@ -146,14 +146,46 @@ def flatten_table() -> float:
     return sum(per_leaf["NamedArray"]) / (plain_fl + plain_un)
 
 
+def step_params(count: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Params of ``(count - 1) // 3`` small ``[in, out]`` arrays (with Adam's state, ``count`` leaves in all),
+    plain and named."""
+    rng = np.random.default_rng(0)
+    plain = {f"w{i}": jnp.asarray(rng.normal(size=(4, 8)), jnp.float32) for i in range((count - 1) // 3)}
+    return plain, {k: tx.named(v, ["in", "out"]) for k, v in plain.items()}
+
+
 def _step_trees(count: int) -> tuple[Any, Any]:
     """Params + Adam state of ``count`` leaves in all (params, mu, nu and the step count), plain and named."""
-    n = (count - 1) // 3
-    rng = np.random.default_rng(0)
-    plain = {f"w{i}": jnp.asarray(rng.normal(size=(4, 8)), jnp.float32) for i in range(n)}
-    named = {k: tx.named(v, ["in", "out"]) for k, v in plain.items()}
-    opt = optax.adam(1e-3)
+    (plain, named), opt = step_params(count), optax.adam(1e-3)
     return (plain, opt.init(plain)), (named, opt.init(named))
+
+
+def loop_means(
+    step: Any, trees: dict[str, Any], calls: int, blocks: int = 6, runs: dict[str, list[int]] | None = None
+) -> dict[str, float]:
+    """``t = step(t)`` ``calls`` times per tree (the results are the next call's arguments, as params are), in
+    alternating blocks: name -> the mean per call, this thread's CPU time. ``runs`` (name -> [young, middle,
+    full]) counts the collections Python's cyclic GC ran during each tree's calls."""
+    trees = {k: jax.block_until_ready(step(t)) for k, t in trees.items()}
+    spent = dict.fromkeys(trees, 0.0)
+    on = [next(iter(trees))]
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and runs is not None:
+            runs.setdefault(on[0], [0, 0, 0])[info["generation"]] += 1
+
+    gc.callbacks.append(counted)
+    try:
+        for _ in range(blocks):
+            for name in trees:
+                on[0], t, start = name, trees[name], time.thread_time()
+                for _ in range(calls // blocks):
+                    t = jax.block_until_ready(step(t))
+                spent[name] += time.thread_time() - start
+                trees[name] = t
+    finally:
+        gc.callbacks.remove(counted)
+    return {k: v / (calls // blocks * blocks) for k, v in spent.items()}
 
 
 def call_table() -> dict[int, float]:
@@ -182,35 +214,13 @@ def call_table() -> dict[int, float]:
 
 
 def loop_table(count: int = 450, calls: int = 600, blocks: int = 6) -> float:
-    """Print a training loop's view of the call; return its mean NamedArray / plain arrays.
-
-    ``t = step(t)`` ``calls`` times per tree (the results are the next call's arguments, as params are), in
-    alternating blocks; this thread's CPU time, the *mean* per call: the cyclic GC's full collections, tens of
-    milliseconds each every few hundred calls, count here, where the call table's medians drop them. The GC's
-    collections during each tree's calls are counted by generation."""
+    """Print a training loop's view of the call (``loop_means``); return its mean NamedArray / plain arrays: the
+    cyclic GC's full collections, tens of milliseconds each every few hundred calls, count in a mean, where the
+    call table's medians drop them."""
     step = jax.jit(lambda tree: jax.tree.map(lambda a: a + a, tree))
     trees = dict(zip(("plain", "named"), _step_trees(count), strict=True))
-    trees = {k: jax.block_until_ready(step(t)) for k, t in trees.items()}
-    spent = dict.fromkeys(trees, 0.0)
     runs = {k: [0, 0, 0] for k in trees}
-    on = ["plain"]
-
-    def counted(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            runs[on[0]][info["generation"]] += 1
-
-    gc.callbacks.append(counted)
-    try:
-        for _ in range(blocks):
-            for name in trees:
-                on[0], t, start = name, trees[name], time.thread_time()
-                for _ in range(calls // blocks):
-                    t = jax.block_until_ready(step(t))
-                spent[name] += time.thread_time() - start
-                trees[name] = t
-    finally:
-        gc.callbacks.remove(counted)
-    mean = {k: v / (calls // blocks * blocks) for k, v in spent.items()}
+    mean = loop_means(step, trees, calls, blocks, runs)
     leaves = len(jax.tree.leaves(trees["plain"]))
     print(f"a training loop, t = step(t) {calls} times per tree, mean per call (the GC's full collections included)")
     print(
