@@ -47,16 +47,16 @@ def split_heads(x: Hidden, w: Proj) -> NamedArray[f32, "batch@data seq heads@mod
 
 
 @tx.typed
-def attention(x: Hidden, wq: Proj, wk: Proj, wv: Proj, wo: Proj) -> Hidden:  # plant[p1 resource static]: def attention(x: Hidden, wq: Proj, wk: Proj, wv: Proj, wo: Proj) -> NamedArray[f32, "batch@data seq embed@model"]:
+def attention(x: Hidden, wq: Proj, wk: Proj, wv: Proj, wo: Proj) -> Hidden:  # plant[p1 resource static]: def attention(x: Hidden, wq: Proj, wk: Proj, wv: Proj, wo: Proj) -> NamedArray[f32, "batch@model seq embed"]:
     q = split_heads(x, wq)
     k = split_heads(x, wk).rename({"seq": "kseq"})
     v = split_heads(x, wv).rename({"seq": "kseq"})
     q = tx.constrain(q, {"batch": "data", "heads": "model"})  # plant[p2 resource static]: q = tx.constrain(q, {"batch": "data", "seq": "model"})
-    scores = tnp.einsum("{head_dim},{head_dim}->{}", q, k) / math.sqrt(q.named_shape["head_dim"])  # plant[p3 name static]: scores = tnp.einsum("{head_dim},{head_dim}->{}", q, q) / math.sqrt(q.named_shape["head_dim"])
+    scores = tnp.einsum("{head_dim},{head_dim}->{}", q, k) / math.sqrt(q.named_shape["head_dim"])
     mask = tnp.greater_equal(tnp.arange("seq", scores.named_shape["seq"]), tnp.arange("kseq", scores.named_shape["kseq"]))
     scores = tnp.where(mask, scores, -1e9)
     probs = tnp.softmax(scores, "kseq")
-    mixed = tnp.einsum("{kseq},{kseq,head_dim}->{head_dim}", probs, v)
+    mixed = tnp.einsum("{kseq},{kseq,head_dim}->{head_dim}", probs, v)  # plant[p3 name static]: mixed = tnp.einsum("{kseq},{kseq,head_dim}->{head_dim}", probs, q)
     return tnp.einsum("{heads,head_dim},{embed,heads,head_dim}->{embed}", mixed, wo)
 
 

@@ -37,8 +37,8 @@ def shard_layer(layer: Dense) -> Dense:
     return Dense(up, down)
 
 
-def up_proj(x: NamedArray[f32, "batch@data seq@model embed"], up: NamedArray[f32, "embed@data hidden"]) -> NamedArray[f32, "batch@data seq@model hidden"]:  # plant[p2 resource static]: def up_proj(x: NamedArray[f32, "batch@data seq@model embed"], up: NamedArray[f32, "embed@data hidden"]) -> NamedArray[f32, "batch seq@model hidden@data"]:
-    return tnp.relu(tnp.einsum("{embed},{embed,hidden}->{hidden}", x, up))
+def up_proj(x: NamedArray[f32, "batch@data seq@model embed"], up: NamedArray[f32, "embed@data hidden"]) -> NamedArray[f32, "batch@data seq@model hidden"]:  # plant[p2 resource static]: def up_proj(x: NamedArray[f32, "batch@data seq@model embed"], up: NamedArray[f32, "embed@data hidden"]) -> NamedArray[f32, "batch@model seq hidden"]:
+    return tnp.relu(tnp.einsum("{embed},{embed,hidden}->{hidden}", x, up))  # plant[p4 name static]: return tnp.relu(tnp.einsum("{embed},{embed,hidden}->{embed}", x, up))
 
 
 def down_proj(h: NamedArray[f32, "batch@data seq@model hidden"], down: NamedArray[f32, "hidden@data embed"]) -> NamedArray[f32, "batch@data seq@model embed"]:
@@ -49,7 +49,7 @@ def down_proj(h: NamedArray[f32, "batch@data seq@model hidden"], down: NamedArra
 def forward(layers: list[Dense], x: NamedArray[f32, "batch@data seq@model embed"]) -> NamedArray[f32, "batch@data seq@model embed"]:
     for layer in layers:
         h = up_proj(x, layer.up)
-        x = x + down_proj(h, layer.down)  # plant[p4 name static]: x = x + down_proj(h, layer.up)
+        x = x + down_proj(h, layer.down)
         x = tx.constrain(x, ACT)
     return x
 

@@ -53,7 +53,7 @@ def mlp(
     b_in: NamedArray[f32, "mlp@model"],
     w_out: NamedArray[f32, "mlp@model embed"],
 ) -> NamedArray[f32, "batch@data seq embed"]:  # plant[p1 resource static]: ) -> NamedArray[f32, "batch@model seq embed"]:
-    h = tnp.einsum("{embed},{embed,mlp}->{mlp}", x, w_in) + b_in  # plant[p2 name static]: h = tnp.einsum("{embed},{embed,mlp}->{mlp}", x, w_out) + b_in
+    h = tnp.einsum("{embed},{embed,mlp}->{mlp}", x, w_in) + b_in  # plant[p2 name static]: h = tnp.einsum("{embed},{embed,mlp}->{mlp}", x, b_in) + b_in
     h = tnp.gelu(h)
     h = tx.constrain(h, {"batch": "data", "mlp": "model"})  # plant[p3 resource static]: h = tx.constrain(h, {"batch": "data", "mlp": "data"})
     return tnp.einsum("{mlp},{mlp,embed}->{embed}", h, w_out)
