@@ -17,6 +17,7 @@ from mypy.types import AnyType, Instance, Type, get_proper_type
 from ..._algebra import (
     DYNAMIC,
     Gather,
+    IndexPlan,
     NamedShapeError,
     Size,
     dynamic_slice_operation,
@@ -147,13 +148,14 @@ def _index(
         if isinstance(value, slice) and value == slice(None) and isinstance(value_expr, CallExpr) and value_expr.args:
             unknown.add(axis)
         items[axis] = value
+
+    def rule(named: Mapping[str, Size]) -> IndexPlan:
+        return index_named_shape(named, items, operation=index_operation(items, prefix or operand), operand=operand)
+
     try:
-        operation = index_operation(items, prefix or operand)
-        plan = index_named_shape(shape.named, items, operation=operation, operand=operand)
+        plan = rule(shape.named)
     except NamedShapeError as error:
-        certain = certain_error(
-            error, [shape.named], lambda named: index_named_shape(named, items, operation=operation, operand=operand)
-        )
+        certain = certain_error(error, [shape.named], rule)
         if report_errors and certain is not None:
             report(ctx.api, certain, ctx.context)
         return plugin.types.array(shape.dtype, None, shape.positional)
