@@ -628,6 +628,11 @@ CASES = {
     "named array: vmap over a named axis": (lambda: jax.vmap(lambda v: v + 1)(x()), E, K.POSITIONAL),
     "named array: two dims one name": (lambda: NamedArray(jnp.ones((3, 3)), ["a", "a"]), E, K.SYNTAX),
     "named array: a subclass with __init__": (subclass_with_init, E, K.INVALID_ARGUMENT),
+    "named array: an unreadable pickle": (
+        lambda: object.__new__(NamedArray).__setstate__([1, 2]),
+        E,
+        K.INVALID_ARGUMENT,
+    ),
     "named array: truth value": (truth_value, E, K.AXIS_MISSING),
     "named array: float of named axes": (lambda: float(x()), E, K.AXIS_MISSING),
     "named array: jax.grad of a NamedArray": (
@@ -1499,6 +1504,11 @@ MESSAGES = {
         "class Tagged(NamedArray) defines __init__, but a NamedArray is made by its checks alone (NamedArray has "
         "no __init__ to extend). Fix: drop Tagged.__init__ and keep extra data beside the value (a dataclass or "
         "an equinox Module holding the NamedArray)"
+    ),
+    "named array: an unreadable pickle": (
+        "this pickle holds a NamedArray state typed_xmap cannot read (list, not the (None, {'data': ..., 'axes': "
+        "..., 'mapped': ...}) slots of an older version). Fix: pickle the value again with this version, or pickle "
+        "tx.positional(x, axes) and rebuild it with tx.named(array, axes)"
     ),
     "named array: truth value": (
         "the truth value of NamedArray(float32[batch=8, feat=4]) is ambiguous: it has named axes. Fix: "

@@ -7,7 +7,14 @@ One mypy run checks every operation (the calls of tests/test_plugin_names_first.
 three times: on ``x`` with a ``batch`` axis; on ``x`` with the group ``*rest`` in its place, whose result must have
 the same axis names, ``*rest`` for ``batch``; and, where the call names ``height``, on the grouped ``x`` with the call
 naming ``depth`` instead, an axis ``x`` does not show but its group may hold: never an error there (the result's
-named shape is unknown, or known where the group's axes do not matter).
+named shape is unknown, or known where the group's axes do not matter), but where the change makes the call wrong
+whatever the group holds (``WRONG_WITH_DEPTH``).
+
+A group hides an error only from its own operand: every operation that takes two arrays (``BLAME``, one case per
+row of the table whose call above takes two, and the ``tx`` and method calls that do) is written twice, with an
+operand that has a group next to one that has none: an axis missing from the operand without a group, or one
+every operand has (a clash), is an error (``[named-axis-missing]``) whatever the group holds; an axis missing only
+from the operand with the group is not.
 """
 
 from __future__ import annotations
@@ -30,6 +37,76 @@ PARAMETERS = (
 )
 UNKNOWN_WITH_GROUP = {'tx.broadcast_to(x, {"batch"': "the target lists the axes the group stands for"}
 """Calls whose result is rightly unknown on a grouped ``x`` (and why): the call names the group's own axes."""
+WRONG_WITH_DEPTH = {'tx.broadcast_to(x, {"batch"': "x's own 'height' is missing from the target"}
+"""Calls that ``depth`` for ``height`` makes wrong whatever the group holds (and why): an error, never hidden."""
+
+BLAME: dict[str, tuple[str, str, str]] = {
+    "concatenate": (
+        'a: NamedArray[f32, "*rest time chan"], b: NamedArray[f32, "batch chan"], '
+        'c: NamedArray[f32, "batch time chan"]',
+        'tnp.concatenate([a, b], "time")',  # b lacks 'time', and has no group
+        'tnp.concatenate([c, a], "time")',  # a's group may hold 'batch'
+    ),
+    "stack": (
+        'a: NamedArray[f32, "*rest chan"], b: NamedArray[f32, "layer chan"]',
+        'tnp.stack([a, b], "layer")',  # b has 'layer' already, whatever a's group holds
+        'tnp.stack([a, b], "depth")',  # a's group may hold 'layer'
+    ),
+    "einsum": (
+        'x: NamedArray[f32, "*rest chan"], k: NamedArray[f32, "kh out"]',
+        'tnp.einsum("{chan},{chan,out}->{out}", x, k)',  # k lacks 'chan'
+        'tnp.einsum("{kh},{kh,out}->{out}", x, k)',  # x's group may hold 'kh'
+    ),
+    "dot": (
+        'x: NamedArray[f32, "*rest chan"], k: NamedArray[f32, "kh out"]',
+        'tnp.dot(x, k, axis="chan")',
+        'tnp.dot(x, k, axis="kh")',
+    ),
+    "take": (
+        'x: NamedArray[f32, "height chan"], t: NamedArray[i32, "*rest seq"]',
+        'tnp.take(x, t, "depth")',  # x lacks 'depth' and has no group: t's group does not hold x's axes
+        'tnp.take(x, t, "height")',
+    ),
+    "dynamic_update_slice": (
+        'x: NamedArray[f32, "height chan"], u: NamedArray[f32, "*rest height depth"]',
+        'tnp.dynamic_update_slice(x, u, {"height": 1})',  # u's 'depth' is not x's
+        'tnp.dynamic_update_slice(u, x, {"height": 1})',  # u's group may hold 'chan'
+    ),
+    "conv": (
+        'x: NamedArray[f32, "*rest height width chan"], k: NamedArray[f32, "kh kw cin out"]',
+        'tnp.conv(x, k, {"height": "kh", "width": "kw"}, "chan")',  # k lacks 'chan'
+        'tnp.conv(x, k, {"height": "kh", "width": "kw"}, "cin")',  # x's group may hold 'cin'
+    ),
+    "conv_transpose": (
+        'x: NamedArray[f32, "*rest height width chan"], k: NamedArray[f32, "kh kw cin out"]',
+        'tnp.conv_transpose(x, k, {"height": "kh", "width": "kw"}, "chan")',
+        'tnp.conv_transpose(x, k, {"height": "kh", "width": "kw"}, "cin")',
+    ),
+    "segment_sum": (
+        'x: NamedArray[f32, "*rest seq"], ids: NamedArray[i32, "tok"]',
+        'tnp.segment_sum(x, ids, 4, "seq", "seg")',  # ids lacks 'seq', and has no group
+        'tnp.segment_sum(x, ids, 4, "tok", "seg")',  # ids carries 'tok' only: x's group may hold it
+    ),
+    "at.set": (
+        'x: NamedArray[f32, "time chan"], v: NamedArray[f32, "*rest tyme"]',
+        'x.at[{"time": 0}].set(v)',  # x lacks v's 'tyme', and has no group
+        'v.at[{"tyme": 0}].set(x)',  # v's group may hold 'chan'
+    ),
+    "rename": (
+        'x: NamedArray[f32, "*rest a b"], y: NamedArray[f32, "*rest a c"]',
+        'tx.rename(x, {"a": "b"})',  # x has 'b': a clash whatever the group holds
+        'tx.rename(y, {"depth": "b"})',  # the group may hold 'depth'
+    ),
+    "rename two": (
+        'x: NamedArray[f32, "*rest a c"], y: NamedArray[f32, "*rest a"]',
+        'tx.rename(x, {"a": "b", "c": "b"})',  # two axes to one name
+        'tx.rename(y, {"a": "b", "depth": "c"})',
+    ),
+}
+"""(parameters, a call wrong whatever the group holds, a call right where the group holds what it needs), by
+operation of the table that takes two arrays (and ``tx`` and method calls that do)."""
+ARRAY = re.compile(r"\b(?:x|kernel|t)\b(?! >)|tnp\.zeros\(")
+"""An array operand in a call of ``calls_of`` (``x > 0``, a condition, aside)."""
 
 
 def _program(calls: list[str]) -> tuple[str, list[tuple[int, str, str]]]:
@@ -78,6 +155,9 @@ def test_every_operation_keeps_a_group_and_the_axes_it_names(tmp_path):
             plain = _names(revealed)
             if plain is None or wrong:
                 failures.append(f"{call}: the call on a value without a group is not known ({revealed}; {wrong})")
+        elif how == "hidden" and any(call.startswith(prefix) for prefix in WRONG_WITH_DEPTH):
+            if not wrong:
+                failures.append(f"{call} (hidden): no error, but the call is wrong whatever the group holds")
         elif wrong:
             failures.append(f"{call} ({how}): an error where the group may hold the axis: {wrong}")
         elif how == "grouped" and plain is not None:
@@ -86,4 +166,27 @@ def test_every_operation_keeps_a_group_and_the_axes_it_names(tmp_path):
                 expected = None
             if _names(revealed) != expected:
                 failures.append(f"{call} (grouped): {revealed}, expected the names {expected}")
+    assert not failures, "\n".join(failures)
+
+
+def test_a_group_hides_an_error_only_from_its_own_operand(tmp_path):
+    two = {name for name in TNP_OPERATIONS for call in calls_of(name) if len(ARRAY.findall(call)) > 1}
+    assert not two - set(BLAME), f"operations taking two arrays without a case in BLAME: {sorted(two - set(BLAME))}"
+    program, cases = "from typing import Any\n" + HEADER, []
+    for name, (parameters, wrong, right) in BLAME.items():
+        for how, call in (("wrong", wrong), ("right", right)):
+            cases.append((program.count("\n") + 2, name, how, call))
+            program += f"def f{len(cases)}({parameters}) -> None:\n    reveal_type({call})\n\n"
+    errors: dict[int, list[str]] = {}
+    for line in _check(tmp_path, program):
+        hit = re.match(r".*program\.py:(\d+): error: (.*)$", line)
+        if hit:
+            errors.setdefault(int(hit.group(1)), []).append(hit.group(2))
+    failures = []
+    for line, name, how, call in cases:
+        found = errors.get(line, [])
+        if how == "wrong" and not any(e.endswith("[named-axis-missing]") for e in found):
+            failures.append(f"{name}: {call} is wrong whatever the group holds, but no named-axis-missing: {found}")
+        if how == "right" and found:
+            failures.append(f"{name}: {call} may be right (the group may hold the axis), but: {found}")
     assert not failures, "\n".join(failures)

@@ -86,6 +86,10 @@ from ._memory import (
     INT64_MAX as INT64_MAX,
     check_allocation as check_allocation,
 )
+from ._moe_routing import (
+    dispatch_axes as dispatch_axes,
+    route_axes as route_axes,
+)
 from ._operations import (
     OPERATORS as OPERATORS,
     TNP_OPERATIONS as TNP_OPERATIONS,
@@ -141,10 +145,6 @@ from ._resources import (
     resource_count as resource_count,
     resource_name as resource_name,
     unknown_resource_keys as unknown_resource_keys,
-)
-from ._routing import (
-    dispatch_axes as dispatch_axes,
-    route_axes as route_axes,
 )
 from ._segments import segment_shape as segment_shape
 from ._selection import (

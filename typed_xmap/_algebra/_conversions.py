@@ -50,6 +50,7 @@ def check_positional(
             f"{_shown(value)} carries. "
             f"Fix: list every named axis, e.g. {format_axis_list(list(spec.names) + unlisted)}",
             kind=ErrorKind.AXIS_MISSING,
+            axes=unlisted,
         )
     lacking = [n for n in spec.names if n not in axes]
     if lacking:
@@ -57,6 +58,7 @@ def check_positional(
             f"{where} = {spec} lists axis {', '.join(repr(n) for n in lacking)}, but the value {_shown(value)} does "
             f"not carry it, so its size is unknown. Fix: drop it from the spec, or broadcast x first",
             kind=ErrorKind.AXIS_MISSING,
+            axes=lacking,
         )
     if positional_rank is None:
         return

@@ -179,6 +179,7 @@ def _parse_einsum(spec: str) -> EinsumSpec:
             f"einsum {spec!r}: the output names axes {', '.join(repr(n) for n in stray_names)} that no "
             f"operand mentions. Fix: mention them in an operand's braces, or drop them from the output",
             kind=ErrorKind.AXIS_MISSING,
+            axes=stray_names,
         )
     stray_letters = [c for c in output.letters if c not in letters]
     if stray_letters:
@@ -235,6 +236,7 @@ def einsum_result(
                 f"{' '.join(shape)!r} and lacks {', '.join(repr(n) for n in missing)}, which its braces list. "
                 f"Fix: pass a value with those axes, or drop them from its braces",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=missing,
             )
         unlisted = [n for n in shape if n in mentioned and n not in op.names]
         if unlisted:
@@ -242,6 +244,7 @@ def einsum_result(
                 f"{where}: {labels[index]} carries axis {', '.join(repr(n) for n in unlisted)}, which the spec "
                 f"mentions for other operands but not in {labels[index]}'s braces. Fix: list it in its braces",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=unlisted,
             )
         if len(pos) != len(op.letters):
             raise NamedShapeError(

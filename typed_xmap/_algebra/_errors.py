@@ -7,6 +7,7 @@ code from the kind (``typed_xmap.plugin`` maps kinds to codes), never from the m
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 __all__ = [
     "MAX_MESSAGE",
@@ -51,23 +52,27 @@ class NamedShapeError(TypeError, ValueError):
 
     It subclasses both ``TypeError`` and ``ValueError`` (as numpy's ``AxisError`` does), because the
     original ``xmap`` raised one or the other for these conditions and code catching either keeps working.
-    ``kind`` says what is wrong (an ``ErrorKind``); it is given where the error is raised.
+    ``kind`` says what is wrong (an ``ErrorKind``); it is given where the error is raised. ``axes`` names the
+    axes an ``AXIS_MISSING`` error is about (missing from an operand, carried where it must not be, clashing),
+    where the rule knows them (empty otherwise): the mypy plugin reads it to tell which operand lacks an axis.
     """
 
     kind: ErrorKind
+    axes: tuple[str, ...]
 
-    def __init__(self, message: str, *, kind: ErrorKind) -> None:
+    def __init__(self, message: str, *, kind: ErrorKind, axes: Iterable[str] = ()) -> None:
         super().__init__(capped(message))
         self.kind = kind
+        self.axes = tuple(axes)
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), str(self), self.kind))
+        return (_rebuild, (type(self), str(self), self.kind, self.axes))
 
 
-def _rebuild(cls: type[NamedShapeError], message: str, kind: ErrorKind) -> NamedShapeError:
+def _rebuild(cls: type[NamedShapeError], message: str, kind: ErrorKind, axes: tuple[str, ...] = ()) -> NamedShapeError:
     """Unpickle an error (multi-process runs send them between processes)."""
     error = cls.__new__(cls)
-    NamedShapeError.__init__(error, message, kind=kind)
+    NamedShapeError.__init__(error, message, kind=kind, axes=axes)
     return error
 
 

@@ -255,6 +255,7 @@ def update_named_shape(region: NamedShape, update: NamedShape, *, operation: str
                 f"{describe_named_shape(region)}. Fix: reduce or index {name!r} out of {operand} first, or index "
                 f"fewer axes of x",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[name],
             )
         if not _agree(region[name], size):
             raise NamedShapeError(
@@ -274,6 +275,7 @@ def dynamic_slice_shape(
             f"{operation}: start_indices names axes {sorted(map(str, starts))} but slice_sizes names "
             f"{sorted(map(str, sizes))}. Fix: give one start and one size for each sliced axis",
             kind=ErrorKind.AXIS_MISSING,
+            axes=sorted(map(str, set(starts) ^ set(sizes))),
         )
     result = dict(named)
     for raw, size in sizes.items():

@@ -39,6 +39,7 @@ def segment_shape(
             f"{operation}: segment_ids has named axes {shown!r}; it must carry the axis {name!r} it segments, and "
             f"no other. Fix: give one segment id per element of {name!r}, e.g. tx.named(ids, [{name!r}])",
             kind=ErrorKind.AXIS_MISSING,
+            axes=[name] if name not in ids else [n for n in ids if n != name],
         )
     if named[name] is not None and ids[name] is not None and named[name] != ids[name]:
         raise NamedShapeError(

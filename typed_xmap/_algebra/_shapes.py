@@ -93,6 +93,7 @@ def reduce_named_shape(
             f"{operation} reduces over {plural} {listed}, but {operand} has named axes "
             f"{describe_named_shape(shape)}. Fix: reduce over axes the value has, or check the axis name's spelling",
             kind=ErrorKind.AXIS_MISSING,
+            axes=missing,
         )
     dropped = set(names)
     return {n: s for n, s in shape.items() if n not in dropped}

@@ -67,6 +67,7 @@ def carried_axis(named: Shape, axis: str, *, operation: str, operand: str = "x")
             f"{operation} names axis {axis!r}, but {operand} has named axes {describe_named_shape(named)}. "
             f"Fix: name an axis the value has, or check the axis name's spelling",
             kind=ErrorKind.AXIS_MISSING,
+            axes=[axis],
         )
     return axis
 
@@ -79,6 +80,7 @@ def new_axis(named: Shape, axis: object, *, operation: str, operand: str = "x") 
             f"{operation}: {operand} already has an axis {name!r}; a new axis needs a name of its own. Fix: pick "
             f"another name, or tx.rename(x, {{{name!r}: ...}}) first",
             kind=ErrorKind.AXIS_MISSING,
+            axes=[name],
         )
     return name
 
@@ -150,6 +152,7 @@ def rename_shape(named: Shape, renames: object, *, operation: str = "tx.rename")
                 f"axis {(other if axis in renames else axis)!r}, which is (or becomes) {target!r} too. Fix: pick "
                 f"a name the value does not have, or rename {target!r} as well",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[target],
             )
         result[target] = size
     return result
@@ -168,6 +171,7 @@ def _same_axes(shapes: Sequence[Shape], *, operation: str, except_axis: str | No
                 f"{operation}: operand {holder} has axis {axis!r} but operand {lacker} does not; every operand "
                 f"needs the same named axes. Fix: tx.broadcast_to the operands to one shape first",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[axis],
             )
         for axis, size in other.items():
             known = first[axis]
@@ -297,6 +301,7 @@ def broadcast_to_shape(named: Shape, target: Shape, *, operation: str) -> dict[s
                 f"{operation}: x has axis {axis!r}, which the target shape {dict(target)} lacks; broadcasting "
                 f"adds axes, never drops them. Fix: add {axis!r} to the target, or reduce it first",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[axis],
             )
         wanted = target[axis]
         if size is not None and wanted is not None and size != wanted:
@@ -341,6 +346,7 @@ def two_axes(first: object, second: object, *, operation: str) -> tuple[str, str
             f"{operation}: the row and column axes are both {row!r}; a mask over two axes needs two names. Fix: "
             f"name them apart, e.g. 'q_seq' and 'k_seq'",
             kind=ErrorKind.AXIS_MISSING,
+            axes=[row],
         )
     return row, column
 

@@ -84,6 +84,7 @@ def _known_keys(value: Mapping[object, object], names: Sequence[str], *, operati
                 f"{operation}: {argument} names axis {key!r}, which is not a spatial axis; the spatial axes are "
                 f"{tuple(names)}. Fix: key {argument} by a spatial axis, or give one value for all",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[str(key)],
             )
 
 
@@ -229,6 +230,7 @@ def _roles(
                 f"{operation}: kernel axis {name!r} becomes an output axis, but x has an axis {name!r} too. Fix: "
                 f"rename one of them (tx.rename), or list it in contract=",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[name],
             )
     _grouped_features(kernel, features, groups, operation=operation)
     stride = _per_axis(strides, names, 1, operation=operation, argument="strides")
@@ -250,6 +252,7 @@ def _windows_apart(kernel: Shape, pairs: Sequence[tuple[str, str]], contract: Se
                 f"spatial axis slides a kernel axis of its own. Fix: give the kernel one window axis per spatial "
                 f"axis, e.g. spatial={{'height': 'kh', 'width': 'kw'}}",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[window],
             )
         if kernel[window] == 0:
             raise NamedShapeError(

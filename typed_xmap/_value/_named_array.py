@@ -118,6 +118,28 @@ class NamedArray(metaclass=_Checked):
                 kind=ErrorKind.INVALID_ARGUMENT,
             )
 
+    # -- pickling ---------------------------------------------------------------------------------
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """A pickle holds the constructor's arguments, never the pytree flatten's result (``_flat``, whose aux
+        changes between versions): an unpickled value is made by this version's checks and layout."""
+        return (type(self), (self.data, self.axes, self.mapped))
+
+    def __setstate__(self, state: Any) -> None:
+        """A value pickled by a typed_xmap before ``__reduce__`` (its slots, ``(None, {"data": ..., "axes": ...,
+        "mapped": ..., "_flat": ...})``, the flatten's aux of that version included): rebuilt by the constructor,
+        so its aux is this version's (an old 2-entry aux made ``jax.jit`` fail with a bare ``IndexError``)."""
+        slots = state[1] if isinstance(state, tuple) and len(state) == 2 else None
+        if not isinstance(slots, dict) or "data" not in slots or "axes" not in slots:
+            raise NamedShapeError(
+                f"this pickle holds a NamedArray state typed_xmap cannot read ({type(state).__name__}, not the "
+                f"(None, {{'data': ..., 'axes': ..., 'mapped': ...}}) slots of an older version). Fix: pickle the "
+                f"value again with this version, or pickle tx.positional(x, axes) and rebuild it with "
+                f"tx.named(array, axes)",
+                kind=ErrorKind.INVALID_ARGUMENT,
+            )
+        value = type(self)(slots["data"], slots["axes"], slots.get("mapped", ()))
+        self.data, self.axes, self.mapped, self._flat = value.data, value.axes, value.mapped, value._flat
+
     # -- shape ------------------------------------------------------------------------------------
     @property
     def named_shape(self) -> dict[str, int]:

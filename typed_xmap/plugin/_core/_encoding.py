@@ -151,13 +151,8 @@ def open_groups(typ: Type) -> Type:
     if not isinstance(named, TypedDictType) or not has_group(named.items):
         return typ
     items = {k: v for k, v in named.items.items() if not k.startswith(GROUP_PREFIX)}
-    fallback = named.fallback
-    text = get_proper_type(fallback.args[0]) if fallback.args else None
-    if isinstance(text, LiteralType) and isinstance(text.value, str):  # the shown shape: the group's axes open
-        shown = {n: s for n, s in parse_symbolic_spec(text.value).items() if not n.startswith(GROUP_PREFIX)}
-        placed = symbolic_spec(shown, parse_placed_text(text.value))
-        fallback = fallback.copy_modified(args=[LiteralType(placed, text.fallback)])
-    opened = TypedDictType(items, set(items), set(items), fallback, is_closed=False)
+    # the shown shape (the fallback's text) keeps the group: messages print "*rest embed", as it was written
+    opened = TypedDictType(items, set(items), set(items), named.fallback, is_closed=False)
     return proper.copy_modified(args=[proper.args[0], opened, proper.args[2]])
 
 

@@ -18,10 +18,11 @@ symbol is ``Any`` (gradual), and only the class name of its fallback (``visit_ty
 printed place (an item) would change what the type means. ``typed-xmap inspect`` shows the symbols
 (``dmypy inspect`` prints with ``format_type``).
 
-A placement (``batch@data``) lives where a symbol does, so ``reveal_type`` would not show it either. Once a
+A placement (``batch@data``) lives where a symbol does, so ``reveal_type`` would not show it either, nor the group
+of a type whose group stands for any other axes (``"*rest embed"``, open: the group is no item). Once a
 module is type-checked (the plugin's ``get_additional_indirect_deps``), while its types are still held,
-``show_placements`` rewords each ``reveal_type`` note of a type that carries a placement as mypy's errors
-print that type (``format_type_bare``: the fallback's text). It needs the module's type checker, which the
+``show_placements`` rewords each ``reveal_type`` note of a type that carries a placement or such a group as mypy's
+errors print that type (``format_type_bare``: the fallback's text). It needs the module's type checker, which the
 hooks hand to ``install`` (a module where no hook of the plugin ran holds no placement a hook made, but a
 parameter annotated with one shows it only if some hook ran there).
 """
@@ -181,7 +182,8 @@ REVEALED = 'Revealed type is "'
 
 
 def show_placements(file: MypyFile) -> None:
-    """Reword the ``reveal_type`` notes of ``file`` (just type-checked) whose type carries a placement."""
+    """Reword the ``reveal_type`` notes of ``file`` (just type-checked) whose type carries a placement or a group
+    mypy's note leaves out."""
     store = _STORE[0] if _STORE else None
     checker = store.checker if store is not None else None
     if store is None or checker is None or getattr(checker, "tree", None) is not file:
@@ -201,8 +203,19 @@ def show_placements(file: MypyFile) -> None:
         typ = checker.lookup_type_or_none(expr.expr) if info is not None else None
         if info is not None and typ is not None:
             shown = format_type_bare(typ, checker.options)
-            if "@" in shown:
+            if "@" in shown or _hides_group(shown, info.message):
                 info.message = readable(f'{REVEALED}{shown}"')
+
+
+_GROUP = re.compile(r"(?<=['\s])\*[A-Za-z_]\w*")
+"""A variadic group's token in a shown shape (``'*rest embed'``)."""
+
+
+def _hides_group(shown: str, note: str) -> bool:
+    """Whether mypy's ``reveal_type`` note of a NamedArray leaves out a group its type shows (``shown``: its
+    fallback's text): a type whose group stands for any other axes (``_encoding.open_groups``) has the group in
+    its text alone, not among the TypedDict's items mypy prints."""
+    return shown.startswith(ENCODED) and any(f"'{group}'" not in note for group in _GROUP.findall(shown))
 
 
 def installed(errors: Any) -> bool:

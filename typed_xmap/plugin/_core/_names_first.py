@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 from ..._algebra import ErrorKind, NamedShapeError, Size
 from ._constants import resolved
 from ._literals import UNKNOWN, literal_value
-from ._support import arg_expr, group_may_hold, report
+from ._support import arg_expr, certain_error, report
 
 if TYPE_CHECKING:
     from mypy.nodes import Expression
 
-__all__ = ["KEYED", "NAME_KINDS", "NUMBERS", "Arguments", "Unreadable", "run"]
+__all__ = ["KEYED", "NAME_KINDS", "NUMBERS", "Arguments", "Unreadable", "rerun", "run"]
 
 NUMBERS = frozenset({"strides", "padding", "dilation", "feature_group_count", "k", "sections", "shift", "size"})
 """The arguments of the table's operations (and ``tx``'s) that are numbers, one or one per axis name (a dict):
@@ -125,16 +125,30 @@ def run(
     except Unreadable:
         return None
     except NamedShapeError as error:
-        if group_may_hold(error, operands):
+        certain = certain_error(error, operands, rerun(rule))
+        if certain is None:
             return None
-        if not args.probed or error.kind in NAME_KINDS:
-            report(ctx.api, error, ctx.context)
+        if not args.probed or certain.kind in NAME_KINDS:
+            report(ctx.api, certain, ctx.context)
             return None
     unsized = [dict.fromkeys(o) for o in operands]  # a probe made a size error: the names alone
     try:
         return _sized(args, operands, rule(*unsized))
     except (Unreadable, NamedShapeError):
         return None
+
+
+def rerun(rule: Callable[..., object]) -> Callable[..., object]:
+    """``rule`` for ``certain_error`` to run again on operands whose groups it gave axes: an argument it cannot
+    read there (``Unreadable``) makes nothing certain, as a pass does."""
+
+    def again(*named: object) -> object:
+        try:
+            return rule(*named)
+        except Unreadable:
+            return None
+
+    return again
 
 
 def _sized(args: Arguments, operands: Sequence[Named], result: Mapping[str, Size]) -> dict[str, Size]:

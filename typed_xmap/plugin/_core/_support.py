@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr, StrExpr, UnaryExpr
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
-from ..._algebra import MARKERS, ErrorKind, NamedShapeError, promote_dtypes
+from ..._algebra import GROUP_PREFIX, MARKERS, ErrorKind, NamedShapeError, promote_dtypes
 from ._codes import code_for, one_line
 from ._encoding import Shape, decode, has_group
 from ._messages import dtype_marker
@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 __all__ = [
     "arg",
     "arg_expr",
+    "certain_error",
     "fail",
     "fallback",
-    "group_may_hold",
     "label",
+    "named_operand",
     "operands",
     "operation_text",
     "report",
@@ -101,12 +102,62 @@ def report(api: Any, error: NamedShapeError, context: Context) -> None:
     fail(api, one_line(error), context, code_for(error))
 
 
-def group_may_hold(error: NamedShapeError, operands: Sequence[Mapping[str, object] | None]) -> bool:
-    """Whether ``error`` may be no error at run time: an axis the operation names is missing from an operand
-    with a variadic group (``"*rest time chan"``), and the group may hold it. Every hook runs its rule with the
-    group as an axis of its own (an operation that names only the axes it sees keeps the group and them); on
-    such an error the result's named shape is unknown, never the error."""
-    return error.kind is ErrorKind.AXIS_MISSING and any(o is not None and has_group(o) for o in operands)
+def certain_error(
+    error: NamedShapeError, operands: Sequence[Mapping[str, object] | None], rule: Callable[..., object]
+) -> NamedShapeError | None:
+    """The error to report for ``error``, raised by ``rule(*operands)`` (each operand's named shape, a variadic
+    group ``"*rest"`` an axis of its own, as every hook runs its rule); ``None`` where the operands' groups may
+    hold what the operation needs, so the call may be right at run time: its result is unknown, never an error.
+
+    The error belongs to the operand an axis is missing from (``error.axes``): the axis is put in the groups of
+    the operands with a group that lack it (a group's own key the rule finds extra is taken out: the group may be
+    empty) and the rule runs again, until it passes (``None``) or fails on an axis every operand with a group
+    has: missing from an operand without a group, or a clash, an error whatever the groups hold. So an operand
+    with a group next to one without is judged by each operand (``tnp.concatenate([a, b], "time")``, ``b`` lacking
+    ``time``, is an error whatever ``a``'s group holds). An error that names no axes is left unreported where an
+    operand has a group. ``rule`` returns (anything) where it passes or cannot read an argument
+    (``_names_first.rerun``)."""
+    grouped = [o is not None and has_group(o) for o in operands]
+    if error.kind is not ErrorKind.AXIS_MISSING or not any(grouped):
+        return error
+    shapes = [dict(o) if o is not None else {} for o in operands]
+    current = error
+    for _ in range(_TRIES):
+        if current.kind is not ErrorKind.AXIS_MISSING or not current.axes:
+            return None  # an error of another kind once the groups were given axes: not certain
+        for axis in current.axes:
+            if axis.startswith(GROUP_PREFIX):
+                for shape in shapes:
+                    shape.pop(axis, None)  # the group may stand for no axis
+                continue
+            lacking = [i for i, shape in enumerate(shapes) if axis not in shape and grouped[i]]
+            if not lacking:  # every operand with a group has it: the error is another operand's, or a clash
+                return current
+            for i in lacking:
+                shapes[i][axis] = None  # the group holds it, of a size not known here
+        try:
+            rule(*shapes)
+        except NamedShapeError as again:
+            current = again
+        else:
+            return None
+    return None
+
+
+_TRIES = 8
+"""How many times ``certain_error`` gives the groups the axes the rule asks for before it reports nothing."""
+
+
+def named_operand(ctx: CallContext, name: str, position: int, *, group: bool) -> Shape | None:
+    """The argument's shape when it is a NamedArray whose named shape is known, else ``None``. With ``group``,
+    a ``*rest`` group is an axis of its own, which the rule leaves alone (``certain_error`` decides an axis the
+    call needs that the group may hold); without it (a kernel, whose other axes become the result's; a routing
+    table) an argument with a group is not known."""
+    types = arg(ctx, name, position)
+    shape = decode(types[0]) if len(types) == 1 else None
+    if shape is None or shape.scalar or shape.named is None or (not group and has_group(shape.named)):
+        return None
+    return shape
 
 
 def shapes_of(types: Sequence[Type]) -> list[Shape] | None:

@@ -8,17 +8,17 @@ axes the spec never mentions are carried through (broadcast by name).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from mypy.nodes import StrExpr
 from mypy.types import LiteralType, Type, get_proper_type
 
-from ..._algebra import NamedShapeError, Size, dot_operation, dot_spec, einsum_result, parse_einsum
+from ..._algebra import EinsumResult, NamedShapeError, Size, dot_operation, dot_spec, einsum_result, parse_einsum
 from .._core._constants import flow_value
 from .._core._encoding import Shape, decode
 from .._core._literals import UNKNOWN
-from .._core._support import arg, arg_expr, fallback, label, report, result_dtype, shapes_of
+from .._core._support import arg, arg_expr, certain_error, fallback, label, report, result_dtype, shapes_of
 from ._broadcast import broadcast
 from ._structure import with_preferred_dtype
 
@@ -69,12 +69,16 @@ def _contract(
         if len(shapes) == len(spec.inputs)
         else [s.positional or () for s in shapes]
     )
+
+    def rule(*named: Mapping[str, Size]) -> EinsumResult:
+        return einsum_result(spec, list(named), positional, operands=labels, operation=operation)
+
     try:
-        result = einsum_result(
-            spec, [n for n in named_shapes if n is not None], positional, operands=labels, operation=operation
-        )
-    except NamedShapeError as error:
-        report(api, error, context)
+        result = rule(*(n for n in named_shapes if n is not None))
+    except NamedShapeError as error:  # unreported where an operand's ``*rest`` group may hold what it lacks
+        certain = certain_error(error, named_shapes, rule)
+        if certain is not None:
+            report(api, certain, context)
         return plugin.types.array(dtype, None, None)
     where = operation or f"einsum {spec_text!r}"
     plugin.resources.check_value(api, result.named_shape, where, context)

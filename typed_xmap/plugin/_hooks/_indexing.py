@@ -17,6 +17,7 @@ from mypy.types import AnyType, Instance, Type, get_proper_type
 from ..._algebra import (
     DYNAMIC,
     Gather,
+    IndexPlan,
     NamedShapeError,
     Size,
     dynamic_slice_operation,
@@ -30,7 +31,7 @@ from .._core._constants import flow_value, resolved
 from .._core._encoding import Shape, decode, has_group
 from .._core._literals import UNKNOWN, literal_value
 from .._core._names_first import Arguments, Unreadable, run
-from .._core._support import arg, arg_expr, group_may_hold, label, report
+from .._core._support import arg, arg_expr, certain_error, label, report
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext, MethodContext
@@ -147,12 +148,16 @@ def _index(
         if isinstance(value, slice) and value == slice(None) and isinstance(value_expr, CallExpr) and value_expr.args:
             unknown.add(axis)
         items[axis] = value
+
+    def rule(named: Mapping[str, Size]) -> IndexPlan:
+        return index_named_shape(named, items, operation=index_operation(items, prefix or operand), operand=operand)
+
     try:
-        operation = index_operation(items, prefix or operand)
-        plan = index_named_shape(shape.named, items, operation=operation, operand=operand)
+        plan = rule(shape.named)
     except NamedShapeError as error:
-        if report_errors and not group_may_hold(error, [shape.named]):
-            report(ctx.api, error, ctx.context)
+        certain = certain_error(error, [shape.named], rule)
+        if report_errors and certain is not None:
+            report(ctx.api, certain, ctx.context)
         return plugin.types.array(shape.dtype, None, shape.positional)
     if unread:
         return plugin.types.array(shape.dtype, None, shape.positional)
@@ -217,11 +222,17 @@ def at_update_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> 
         return ctx.default_return_type
     value = label(ctx.args[0][0] if ctx.args and ctx.args[0] else None, "v")
     shown = index_operation({literal_value(k): literal_value(v) for k, v in index.items}, f"{operand}.at")
+    operation = f"{shown}.{method}({value})"
     try:
-        update_named_shape(shape.named, update.named, operation=f"{shown}.{method}({value})", operand=value)
+        update_named_shape(shape.named, update.named, operation=operation, operand=value)
     except NamedShapeError as error:
-        if not group_may_hold(error, [shape.named, update.named]):
-            report(ctx.api, error, ctx.context)
+        certain = certain_error(
+            error,
+            [shape.named, update.named],
+            lambda region, named: update_named_shape(region, named, operation=operation, operand=value),
+        )
+        if certain is not None:
+            report(ctx.api, certain, ctx.context)
     return ctx.default_return_type
 
 
@@ -242,13 +253,17 @@ def indexing_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
         item = _item(indices, index_types[0], axis, grouped=has_group(shape.named))
         if item is _UNREAD:
             return plugin.types.array(shape.dtype, None, shape.positional)
+        operation = f"tnp.take({operand}, ..., axis={axis!r})"
         try:
-            plan = index_named_shape(
-                shape.named, {axis: item}, operation=f"tnp.take({operand}, ..., axis={axis!r})", operand=operand
-            )
+            plan = index_named_shape(shape.named, {axis: item}, operation=operation, operand=operand)
         except NamedShapeError as error:
-            if not group_may_hold(error, [shape.named]):
-                report(ctx.api, error, ctx.context)
+            certain = certain_error(
+                error,
+                [shape.named],
+                lambda named: index_named_shape(named, {axis: item}, operation=operation, operand=operand),
+            )
+            if certain is not None:
+                report(ctx.api, certain, ctx.context)
             return plugin.types.array(shape.dtype, None, shape.positional)
         return plugin.types.array(shape.dtype, plan.named, shape.positional)
     if name == "dynamic_slice":
@@ -278,12 +293,17 @@ def _check_update_slice(ctx: FunctionContext, shape: Shape) -> None:
         return
     region = {n: (update.named.get(n, 1) if n in starts else s) for n, s in shape.named.items()}
     operation = dynamic_slice_operation("dynamic_update_slice", starts)
+    operand = label(ctx.args[1][0] if len(ctx.args) > 1 and ctx.args[1] else None, "update")
     try:
-        operand = label(ctx.args[1][0] if len(ctx.args) > 1 and ctx.args[1] else None, "update")
         update_named_shape(region, update.named, operation=operation, operand=operand)
     except NamedShapeError as error:
-        if not group_may_hold(error, [shape.named, update.named]):
-            report(ctx.api, error, ctx.context)
+        certain = certain_error(
+            error,
+            [region, update.named],
+            lambda within, named: update_named_shape(within, named, operation=operation, operand=operand),
+        )
+        if certain is not None:
+            report(ctx.api, certain, ctx.context)
 
 
 def _keys(expr: Expression | None) -> dict[object, object] | None:

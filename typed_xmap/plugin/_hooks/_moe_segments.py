@@ -12,15 +12,15 @@ an unknown size (names first).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from mypy.types import TupleType, Type, get_proper_type
 
 from ..._algebra import NamedShapeError, Size, StaticSize, dispatch_axes, route_axes, segment_shape
-from .._core._encoding import Shape, decode, has_group
 from .._core._names_first import PROBE, Arguments, Unreadable
 from .._core._sizes import erased, static_size, symbols_of, with_symbols
-from .._core._support import arg, arg_expr, group_may_hold, label, report
+from .._core._support import arg_expr, certain_error, label, named_operand, report
 from ._einsum import _contract
 
 if TYPE_CHECKING:
@@ -43,23 +43,13 @@ _NAMES = {"expert": "expert", "tokens": "seq", "slot": "slot"}
 """The axis-name arguments of the three ``moe`` functions and their defaults."""
 
 
-def _known(ctx: FunctionContext, name: str, position: int, *, group: bool = False) -> Shape | None:
-    """The argument's shape when it is a NamedArray whose named axes are all known (``group``: or its
-    ``*rest`` group, an axis of its own that the rule leaves alone), else ``None``."""
-    types = arg(ctx, name, position)
-    shape = decode(types[0]) if len(types) == 1 else None
-    if shape is None or shape.scalar or shape.named is None or (not group and has_group(shape.named)):
-        return None
-    return shape
-
-
 def _size(ctx: FunctionContext, name: str, position: int) -> StaticSize:
     """An int argument: its value, its symbol (``cfg.capacity``) or unknown."""
     return static_size(ctx.api, arg_expr(ctx, name, position))
 
 
 def _route(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
-    logits = _known(ctx, "logits", 0)
+    logits = named_operand(ctx, "logits", 0, group=False)
     default = get_proper_type(ctx.default_return_type)
     if logits is None or not isinstance(default, TupleType) or len(default.items) != 3:
         return ctx.default_return_type
@@ -103,7 +93,7 @@ def _moved(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     """``moe_dispatch(x, dispatch)``: one einsum over the tokens; ``moe_combine(y, combine)``: over ``expert``
     and ``slot``."""
     first, table = ("x", "dispatch") if name == "moe_dispatch" else ("y", "combine")
-    value, routing = _known(ctx, first, 0), _known(ctx, table, 1)
+    value, routing = named_operand(ctx, first, 0, group=False), named_operand(ctx, table, 1, group=False)
     if value is None or routing is None:
         return ctx.default_return_type
     read = Arguments(ctx, _NAMES).read
@@ -127,24 +117,30 @@ def _moved(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
 
 
 def _segment(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
-    data = _known(ctx, "data", 0, group=True)
+    data = named_operand(ctx, "data", 0, group=True)
     if data is None:
         return ctx.default_return_type
     read = Arguments(ctx).read
     count = _size(ctx, "num_segments", 2)
     try:
         axis, new = read("axis", 3), read("new_axis", 4)
-        ids = _known(ctx, "segment_ids", 1)
-        ids_shape: dict[str, Size] = dict(ids.named or {}) if ids is not None else {str(axis): None}
-        operation = f"tnp.{name}(data, segment_ids, num_segments, axis={axis!r}, new_axis={new!r})"
-        named = segment_shape(
-            data.named or {}, ids_shape, count if isinstance(count, int) else PROBE, axis, new, operation=operation
-        )
     except Unreadable:
         return ctx.default_return_type
+    ids = named_operand(ctx, "segment_ids", 1, group=False)
+    ids_shape: dict[str, Size] = dict(ids.named or {}) if ids is not None else {str(axis): None}
+    operation = f"tnp.{name}(data, segment_ids, num_segments, axis={axis!r}, new_axis={new!r})"
+
+    def rule(values: Mapping[str, Size], segment_ids: Mapping[str, Size]) -> dict[str, Size]:
+        return segment_shape(
+            values, segment_ids, count if isinstance(count, int) else PROBE, axis, new, operation=operation
+        )
+
+    try:
+        named = rule(data.named or {}, ids_shape)
     except NamedShapeError as error:
-        if not group_may_hold(error, [data.named]):
-            report(ctx.api, error, ctx.context)
+        certain = certain_error(error, [data.named, ids_shape], rule)
+        if certain is not None:
+            report(ctx.api, certain, ctx.context)
         return ctx.default_return_type
     static = with_symbols(data)  # the rule's names, with the data's symbols and num_segments' own
     sizes = {n: count if n == new else static.get(n) for n in named}

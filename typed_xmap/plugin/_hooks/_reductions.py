@@ -29,7 +29,7 @@ from ..._algebra import (
 from .._core._constants import flow_value
 from .._core._encoding import Shape, decode
 from .._core._literals import UNKNOWN
-from .._core._support import arg, arg_expr, fallback, group_may_hold, label, report
+from .._core._support import arg, arg_expr, certain_error, fallback, label, report
 from ._broadcast import bound_operands
 
 if TYPE_CHECKING:
@@ -93,9 +93,16 @@ def _reduced(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext, shape: Sh
                 positional = shape.positional
             elif keepdims is not None:
                 positional = reduced_positional(shape.positional, dims, keepdims=keepdims)
-    except NamedShapeError as error:
-        if not group_may_hold(error, [shape.named]):  # else the axis may be one a group ("*rest") stands for
-            report(ctx.api, error, ctx.context)
+    except NamedShapeError as error:  # unreported where the axis may be one a group ("*rest") stands for
+        certain = certain_error(
+            error,
+            [shape.named],
+            lambda named: reduce_named_shape(
+                named, split_axis(axis, operation=operation)[0], operation=operation, operand=operand
+            ),
+        )
+        if certain is not None:
+            report(ctx.api, certain, ctx.context)
         return plugin.types.array(result_dtype, None, None)
     if not keeps_shape and named is not None:
         plugin.resources.check_value(ctx.api, named, operation, ctx.context)

@@ -55,9 +55,9 @@ from ..._algebra import (
 )
 from .._core._constants import resolved
 from .._core._encoding import Shape, decode
-from .._core._names_first import NAME_KINDS, Arguments, Unreadable, run
+from .._core._names_first import NAME_KINDS, Arguments, Unreadable, rerun, run
 from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
-from .._core._support import arg, arg_expr, group_may_hold, label as operand_label, report, result_dtype
+from .._core._support import arg, arg_expr, certain_error, label as operand_label, report, result_dtype
 from ._reductions import reduction_hook
 
 if TYPE_CHECKING:
@@ -256,24 +256,26 @@ def _result(
     plugin: TypedXmapPlugin,
     ctx: FunctionContext,
     dtype: Type | None,
-    rule: Callable[[], Any],
+    rule: Callable[..., Any],
     args: Arguments,
     operands: Sequence[Shape] = (),
 ) -> Type:
-    """``rule()``'s named shape as a NamedArray type, names first (``_names_first``: where a probe stood in for
-    a number, the axes the call names have unknown sizes); unknown on unreadable names, reported on an error
-    (unknown, unreported, where an operand's ``*rest`` group may hold an axis the call names)."""
+    """``rule(*operands)``'s named shape as a NamedArray type, names first (``_names_first``: where a probe stood
+    in for a number, the axes the call names have unknown sizes); unknown on unreadable names, reported on an
+    error (unknown, unreported, where the operands' ``*rest`` groups may hold what the call needs:
+    ``certain_error``)."""
     declared = decode(ctx.default_return_type)
     if dtype is None:
         dtype = declared.dtype if declared is not None else plugin.types.any()
     try:
-        static, positional = rule()
+        static, positional = rule(*operands)
     except Unreadable:
         return plugin.types.array(dtype, None, None)
     except NamedShapeError as error:
-        hidden = group_may_hold(error, [o.named for o in operands])
-        if not hidden and (not args.probed or error.kind in NAME_KINDS):
-            report(ctx.api, error, ctx.context)
+        again = rerun(lambda *named: rule(*(replace(o, named=n) for o, n in zip(operands, named, strict=True))))
+        certain = certain_error(error, [o.named for o in operands], again)
+        if certain is not None and (not args.probed or certain.kind in NAME_KINDS):
+            report(ctx.api, certain, ctx.context)
         return plugin.types.array(dtype, None, None)
     if args.probed:
         static = {n: None if n in args.touched else s for n, s in static.items()}
@@ -301,7 +303,7 @@ def _one_operand(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
         plugin,
         ctx,
         dtype,
-        lambda: (_one_operand_rule(name, shape, read, sizes, size, ONE_OPERAND[name]), positional),
+        lambda x: (_one_operand_rule(name, x, read, sizes, size, ONE_OPERAND[name]), positional),
         args,
         [shape],
     )
@@ -352,7 +354,7 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     read = args.read
     operation = f"tnp.{name}(xs, axis={{axis!r}})"
 
-    def rule() -> tuple[dict[str, StaticSize], Any]:
+    def rule(*shapes: Shape) -> tuple[dict[str, StaticSize], Any]:
         axis = read("axis", 1)
         label = operation.format(axis=axis)
         named = [s.named or {} for s in shapes]

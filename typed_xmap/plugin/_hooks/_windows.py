@@ -27,10 +27,10 @@ from ..._algebra import (
     sorted_shape,
     top_k_shape,
 )
-from .._core._encoding import Shape, decode, has_group
+from .._core._encoding import Shape, decode
 from .._core._names_first import Arguments, run
 from .._core._sizes import with_symbols
-from .._core._support import arg, arg_expr, report
+from .._core._support import arg_expr, named_operand, report
 from ._structure import dtype_argument, random_shape
 
 if TYPE_CHECKING:
@@ -44,17 +44,6 @@ RANDOM_DRAWS = frozenset(f"typed_xmap.random.{name}" for name in ("randint", "ca
 """The ``tx.random`` functions typed here, by full name."""
 
 _DEFAULTS: dict[str, object] = {"padding": "VALID", "feature_group_count": 1, "contract": ()}
-
-
-def _operand(ctx: FunctionContext, name: str, position: int, *, group: bool = True) -> Shape | None:
-    """The operand's shape when its named shape is known, else ``None``. A ``*rest`` group is an axis of its
-    own, which the rule leaves alone (an axis the call names that the group may hold: ``group_may_hold``);
-    not in a kernel (``group=False``), whose other axes become the result's."""
-    types = arg(ctx, name, position)
-    shape = decode(types[0]) if len(types) == 1 else None
-    if shape is None or shape.scalar or shape.named is None or (not group and has_group(shape.named)):
-        return None
-    return shape
 
 
 def _typed(
@@ -96,7 +85,7 @@ def _contracted_symbols(ctx: FunctionContext, x: Shape, kernel: Shape, operation
 def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     """``tnp.conv(x, kernel, spatial=..., contract=...)``, ``tnp.conv_transpose`` (the same arguments but
     ``feature_group_count``), ``tnp.max_pool(x, window)``, ``tnp.avg_pool``."""
-    x = _operand(ctx, "x", 0)
+    x = named_operand(ctx, "x", 0, group=True)
     if x is None:
         return ctx.default_return_type
     args = Arguments(ctx, _DEFAULTS)
@@ -116,7 +105,7 @@ def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Typ
                 ).named_shape
             ),
         )
-    kernel = _operand(ctx, "kernel", 1, group=False)
+    kernel = named_operand(ctx, "kernel", 1, group=False)
     if kernel is None:
         return plugin.types.array(x.dtype, None, None)
 
@@ -139,7 +128,7 @@ def window_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Typ
 
 def selection_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     """``tnp.sort(x, axis)``, ``tnp.argsort`` (int32) and ``tnp.top_k(x, k, axis, new_axis)`` (a pair)."""
-    x = _operand(ctx, "x", 0)
+    x = named_operand(ctx, "x", 0, group=True)
     if x is None:
         return ctx.default_return_type
     args = Arguments(ctx)
@@ -173,7 +162,7 @@ def random_hook(plugin: TypedXmapPlugin, fullname: str, ctx: FunctionContext) ->
     operation = f"tx.random.{name}"
     if name == "randint":
         return random_shape(plugin, ctx, dtype_argument(plugin, ctx, 4) or index, operation)
-    operand = _operand(ctx, "logits" if name == "categorical" else "x", 1)
+    operand = named_operand(ctx, "logits" if name == "categorical" else "x", 1, group=True)
     if operand is None:
         return ctx.default_return_type
     if name == "categorical":

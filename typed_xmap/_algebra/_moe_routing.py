@@ -95,4 +95,5 @@ def dispatch_axes(x: Shape, dispatch: Shape, tokens: tuple[str, ...], *, expert:
                 f"{describe_named_shape(x)}); the einsum would pair the two and take their diagonal. Fix: rename "
                 f"x's axis (tx.rename(x, {{{name!r}: ...}})), or route with expert=/slot= names x lacks",
                 kind=ErrorKind.AXIS_MISSING,
+                axes=[name],
             )
