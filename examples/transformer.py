@@ -38,10 +38,10 @@ import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, f32, i32
 
-Tokens = NamedArray[i32, "batch seq"]
-Hidden = NamedArray[f32, "batch seq embed"]
+Tokens = NamedArray[i32, "batch@data seq"]
+Hidden = NamedArray[f32, "batch@data seq embed"]
 Norm = NamedArray[f32, "embed"]
-Projection = NamedArray[f32, "embed heads head_dim"]
+Projection = NamedArray[f32, "embed heads@model head_dim"]
 
 
 class Layer(TypedDict):
@@ -53,12 +53,12 @@ class Layer(TypedDict):
     value: Projection
     out: Projection
     mlp_norm: Norm
-    mlp_in: NamedArray[f32, "embed mlp"]
-    mlp_out: NamedArray[f32, "mlp embed"]
+    mlp_in: NamedArray[f32, "embed mlp@model"]
+    mlp_out: NamedArray[f32, "mlp@model embed"]
 
 
 class Params(TypedDict):
-    embed: NamedArray[f32, "vocab embed"]
+    embed: NamedArray[f32, "vocab@model embed"]
     positions: NamedArray[f32, "seq embed"]
     final_norm: Norm
     layers: dict[str, NamedArray[f32, "layers *weight"]]  # Layer's weights, stacked along layers
@@ -84,19 +84,23 @@ def attention(x: Hidden, p: Layer) -> Hidden:
     return tnp.einsum("{heads,head_dim},{embed,heads,head_dim}->{embed}", mixed, p["out"])
 
 
+def mlp(x: Hidden, p: Layer) -> Hidden:
+    h = tnp.gelu(tnp.einsum("{embed},{embed,mlp}->{mlp}", x, p["mlp_in"]))
+    return tnp.einsum("{mlp},{mlp,embed}->{embed}", h, p["mlp_out"])
+
+
 def block(x: Hidden, p: Layer) -> tuple[Hidden, None]:
     x = x + attention(layer_norm(x, p["attention_norm"]), p)
-    h = tnp.gelu(tnp.einsum("{embed},{embed,mlp}->{mlp}", layer_norm(x, p["mlp_norm"]), p["mlp_in"]))
-    return x + tnp.einsum("{mlp},{mlp,embed}->{embed}", h, p["mlp_out"]), None
+    return x + mlp(layer_norm(x, p["mlp_norm"]), p), None
 
 
-def logits(params: Params, tokens: Tokens) -> NamedArray[f32, "batch seq vocab"]:
+def logits(params: Params, tokens: Tokens) -> NamedArray[f32, "batch@data seq vocab@model"]:
     x = params["embed"][{"vocab": tokens}] + params["positions"]  # a gather: tokens' axes + embed
     x, _ = tx.scan(block, x, params["layers"], axis="layers")
     return tnp.einsum("{embed},{vocab,embed}->{vocab}", layer_norm(x, params["final_norm"]), params["embed"])
 
 
-def token_losses(params: Params, tokens: Tokens, targets: Tokens) -> NamedArray[f32, "batch seq"]:
+def token_losses(params: Params, tokens: Tokens, targets: Tokens) -> NamedArray[f32, "batch@data seq"]:
     log_probs = tnp.log_softmax(logits(params, tokens), "vocab")
     return -log_probs[{"vocab": targets}]  # each position's own target: a gather, batch seq
 
