@@ -9,6 +9,13 @@ gradual, so an operand that is a local variable bound at more than one site keep
 every site agrees on: a site whose value's type is not known yet (it comes later, or in a loop not yet
 checked), or that binds part of a value (a tuple target, a ``for`` or ``with`` target, an augmented
 assignment), agrees on none. A variable bound once keeps its placement.
+
+A variable rebound to a placed value (``x = tx.shard(x, {"batch": "data"})`` where ``x`` is a parameter
+annotated without placement) is narrowed by mypy to the assigned type, but mypy's narrowing keeps the declared
+type when the two compare equal, and placement is no part of that comparison: later uses read the declared,
+unplaced type. mypy's binder still holds the assigned type; an operand that is such a variable takes its
+placement from there (``rebound``), then keeps what every binding site that may reach it agrees on, as above
+(after ``if flag: x = tx.shard(...)`` with no ``else``, the parameter's site agrees on none: unknown).
 """
 
 from __future__ import annotations
@@ -39,10 +46,10 @@ from mypy.nodes import (
 )
 from mypy.types import CallableType, Type
 
-from .._core._encoding import Shape, decode
+from .._core._encoding import Shape, carries_placement, decode
 from .._core._tree import checked_function, checked_statements, expressions
 
-__all__ = ["settled"]
+__all__ = ["rebound", "settled"]
 
 Site = Type | None
 """The type bound at one site (``None``: unknown, or a part of a value)."""
@@ -51,8 +58,11 @@ Site = Type | None
 def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     """``shape``, the type of the operand ``expr``, with only the placements every binding site of its
     variable that may reach it agrees on (``shape`` itself for an operand that is not a variable bound at
-    more than one such site)."""
-    if not shape.placement or not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
+    more than one such site). A variable's placement is its latest binding's (``rebound``)."""
+    if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
+        return shape
+    shape = _rebound_shape(api, expr, shape)
+    if not shape.placement:
         return shape
     sites = list(_sites(api, expr.node, expr.line))
     if len(sites) < 2:
@@ -65,6 +75,33 @@ def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
         if not agreed:
             break
     return shape if agreed == shape.placement else replace(shape, placement=agreed)
+
+
+def rebound(api: Any, expr: Expression | None) -> bool:
+    """Whether ``expr`` is a variable that mypy's binder holds with a placement (its latest binding's) that the
+    variable's type, as mypy reads it, may not show (the fast test of the placing hooks)."""
+    if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
+        return False
+    bound = _bound(api, expr)
+    return bound is not None and carries_placement(bound)
+
+
+def _bound(api: Any, expr: NameExpr) -> Type | None:
+    """The type mypy's binder holds for the variable ``expr`` here (``None``: none, or no binder)."""
+    binder = getattr(api, "binder", None)
+    return binder.get(expr) if binder is not None else None
+
+
+def _rebound_shape(api: Any, expr: NameExpr, shape: Shape) -> Shape:
+    """``shape`` with the placement of the type the binder holds for ``expr``, where that type has the same
+    axes (mypy reads a rebound variable as its declared type when the two differ only in placement)."""
+    bound = _bound(api, expr)
+    if bound is None or not carries_placement(bound):
+        return shape
+    found = decode(bound)
+    if found is None or found.named is None or shape.named is None or found.named.keys() != shape.named.keys():
+        return shape
+    return shape if found.placement == shape.placement else replace(shape, placement=found.placement)
 
 
 def _sites(api: Any, var: Var, line: int) -> Iterator[Site]:
