@@ -271,9 +271,8 @@ UNLISTED = {
     ),
     # PARAMS also places the router's expert axis on model, which its annotation leaves unknown: declared, the
     # router's logits would hold batch and expert both on model, the checker's axis-resource-conflict; XLA
-    # gathers the router over model instead. And tx.moe_route's balance loss is a mean over the batch, split
-    # over (data, model) (moe_route has no placement rule).
-    ("moe", "experts"): Counter({("all-gather", ("model",)): 1, ("all-reduce", ("data", "model")): 1}),
+    # gathers the router over model instead.
+    ("moe", "experts"): Counter({("all-gather", ("model",)): 1}),
     # log_probs[{"vocab": targets}] with the batch split over (data, model): XLA gathers the index blocks.
     ("moe", "loss"): Counter({("all-gather", ("data", "model")): 1}),
 }
@@ -314,7 +313,10 @@ def test_the_examples_listed_collectives_equal_the_compiled_hlos(name, axis_type
     assert {f for f, found in _listed_example(name).items() if found} <= set(calls)  # every listing compared
 
 
-def test_the_moe_examples_moves_are_listed_in_its_expert_layer():
+def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
     """examples/moe.py's expert layer sends each token to its expert's devices and back (moe_dispatch and
-    moe_combine, placed by the resources their calls declare): the two all-to-alls the checker lists."""
-    assert _listed_example("moe")["experts"] == Counter({("all-to-all", ("model",)): 2})
+    moe_combine, placed by the resources their calls declare): two all-to-alls; and tx.moe_route's balance loss
+    averages the router's logits over the batch, split over every device: an all-reduce."""
+    assert _listed_example("moe")["experts"] == Counter(
+        {("all-to-all", ("model",)): 2, ("all-reduce", ("data", "model")): 1}
+    )
