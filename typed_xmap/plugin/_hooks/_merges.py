@@ -64,7 +64,7 @@ def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     shape = _rebound_shape(api, expr, shape)
     if not shape.placement:
         return shape
-    sites = list(_sites(api, expr.node, expr.line))
+    sites = _sites(api, expr.node, expr.line)
     if len(sites) < 2:
         return shape
     agreed = dict(shape.placement)
@@ -104,42 +104,85 @@ def _rebound_shape(api: Any, expr: NameExpr, shape: Shape) -> Shape:
     return shape if found.placement == shape.placement else replace(shape, placement=found.placement)
 
 
-def _sites(api: Any, var: Var, line: int) -> Iterator[Site]:
+def _sites(api: Any, var: Var, line: int) -> list[Site]:
     """The type bound at each site of the function (or module) mypy is checking that binds ``var`` and may reach
-    a use at ``line``: the statements of the body's top level run in order, so a top-level assignment of ``var``
-    before the statement holding the use hides the sites before it (the parameter's too), and the statements
-    after that one are not reached (the sites inside it, a loop's or a branch's, are all counted)."""
-    body, scope = checked_statements(api), checked_function(api)
-    holding = next((i for i, s in enumerate(body) if s.line <= line <= (s.end_line or s.line)), len(body))
-    start: int | None = None
-    for index in range(holding):
-        statement = body[index]
-        if isinstance(statement, AssignmentStmt) and any(_binds(lv, var) for lv in statement.lvalues):
-            start = index
-    if start is None and isinstance(scope, FuncItem):
+    a use at ``line`` (the parameter's declared type among them, unless a binding hides it)."""
+    scope = checked_function(api)
+    outer: list[Site] = []
+    if isinstance(scope, FuncItem):
         signature = scope.type
         for index, argument in enumerate(scope.arguments):
             if argument.variable is var:
                 declared = isinstance(signature, CallableType) and index < len(signature.arg_types)
-                yield signature.arg_types[index] if declared and isinstance(signature, CallableType) else None
-    reached = list(body[start or 0 : holding])
-    if holding < len(body) and not isinstance(body[holding], AssignmentStmt):
-        reached.append(body[holding])  # a compound statement: its own sites may reach the use (a loop's)
+                outer.append(signature.arg_types[index] if declared and isinstance(signature, CallableType) else None)
+    return _block_sites(api, var, line, checked_statements(api), outer)
+
+
+def _block_sites(api: Any, var: Var, line: int, body: Sequence[Statement], outer: list[Site]) -> list[Site]:
+    """The sites of ``body``, a block run in order, that may reach a use at ``line``, after ``outer``, those
+    that reach the block: a statement of the block that surely binds ``var`` before the one holding the use
+    hides the sites before it (``outer`` too), and the statements after that one are not reached. Inside an
+    ``if``'s branch holding the use, that branch is a block of its own (the other branches do not reach it);
+    inside a loop, every site of the loop counts (a later iteration's reach the use)."""
+    holding = next((i for i, s in enumerate(body) if s.line <= line <= (s.end_line or s.line)), len(body))
+    start = next((i for i in reversed(range(holding)) if _surely_binds(body[i], var)), None)
+    sites = list(outer) if start is None else []
+    sites += _sites_in(api, var, body[start or 0 : holding])
+    if holding == len(body) or isinstance(body[holding], AssignmentStmt):
+        return sites
+    statement = body[holding]
+    branch = _branch_holding(statement, line) if isinstance(statement, IfStmt) else None
+    if branch is not None:  # the walruses of the whole statement count (its conditions' reach the branch)
+        return _block_sites(api, var, line, branch.body, sites + _walrus_sites(api, var, [statement]))
+    return sites + _sites_in(api, var, [statement])  # a compound statement: all its sites (a loop's reach it)
+
+
+def _sites_in(api: Any, var: Var, reached: Sequence[Statement]) -> list[Site]:
+    """The sites binding ``var`` in ``reached`` (nested blocks included)."""
+    sites: list[Site] = []
     for node in _statements(reached):
         if isinstance(node, AssignmentStmt):
             for lvalue in node.lvalues:
                 if isinstance(lvalue, NameExpr) and lvalue.node is var:
-                    yield api.lookup_type_or_none(node.rvalue)
+                    sites.append(api.lookup_type_or_none(node.rvalue))
                 elif _binds(lvalue, var):
-                    yield None
+                    sites.append(None)
         elif isinstance(node, OperatorAssignmentStmt | ForStmt | WithStmt):
             targets = [node.lvalue] if isinstance(node, OperatorAssignmentStmt) else []
             targets += [node.index] if isinstance(node, ForStmt) else []
             targets += [t for t in node.target if t is not None] if isinstance(node, WithStmt) else []
-            yield from (None for target in targets if _binds(target, var))
-    for expression in expressions(reached):
-        if isinstance(expression, AssignmentExpr) and expression.target.node is var:
-            yield api.lookup_type_or_none(expression.value)
+            sites += [None for target in targets if _binds(target, var)]
+    return sites + _walrus_sites(api, var, reached)
+
+
+def _walrus_sites(api: Any, var: Var, reached: Sequence[Statement]) -> list[Site]:
+    """The sites of the assignment expressions (``(x := ...)``) binding ``var`` in ``reached``."""
+    return [
+        api.lookup_type_or_none(e.value)
+        for e in expressions(reached)
+        if isinstance(e, AssignmentExpr) and e.target.node is var
+    ]
+
+
+def _surely_binds(statement: Statement, var: Var) -> bool:
+    """Whether ``statement`` binds ``var`` on every path through it: an assignment to it (or to a tuple holding
+    it), or an ``if`` with an ``else`` whose every branch surely binds it."""
+    if isinstance(statement, AssignmentStmt):
+        return any(_binds(lvalue, var) for lvalue in statement.lvalues)
+    if isinstance(statement, IfStmt) and statement.else_body is not None:
+        branches = [*statement.body, statement.else_body]
+        return all(any(_surely_binds(s, var) for s in branch.body) for branch in branches)
+    return False
+
+
+def _branch_holding(statement: IfStmt, line: int) -> Block | None:
+    """The branch of ``statement`` whose statements hold ``line`` (``None``: the use is in a condition)."""
+    for branch in [*statement.body, statement.else_body]:
+        if branch is not None and branch.body:
+            first, last = branch.body[0], branch.body[-1]
+            if first.line <= line <= (last.end_line or last.line):
+                return branch
+    return None
 
 
 def _binds(target: Node, var: Var) -> bool:
