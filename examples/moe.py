@@ -9,6 +9,7 @@ expert's devices (an all-to-all) and back. The same program trains on one device
 
     python examples/moe.py
     typed-xmap check --strict examples/moe.py
+    typed-xmap check --comm examples/moe.py  # the collectives each model function needs
 """
 
 from __future__ import annotations

@@ -3,14 +3,16 @@
 Token embeddings (a gather by name), learned positions, pre-layer-norm blocks (causal multi-head attention,
 a gelu MLP) scanned over a stacked ``layers`` axis, a final layer norm, an output tied to the embeddings and
 a cross-entropy loss. No positional array, no positional index and no ``PartitionSpec``: placement is one
-mapping from axis names to mesh axes, and the same program trains on one device, on a (data, model) mesh with
-Explicit axes (JAX's default) and on one with Auto axes. The meshes are 2x4 where there are 8 devices and
+mapping from axis names to mesh axes (``RESOURCES``; the model's annotations declare the same, ``batch@data``,
+``heads@model``, so the checker lists where the model communicates), and the same program trains on one
+device, on a (data, model) mesh with Explicit axes (JAX's default) and on one with Auto axes. The meshes are 2x4 where there are 8 devices and
 fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two GPUs, 1x1 on one), on JAX's
 default backend; the program prints which.
 
     python examples/transformer.py                  # the three placements (8 emulated CPU devices on a CPU)
     python examples/transformer.py 8                # the same, 8 steps instead of 30
     typed-xmap check --strict examples/transformer.py
+    typed-xmap check --comm examples/transformer.py  # the collectives each model function needs
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ positional index: the same program trains on one device and on a 2x4 mesh.
 
     python examples/vit.py
     typed-xmap check --strict examples/vit.py
+    typed-xmap check --comm examples/vit.py  # the collectives each model function needs
 """
 
 from __future__ import annotations
