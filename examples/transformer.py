@@ -5,9 +5,9 @@ a gelu MLP) scanned over a stacked ``layers`` axis, a final layer norm, an outpu
 a cross-entropy loss. No positional array, no positional index and no ``PartitionSpec``: placement is one
 mapping from axis names to mesh axes (``RESOURCES``; the model's annotations declare the same, ``batch@data``,
 ``heads@model``, so the checker lists where the model communicates), and the same program trains on one
-device, on a (data, model) mesh with Explicit axes (JAX's default) and on one with Auto axes. The meshes are 2x4 where there are 8 devices and
-fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two GPUs, 1x1 on one), on JAX's
-default backend; the program prints which.
+device, on a (data, model) mesh with Explicit axes (JAX's default) and on one with Auto axes. The meshes are
+2x4 where there are 8 devices and fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two
+GPUs, 1x1 on one), on JAX's default backend; the program prints which.
 
     python examples/transformer.py                  # the three placements (8 emulated CPU devices on a CPU)
     python examples/transformer.py 8                # the same, 8 steps instead of 30
