@@ -9,6 +9,7 @@ expert's devices (an all-to-all) and back. The same program trains on one device
 
     python examples/moe.py
     typed-xmap check --strict examples/moe.py
+    typed-xmap check --comm examples/moe.py  # the collectives each model function needs
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, f32, i32
 
-Tokens = NamedArray[i32, "batch seq"]
-Hidden = NamedArray[f32, "batch seq embed"]
+Tokens = NamedArray[i32, "batch@(data,model) seq"]
+Hidden = NamedArray[f32, "batch@(data,model) seq embed"]
 Projection = NamedArray[f32, "embed heads head_dim"]
 
 TOKENS = {"batch": ("data", "model")}
@@ -52,8 +53,8 @@ class Params(TypedDict):
     value: Projection
     out: Projection
     router: NamedArray[f32, "embed expert"]
-    expert_in: NamedArray[f32, "expert embed mlp"]
-    expert_out: NamedArray[f32, "expert mlp embed"]
+    expert_in: NamedArray[f32, "expert@model embed mlp"]
+    expert_out: NamedArray[f32, "expert@model mlp embed"]
 
 
 # ---- the model ----------------------------------------------------------------------------------------------

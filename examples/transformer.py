@@ -3,14 +3,16 @@
 Token embeddings (a gather by name), learned positions, pre-layer-norm blocks (causal multi-head attention,
 a gelu MLP) scanned over a stacked ``layers`` axis, a final layer norm, an output tied to the embeddings and
 a cross-entropy loss. No positional array, no positional index and no ``PartitionSpec``: placement is one
-mapping from axis names to mesh axes, and the same program trains on one device, on a (data, model) mesh with
-Explicit axes (JAX's default) and on one with Auto axes. The meshes are 2x4 where there are 8 devices and
-fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two GPUs, 1x1 on one), on JAX's
-default backend; the program prints which.
+mapping from axis names to mesh axes (``RESOURCES``; the model's annotations declare the same, ``batch@data``,
+``heads@model``, so the checker lists where the model communicates), and the same program trains on one
+device, on a (data, model) mesh with Explicit axes (JAX's default) and on one with Auto axes. The meshes are
+2x4 where there are 8 devices and fitted to the devices at hand elsewhere (``tx.fitting_mesh``: 2x1 on two
+GPUs, 1x1 on one), on JAX's default backend; the program prints which.
 
     python examples/transformer.py                  # the three placements (8 emulated CPU devices on a CPU)
     python examples/transformer.py 8                # the same, 8 steps instead of 30
     typed-xmap check --strict examples/transformer.py
+    typed-xmap check --comm examples/transformer.py  # the collectives each model function needs
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, f32, i32
 
-Tokens = NamedArray[i32, "batch seq"]
-Hidden = NamedArray[f32, "batch seq embed"]
+Tokens = NamedArray[i32, "batch@data seq"]
+Hidden = NamedArray[f32, "batch@data seq embed"]
 Norm = NamedArray[f32, "embed"]
-Projection = NamedArray[f32, "embed heads head_dim"]
+Projection = NamedArray[f32, "embed heads@model head_dim"]
 
 
 class Layer(TypedDict):
@@ -53,12 +55,12 @@ class Layer(TypedDict):
     value: Projection
     out: Projection
     mlp_norm: Norm
-    mlp_in: NamedArray[f32, "embed mlp"]
-    mlp_out: NamedArray[f32, "mlp embed"]
+    mlp_in: NamedArray[f32, "embed mlp@model"]
+    mlp_out: NamedArray[f32, "mlp@model embed"]
 
 
 class Params(TypedDict):
-    embed: NamedArray[f32, "vocab embed"]
+    embed: NamedArray[f32, "vocab@model embed"]
     positions: NamedArray[f32, "seq embed"]
     final_norm: Norm
     layers: dict[str, NamedArray[f32, "layers *weight"]]  # Layer's weights, stacked along layers
@@ -84,19 +86,23 @@ def attention(x: Hidden, p: Layer) -> Hidden:
     return tnp.einsum("{heads,head_dim},{embed,heads,head_dim}->{embed}", mixed, p["out"])
 
 
+def mlp(x: Hidden, p: Layer) -> Hidden:
+    h = tnp.gelu(tnp.einsum("{embed},{embed,mlp}->{mlp}", x, p["mlp_in"]))
+    return tnp.einsum("{mlp},{mlp,embed}->{embed}", h, p["mlp_out"])
+
+
 def block(x: Hidden, p: Layer) -> tuple[Hidden, None]:
     x = x + attention(layer_norm(x, p["attention_norm"]), p)
-    h = tnp.gelu(tnp.einsum("{embed},{embed,mlp}->{mlp}", layer_norm(x, p["mlp_norm"]), p["mlp_in"]))
-    return x + tnp.einsum("{mlp},{mlp,embed}->{embed}", h, p["mlp_out"]), None
+    return x + mlp(layer_norm(x, p["mlp_norm"]), p), None
 
 
-def logits(params: Params, tokens: Tokens) -> NamedArray[f32, "batch seq vocab"]:
+def logits(params: Params, tokens: Tokens) -> NamedArray[f32, "batch@data seq vocab@model"]:
     x = params["embed"][{"vocab": tokens}] + params["positions"]  # a gather: tokens' axes + embed
     x, _ = tx.scan(block, x, params["layers"], axis="layers")
     return tnp.einsum("{embed},{vocab,embed}->{vocab}", layer_norm(x, params["final_norm"]), params["embed"])
 
 
-def token_losses(params: Params, tokens: Tokens, targets: Tokens) -> NamedArray[f32, "batch seq"]:
+def token_losses(params: Params, tokens: Tokens, targets: Tokens) -> NamedArray[f32, "batch@data seq"]:
     log_probs = tnp.log_softmax(logits(params, tokens), "vocab")
     return -log_probs[{"vocab": targets}]  # each position's own target: a gather, batch seq
 

@@ -8,6 +8,7 @@ positional index: the same program trains on one device and on a 2x4 mesh.
 
     python examples/vit.py
     typed-xmap check --strict examples/vit.py
+    typed-xmap check --comm examples/vit.py  # the collectives each model function needs
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap import NamedArray, f32, i32
 
-Images = NamedArray[f32, "batch height width channels"]
-Labels = NamedArray[i32, "batch"]
-Patches = NamedArray[f32, "batch patch embed"]
-Projection = NamedArray[f32, "embed heads head_dim"]
+Images = NamedArray[f32, "batch@data height width channels"]
+Labels = NamedArray[i32, "batch@data"]
+Patches = NamedArray[f32, "batch@data patch embed"]
+Projection = NamedArray[f32, "embed heads@model head_dim"]
 
 
 class Params(TypedDict):
@@ -45,8 +46,8 @@ class Params(TypedDict):
     key: Projection
     value: Projection
     out: Projection
-    mlp_in: NamedArray[f32, "embed mlp"]
-    mlp_out: NamedArray[f32, "mlp embed"]
+    mlp_in: NamedArray[f32, "embed mlp@model"]
+    mlp_out: NamedArray[f32, "mlp@model embed"]
     head: NamedArray[f32, "embed label"]
 
 
@@ -77,10 +78,14 @@ def attention(x: Patches, p: Params) -> Patches:
     return tnp.einsum("{heads,head_dim},{embed,heads,head_dim}->{embed}", mixed, p["out"])
 
 
+def mlp(x: Patches, p: Params) -> Patches:
+    return tnp.dot(tnp.gelu(tnp.dot(x, p["mlp_in"], axis="embed")), p["mlp_out"], axis="mlp")
+
+
 def loss(params: Params, images: Images, labels: Labels) -> jax.Array:
     x = patches(images, params)
     x = x + attention(norm(x), params)
-    x = x + tnp.dot(tnp.gelu(tnp.dot(norm(x), params["mlp_in"], axis="embed")), params["mlp_out"], axis="mlp")
+    x = x + mlp(norm(x), params)
     pooled = norm(x)[{"patch": 0}] + norm(x).mean("patch")  # the class token and the mean of all tokens
     log_probs = tnp.log_softmax(tnp.dot(pooled, params["head"], axis="embed"), "label")
     mean: jax.Array = -log_probs[{"label": labels}].mean("batch").data

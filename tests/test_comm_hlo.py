@@ -1,21 +1,27 @@
 """``typed-xmap check --comm`` against XLA: the collectives the plugin lists per jitted function (kind, mesh axes)
-equal those in the compiled HLO on an 8-device Explicit mesh (data=4, model=2), for tests/programs/placement_comm.py.
-Where XLA chooses how to move blocks (a conv over a split spatial axis), the plugin lists a ``reshard``, which the
-test matches with any collective that moves blocks over those mesh axes."""
+equal those in the compiled HLO on an 8-device mesh (data=4, model=2), for tests/programs/placement_comm.py and for
+the model functions of examples/transformer.py, vit.py and moe.py (forward passes; what XLA adds for operations
+the checker has no rule for is recorded per function, with why). Where XLA chooses how to move blocks (a conv over
+a split spatial axis), the plugin lists a ``reshard``, which the test matches with any collective that moves
+blocks over those mesh axes."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import re
 import subprocess
 import sys
+import typing
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import pytest
+from jax.sharding import AxisType
 
 import typed_xmap as tx
 
@@ -139,24 +145,178 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
     assert {name: static.get(name, Counter()) for name in calls} == hlo
 
 
-def test_the_moe_examples_moves_equal_the_compiled_hlos():
-    """examples/moe.py's expert layer (``experts``, jitted alone, its input placed as ``TOKENS`` and its
-    weights as ``PARAMS``): the all-to-alls the checker lists (``tx.moe_dispatch``/``moe_combine`` move the
-    tokens from ``TOKENS`` to ``EXPERTS`` and back, placements their calls declare) equal the compiled HLO's.
-    The HLO holds collectives of the routing too (the balance loss's mean over the split batch, an all-reduce;
-    the routing tables' gathers), over a value whose placement ``experts``' signature does not declare
-    (``Hidden`` has none: the example places its activations where it calls the step): the checker lists no
-    collective for an axis of unknown placement, so those are left to XLA and not compared."""
+# ---- the examples' model functions ----------------------------------------------------------------------------
+#
+# Each model function of examples/transformer.py, vit.py and moe.py is jitted on its own (its forward pass) on the
+# 8-device mesh, its inputs placed by the example's own mappings (which its annotations declare: see
+# test_the_examples_annotations_declare_their_mappings). Its compiled collectives must equal, by (kind, mesh axes):
+# what ``--comm`` lists in the function, plus what it lists in the model functions it calls (CALLS: a function's
+# HLO holds its callees'; a ``tx.scan``'s step compiles once, in the loop's body), plus UNLISTED: the collectives
+# XLA adds for operations the checker has no communication rule for, recorded here with why, so that a change
+# on either side (a new rule, another XLA choice) fails this test. Backward passes are not compared: the
+# examples' ``train_step`` differentiates ``loss`` (``jax.value_and_grad``), and the transposed contractions and
+# the gradients of weights summed over the split batch are collectives of the backward pass, which ``--comm``
+# does not list (it reads the functions as written).
+
+EXAMPLE_MODELS = {name: ROOT / "examples" / f"{name}.py" for name in ("transformer", "vit", "moe")}
+
+
+def _example_mappings(module) -> dict[str, tuple[str, ...]]:
+    """The example's placement, axis -> mesh axes: RESOURCES, or for the MoE the activations' TOKENS and the
+    weights' PARAMS (EXPERTS, the placement inside the experts, is declared by its moe_dispatch call)."""
+    mappings = [module.RESOURCES] if hasattr(module, "RESOURCES") else [module.TOKENS, module.PARAMS]
+    merged = {axis: (mesh,) if isinstance(mesh, str) else tuple(mesh) for m in mappings for axis, mesh in m.items()}
+    assert sum(len(m) for m in mappings) == len(merged), mappings  # no axis placed twice
+    return merged
+
+
+def _declared(hint: object) -> Iterator[dict[str, tuple[str, ...]]]:
+    """The placements the NamedArray annotations inside ``hint`` declare (through tuples, dicts, TypedDicts)."""
+    if isinstance(getattr(hint, "placement", None), dict):
+        yield hint.placement  # type: ignore[attr-defined]
+    elif typing.is_typeddict(hint):
+        for field in typing.get_type_hints(hint).values():
+            yield from _declared(field)
+    for arg in typing.get_args(hint):
+        yield from _declared(arg)
+
+
+@functools.cache
+def _example(name: str):
     from example_programs import load
 
-    static = listed(MOE).get("experts", Counter())
-    moe = load(MOE, "moe_comm_example")
-    c = moe.Config()
-    params, (tokens, _) = moe.init(c, jax.random.key(0)), next(moe.batches(c))
-    with jax.set_mesh(jax.make_mesh(tuple(MESH.values()), tuple(MESH))):
-        placed = tx.shard(params, moe.PARAMS)
-        x = tx.constrain(placed["embed"][{"vocab": tx.shard(tokens, moe.TOKENS)}], moe.TOKENS)
-        hlo = compiled(jax.jit(functools.partial(moe.experts, capacity=c.capacity)), x, placed)
-    moves = Counter({key: n for key, n in hlo.items() if key[0] == "all-to-all"})
-    assert moves == Counter({("all-to-all", ("model",)): 2}), hlo  # dispatch and combine
-    assert static == moves
+    return load(EXAMPLE_MODELS[name], f"{name}_comm_example")
+
+
+@pytest.mark.parametrize("name", list(EXAMPLE_MODELS))
+def test_the_examples_annotations_declare_their_mappings(name):
+    """One source of truth: every placement an example's annotations declare (``Hidden = NamedArray[f32,
+    "batch@data seq embed"]``, a weight's ``"embed heads@model head_dim"``) is the one its mapping gives that
+    axis, and every axis its mapping places is declared somewhere, so placing by the mapping (as ``train`` does)
+    is placing as the annotations say."""
+    module = _example(name)
+    functions = [v for v in vars(module).values() if inspect.isfunction(v) and v.__module__ == module.__name__]
+    hints = [h for f in functions for h in typing.get_type_hints(f, vars(module)).values()]
+    declared = [d for h in hints for d in _declared(h)]
+    mapping = _example_mappings(module)
+    for placement in declared:
+        assert {axis: mapping.get(axis) for axis in placement} == placement, (name, placement)
+    assert {axis for d in declared for axis in d} == set(mapping), name
+
+
+def _transformer(module):
+    c = module.Config()
+    params = tx.shard(module.init(c, jax.random.key(0)), module.RESOURCES)
+    tokens, targets = tx.shard(next(module.batches(c)), module.RESOURCES)
+    layer = {k: v[{"layers": 0}] for k, v in params["layers"].items()}  # what tx.scan hands block
+    x = tx.shard(params["embed"][{"vocab": tokens}] + params["positions"], module.RESOURCES)
+    layer_args = (x, layer)
+    return {
+        "layer_norm": (x, layer["mlp_norm"]),
+        "attention": layer_args,
+        "mlp": layer_args,
+        "block": layer_args,
+        "logits": (params, tokens),
+        "token_losses": (params, tokens, targets),
+        "loss": (params, tokens, targets),
+    }
+
+
+def _vit(module):
+    c = module.Config()
+    params = tx.shard(module.init(c, jax.random.key(0)), module.RESOURCES)
+    images, labels = tx.shard(next(module.batches(c)), module.RESOURCES)
+    x = module.patches(images, params)
+    return {
+        "patches": (images, params),
+        "norm": (x,),
+        "attention": (x, params),
+        "mlp": (x, params),
+        "loss": (params, images, labels),
+    }
+
+
+def _moe(module):
+    c = module.Config()
+    params = tx.shard(module.init(c, jax.random.key(0)), module.PARAMS)
+    tokens, targets = tx.shard(next(module.batches(c)), module.TOKENS)
+    x = tx.constrain(params["embed"][{"vocab": tokens}] + params["positions"], module.TOKENS)
+    return {"norm": (x,), "attention": (x, params), "experts": (x, params), "loss": (params, tokens, targets)}
+
+
+ARGUMENTS = {"transformer": _transformer, "vit": _vit, "moe": _moe}
+CALLS = {
+    ("transformer", "block"): ("layer_norm", "attention", "layer_norm", "mlp"),
+    ("transformer", "logits"): ("block", "layer_norm"),
+    ("transformer", "token_losses"): ("logits",),
+    ("transformer", "loss"): ("token_losses",),
+    ("vit", "loss"): ("patches", "norm", "attention", "norm", "mlp", "norm", "norm"),
+    ("moe", "loss"): ("norm", "attention", "norm", "experts", "norm"),
+}
+"""The model functions each calls (its HLO holds their collectives)."""
+UNLISTED = {
+    # params["embed"][{"vocab": tokens}]: a gather of rows of an embedding whose vocab is split over model; each
+    # device gathers from its block and the blocks are summed. The checker has no rule for a gather by an array.
+    ("transformer", "logits"): Counter({("all-reduce", ("model",)): 1}),
+    # tnp.log_softmax over vocab split over model: its max and its sum over vocab (softmax, a normalisation
+    # that keeps the axis, has no communication rule); then log_probs[{"vocab": targets}], a gather over the
+    # split vocab (summed over model) which XLA partitions by moving the batch's index blocks over data.
+    ("transformer", "token_losses"): Counter(
+        {("all-reduce", ("model",)): 3, ("all-gather", ("data",)): 1, ("all-reduce", ("data",)): 1}
+    ),
+    # norm(x)[{"patch": 0}] and log_probs[{"label": labels}] on a batch split over data: gathers, which XLA
+    # partitions by its own choice (permutes, a gather of the indices, a sum over the data blocks).
+    ("vit", "loss"): Counter(
+        {("collective-permute", ("data", "model")): 2, ("all-gather", ("model",)): 1, ("all-reduce", ("data",)): 1}
+    ),
+    # PARAMS also places the router's expert axis on model, which its annotation leaves unknown: declared, the
+    # router's logits would hold batch and expert both on model, the checker's axis-resource-conflict; XLA
+    # gathers the router over model instead.
+    ("moe", "experts"): Counter({("all-gather", ("model",)): 1}),
+    # log_probs[{"vocab": targets}] with the batch split over (data, model): XLA gathers the index blocks.
+    ("moe", "loss"): Counter({("all-gather", ("data", "model")): 1}),
+}
+"""What XLA compiles that ``--comm`` does not list, per function, and why (the comments)."""
+
+
+@functools.cache
+def _listed_example(name: str) -> dict[str, Listed]:
+    return listed(EXAMPLE_MODELS[name])
+
+
+def _expected(name: str, function: str) -> Listed:
+    """What ``--comm`` lists in ``function``, in the model functions it calls, and UNLISTED's for them."""
+    total = _listed_example(name).get(function, Counter()) + UNLISTED.get((name, function), Counter())
+    for callee in CALLS.get((name, function), ()):
+        total += _expected(name, callee)
+    return total
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+@pytest.mark.parametrize("name", list(EXAMPLE_MODELS))
+def test_the_examples_listed_collectives_equal_the_compiled_hlos(name, axis_type):
+    """Per model function jitted alone: the compiled HLO's collectives equal the listed ones (its own and its
+    callees') plus UNLISTED's. On Auto axes XLA places the intermediate values itself; with every input placed
+    as the annotations say it makes the same choices as on Explicit axes here, and the test holds it so."""
+    module = _example(name)
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
+    with jax.set_mesh(mesh):
+        calls = ARGUMENTS[name](module)
+        hlo = {}
+        for function, args in calls.items():
+            jitted = getattr(module, function)
+            if "capacity" in inspect.signature(jitted).parameters:
+                jitted = functools.partial(jitted, capacity=module.Config().capacity)
+            hlo[function] = compiled(jax.jit(jitted), *args)
+    assert any(hlo.values())  # the examples do communicate
+    assert {function: _expected(name, function) for function in calls} == hlo
+    assert {f for f, found in _listed_example(name).items() if found} <= set(calls)  # every listing compared
+
+
+def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
+    """examples/moe.py's expert layer sends each token to its expert's devices and back (moe_dispatch and
+    moe_combine, placed by the resources their calls declare): two all-to-alls; and tx.moe_route's balance loss
+    averages the router's logits over the batch, split over every device: an all-reduce."""
+    assert _listed_example("moe")["experts"] == Counter(
+        {("all-to-all", ("model",)): 2, ("all-reduce", ("data", "model")): 1}
+    )

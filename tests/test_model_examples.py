@@ -21,7 +21,7 @@ import typed_xmap as tx
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {"vit": ROOT / "examples" / "vit.py", "moe": ROOT / "examples" / "moe.py"}
 MODEL = {
-    "vit": ("norm", "patches", "attention", "loss"),
+    "vit": ("norm", "patches", "attention", "mlp", "loss"),
     "moe": ("norm", "attention", "experts", "loss"),
 }
 GUIDES = {"vit": "vision-transformer.md", "moe": "mixture-of-experts.md"}

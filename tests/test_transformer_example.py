@@ -69,6 +69,7 @@ def test_per_example_gradient_norms_are_each_examples_own(example, trained):
 MODEL = (
     "layer_norm",
     "attention",
+    "mlp",
     "block",
     "logits",
     "token_losses",

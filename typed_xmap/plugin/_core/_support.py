@@ -30,6 +30,7 @@ __all__ = [
     "named_operand",
     "operands",
     "operation_text",
+    "receiver_expr",
     "report",
     "result_dtype",
     "shapes_of",
@@ -210,6 +211,17 @@ def _dtype_name(dtype: Type) -> str | None:
     return next(iter(names)) if len(names) == 1 else None
 
 
+def receiver_expr(context: Any) -> Expression | None:
+    """The receiver's expression of a method call, an operator (its left operand) or an index (its base)."""
+    if isinstance(context, OpExpr):
+        return context.left
+    if isinstance(context, IndexExpr):
+        return context.base
+    callee = context.callee if isinstance(context, CallExpr) else None
+    found = getattr(callee, "expr", None)
+    return found if isinstance(found, Expression) else None
+
+
 def operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]]:
     """The NamedArray operands of known named shape of a call, an operator or a method (its receiver first):
     their shapes, how messages name them, their expressions."""
@@ -219,13 +231,7 @@ def operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]]
     context = ctx.context
     if receiver is not None:  # a method: the receiver first
         types.append(receiver)
-        if isinstance(context, OpExpr):
-            exprs.append(context.left)
-        elif isinstance(context, IndexExpr):
-            exprs.append(context.base)
-        else:
-            callee = context.callee if isinstance(context, CallExpr) else None
-            exprs.append(getattr(callee, "expr", None))
+        exprs.append(receiver_expr(context))
     for group_types, group_exprs in zip(ctx.arg_types, ctx.args, strict=False):
         for index, typ in enumerate(group_types):
             types.append(typ)

@@ -9,6 +9,13 @@ gradual, so an operand that is a local variable bound at more than one site keep
 every site agrees on: a site whose value's type is not known yet (it comes later, or in a loop not yet
 checked), or that binds part of a value (a tuple target, a ``for`` or ``with`` target, an augmented
 assignment), agrees on none. A variable bound once keeps its placement.
+
+A variable rebound to a placed value (``x = tx.shard(x, {"batch": "data"})`` where ``x`` is a parameter
+annotated without placement) is narrowed by mypy to the assigned type, but mypy's narrowing keeps the declared
+type when the two compare equal, and placement is no part of that comparison: later uses read the declared,
+unplaced type. mypy's binder still holds the assigned type; an operand that is such a variable takes its
+placement from there (``rebound``), then keeps what every binding site that may reach it agrees on, as above
+(after ``if flag: x = tx.shard(...)`` with no ``else``, the parameter's site agrees on none: unknown).
 """
 
 from __future__ import annotations
@@ -39,10 +46,10 @@ from mypy.nodes import (
 )
 from mypy.types import CallableType, Type
 
-from .._core._encoding import Shape, decode
+from .._core._encoding import Shape, carries_placement, decode
 from .._core._tree import checked_function, checked_statements, expressions
 
-__all__ = ["settled"]
+__all__ = ["rebound", "settled"]
 
 Site = Type | None
 """The type bound at one site (``None``: unknown, or a part of a value)."""
@@ -51,10 +58,13 @@ Site = Type | None
 def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     """``shape``, the type of the operand ``expr``, with only the placements every binding site of its
     variable that may reach it agrees on (``shape`` itself for an operand that is not a variable bound at
-    more than one such site)."""
-    if not shape.placement or not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
+    more than one such site). A variable's placement is its latest binding's (``rebound``)."""
+    if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
         return shape
-    sites = list(_sites(api, expr.node, expr.line))
+    shape = _rebound_shape(api, expr, shape)
+    if not shape.placement:
+        return shape
+    sites = _sites(api, expr.node, expr.line)
     if len(sites) < 2:
         return shape
     agreed = dict(shape.placement)
@@ -67,42 +77,112 @@ def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     return shape if agreed == shape.placement else replace(shape, placement=agreed)
 
 
-def _sites(api: Any, var: Var, line: int) -> Iterator[Site]:
+def rebound(api: Any, expr: Expression | None) -> bool:
+    """Whether ``expr`` is a variable that mypy's binder holds with a placement (its latest binding's) that the
+    variable's type, as mypy reads it, may not show (the fast test of the placing hooks)."""
+    if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
+        return False
+    bound = _bound(api, expr)
+    return bound is not None and carries_placement(bound)
+
+
+def _bound(api: Any, expr: NameExpr) -> Type | None:
+    """The type mypy's binder holds for the variable ``expr`` here (``None``: none, or no binder)."""
+    binder = getattr(api, "binder", None)
+    return binder.get(expr) if binder is not None else None
+
+
+def _rebound_shape(api: Any, expr: NameExpr, shape: Shape) -> Shape:
+    """``shape`` with the placement of the type the binder holds for ``expr``, where that type has the same
+    axes (mypy reads a rebound variable as its declared type when the two differ only in placement)."""
+    bound = _bound(api, expr)
+    if bound is None or not carries_placement(bound):
+        return shape
+    found = decode(bound)
+    if found is None or found.named is None or shape.named is None or found.named.keys() != shape.named.keys():
+        return shape
+    return shape if found.placement == shape.placement else replace(shape, placement=found.placement)
+
+
+def _sites(api: Any, var: Var, line: int) -> list[Site]:
     """The type bound at each site of the function (or module) mypy is checking that binds ``var`` and may reach
-    a use at ``line``: the statements of the body's top level run in order, so a top-level assignment of ``var``
-    before the statement holding the use hides the sites before it (the parameter's too), and the statements
-    after that one are not reached (the sites inside it, a loop's or a branch's, are all counted)."""
-    body, scope = checked_statements(api), checked_function(api)
-    holding = next((i for i, s in enumerate(body) if s.line <= line <= (s.end_line or s.line)), len(body))
-    start: int | None = None
-    for index in range(holding):
-        statement = body[index]
-        if isinstance(statement, AssignmentStmt) and any(_binds(lv, var) for lv in statement.lvalues):
-            start = index
-    if start is None and isinstance(scope, FuncItem):
+    a use at ``line`` (the parameter's declared type among them, unless a binding hides it)."""
+    scope = checked_function(api)
+    outer: list[Site] = []
+    if isinstance(scope, FuncItem):
         signature = scope.type
         for index, argument in enumerate(scope.arguments):
             if argument.variable is var:
                 declared = isinstance(signature, CallableType) and index < len(signature.arg_types)
-                yield signature.arg_types[index] if declared and isinstance(signature, CallableType) else None
-    reached = list(body[start or 0 : holding])
-    if holding < len(body) and not isinstance(body[holding], AssignmentStmt):
-        reached.append(body[holding])  # a compound statement: its own sites may reach the use (a loop's)
+                outer.append(signature.arg_types[index] if declared and isinstance(signature, CallableType) else None)
+    return _block_sites(api, var, line, checked_statements(api), outer)
+
+
+def _block_sites(api: Any, var: Var, line: int, body: Sequence[Statement], outer: list[Site]) -> list[Site]:
+    """The sites of ``body``, a block run in order, that may reach a use at ``line``, after ``outer``, those
+    that reach the block: a statement of the block that surely binds ``var`` before the one holding the use
+    hides the sites before it (``outer`` too), and the statements after that one are not reached. Inside an
+    ``if``'s branch holding the use, that branch is a block of its own (the other branches do not reach it);
+    inside a loop, every site of the loop counts (a later iteration's reach the use)."""
+    holding = next((i for i, s in enumerate(body) if s.line <= line <= (s.end_line or s.line)), len(body))
+    start = next((i for i in reversed(range(holding)) if _surely_binds(body[i], var)), None)
+    sites = list(outer) if start is None else []
+    sites += _sites_in(api, var, body[start or 0 : holding])
+    if holding == len(body) or isinstance(body[holding], AssignmentStmt):
+        return sites
+    statement = body[holding]
+    branch = _branch_holding(statement, line) if isinstance(statement, IfStmt) else None
+    if branch is not None:  # the walruses of the whole statement count (its conditions' reach the branch)
+        return _block_sites(api, var, line, branch.body, sites + _walrus_sites(api, var, [statement]))
+    return sites + _sites_in(api, var, [statement])  # a compound statement: all its sites (a loop's reach it)
+
+
+def _sites_in(api: Any, var: Var, reached: Sequence[Statement]) -> list[Site]:
+    """The sites binding ``var`` in ``reached`` (nested blocks included)."""
+    sites: list[Site] = []
     for node in _statements(reached):
         if isinstance(node, AssignmentStmt):
             for lvalue in node.lvalues:
                 if isinstance(lvalue, NameExpr) and lvalue.node is var:
-                    yield api.lookup_type_or_none(node.rvalue)
+                    sites.append(api.lookup_type_or_none(node.rvalue))
                 elif _binds(lvalue, var):
-                    yield None
+                    sites.append(None)
         elif isinstance(node, OperatorAssignmentStmt | ForStmt | WithStmt):
             targets = [node.lvalue] if isinstance(node, OperatorAssignmentStmt) else []
             targets += [node.index] if isinstance(node, ForStmt) else []
             targets += [t for t in node.target if t is not None] if isinstance(node, WithStmt) else []
-            yield from (None for target in targets if _binds(target, var))
-    for expression in expressions(reached):
-        if isinstance(expression, AssignmentExpr) and expression.target.node is var:
-            yield api.lookup_type_or_none(expression.value)
+            sites += [None for target in targets if _binds(target, var)]
+    return sites + _walrus_sites(api, var, reached)
+
+
+def _walrus_sites(api: Any, var: Var, reached: Sequence[Statement]) -> list[Site]:
+    """The sites of the assignment expressions (``(x := ...)``) binding ``var`` in ``reached``."""
+    return [
+        api.lookup_type_or_none(e.value)
+        for e in expressions(reached)
+        if isinstance(e, AssignmentExpr) and e.target.node is var
+    ]
+
+
+def _surely_binds(statement: Statement, var: Var) -> bool:
+    """Whether ``statement`` binds ``var`` on every path through it: an assignment to it (or to a tuple holding
+    it), or an ``if`` with an ``else`` whose every branch surely binds it."""
+    if isinstance(statement, AssignmentStmt):
+        return any(_binds(lvalue, var) for lvalue in statement.lvalues)
+    if isinstance(statement, IfStmt) and statement.else_body is not None:
+        branches = [*statement.body, statement.else_body]
+        return all(any(_surely_binds(s, var) for s in branch.body) for branch in branches)
+    return False
+
+
+def _branch_holding(statement: IfStmt, line: int) -> Block | None:
+    """The branch of ``statement`` whose statements hold ``line`` (``None``: the use is in a condition)."""
+    for branch in [*statement.body, statement.else_body]:
+        if branch is not None and branch.body:
+            first, last = branch.body[0], branch.body[-1]
+            if first.line <= line <= (last.end_line or last.line):
+                return branch
+    return None
 
 
 def _binds(target: Node, var: Var) -> bool:

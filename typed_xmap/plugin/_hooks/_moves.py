@@ -1,6 +1,8 @@
 """Placement through the MoE moves: ``tx.moe_dispatch``/``tx.moe_combine`` with a literal or constant
 ``resources`` place the value they move by it, from ``from_resources`` (the algebra's ``move_placement``: an
-all-to-all over a mesh axis that splits one axis before and another after), and note the collectives."""
+all-to-all over a mesh axis that splits one axis before and another after), and note the collectives;
+``tx.moe_route``'s balance loss, a mean over every axis of the logits, notes the all-reduce over the mesh
+axes that split them."""
 
 from __future__ import annotations
 
@@ -9,11 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from mypy.types import Type
 
-from ..._algebra import NamedShapeError, contract_placement, move_placement, normalize_axis_resources
+from ..._algebra import (
+    NamedShapeError,
+    contract_placement,
+    move_placement,
+    normalize_axis_resources,
+    reduce_placement,
+)
 from .._core._constants import constant_value
-from .._core._encoding import decode
+from .._core._encoding import carries_placement, decode
 from .._core._support import arg, arg_expr, report
-from ._merges import settled
+from ._merges import rebound, settled
 from ._placement import Hook, note_collectives, ordered
 
 if TYPE_CHECKING:
@@ -30,6 +38,8 @@ def placing_moved(plugin: TypedXmapPlugin, name: str, hook: Hook) -> Hook:
     placed by it, from ``from_resources`` (or, without it, from the value's own known placement); the collectives
     of the move (``move_placement``) and, for ``moe_combine``, of its contraction over ``expert`` and ``slot``
     after the move are noted (``hook`` itself for the other functions)."""
+    if name == "moe_route":
+        return _placing_route(hook)
     if name not in MOVES:
         return hook
 
@@ -54,6 +64,25 @@ def placing_moved(plugin: TypedXmapPlugin, name: str, hook: Hook) -> Hook:
             return result
         note_collectives(ctx, found)
         return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
+
+    return placed
+
+
+def _placing_route(hook: Hook) -> Hook:
+    """``tx.moe_route``: its balance loss averages over every axis of the logits, so a split axis of theirs
+    is an all-reduce over its mesh axes (noted); the tables' placement is left unknown."""
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        types, expr = arg(ctx, "logits", 0), arg_expr(ctx, "logits", 0)
+        if len(types) != 1 or not (carries_placement(types[0]) or rebound(ctx.api, expr)):
+            return result
+        logits = decode(types[0])
+        if logits is None or logits.named is None:
+            return result
+        placement = settled(ctx.api, expr, logits).placement
+        note_collectives(ctx, reduce_placement(placement, list(logits.named), operation="tx.moe_route's balance loss"))
+        return result
 
     return placed
 

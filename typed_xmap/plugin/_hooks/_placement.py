@@ -39,9 +39,9 @@ from .._core._codes import NAMED_COMM
 from .._core._constants import resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
-from .._core._support import arg_expr, fail, operands, operation_text, report
+from .._core._support import arg_expr, fail, operands, operation_text, receiver_expr, report
 from ._indexing import bound_key
-from ._merges import settled
+from ._merges import rebound, settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -207,6 +207,7 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             not body
             and not (receiver is not None and carries_placement(receiver))
             and not any(carries_placement(t) for group in ctx.arg_types for t in group)
+            and not _rebound_operand(ctx)
         ):
             return result
         shape = decode(result)
@@ -257,6 +258,14 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
 
     return placed
+
+
+def _rebound_operand(ctx: Any) -> bool:
+    """Whether an operand is a variable rebound to a placed value that its type does not show (``_merges``)."""
+    exprs = [e for group in ctx.args for e in group]
+    if getattr(ctx, "type", None) is not None:
+        exprs.append(receiver_expr(ctx.context))
+    return any(rebound(ctx.api, e) for e in exprs)
 
 
 def _item_shape(api: Any, item: Expression) -> Shape | None:
@@ -312,7 +321,9 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
-        if not carries_placement(ctx.type) or not ctx.args or len(ctx.args[0]) != 1:
+        if not ctx.args or len(ctx.args[0]) != 1:
+            return result
+        if not carries_placement(ctx.type) and not rebound(ctx.api, receiver_expr(ctx.context)):
             return result
         key = bound_key(ctx, ctx.args[0][0])
         receiver, shape = decode(ctx.type), decode(result)
@@ -320,7 +331,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
-        receiver = settled(ctx.api, getattr(ctx.context, "base", None), receiver)
+        receiver = settled(ctx.api, receiver_expr(ctx.context), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
         return plugin.types.encode(replace(shape, placement=ordered(kept, shape))) if kept else result
