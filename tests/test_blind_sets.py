@@ -54,6 +54,10 @@ def _assert_clean(program: Path, mode: str, errors: list[tuple[int, str]], out: 
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This worker's mypy caches for the sets, one folder per set of flags (``cache / "default"``,
+    ``cache / "strict"``): ``--strict`` changes the options every module's cache entry is keyed by, so a shared
+    folder would make each run rewrite the entries the other mode's runs wrote (jax's and the stubs' included)
+    and every check would start cold."""
     return tmp_path_factory.mktemp("blind-mypy-cache")
 
 
@@ -63,12 +67,12 @@ def test_checker_on_the_program_and_its_caught_plants(program: Path, cache: Path
     source = program.read_text()
     lines = {pid: number for number, pid, *_ in measure.plants(source)}
     held = measure.write_mutants(source, program.name, tmp_path, {p for p in lines if _key(program, p) in CAUGHT})
-    found, out = measure.check_many(tmp_path, [program.name, *held.values()], False, cache)
+    found, out = measure.check_many(tmp_path, [program.name, *held.values()], False, cache / "default")
     clean = found[program.name]
     _assert_clean(program, "default", clean, out)
     missed = [f"{pid} (line {lines[pid]})" for pid, name in held.items() if not set(found[name]) - set(clean)]
     assert missed == [], f"plants caught when last measured are missed now: {missed}\n{out}"
-    strict, out = measure.check(tmp_path, program.name, True, cache)
+    strict, out = measure.check(tmp_path, program.name, True, cache / "strict")
     _assert_clean(program, "strict", strict, out)
 
 
