@@ -102,9 +102,7 @@ ORDINARY_ANNOTATED = textwrap.dedent(
 )
 
 
-def _mypy(tmp_path: Path, cache: Path, source: str, *, plugin: bool, name: str = "program.py") -> str:
-    """mypy --strict on ``source`` with or without the plugin, from the worker's cache (a folder for each): the
-    program is checked afresh, what it imports (typing, the stubs, pydantic) comes cached after a first check."""
+def _mypy(tmp_path: Path, source: str, *, plugin: bool, name: str = "program.py") -> str:
     config = tmp_path / ("with.ini" if plugin else "without.ini")
     config.write_text(
         "[mypy]\n" + ("plugins = typed_xmap.plugin\n" if plugin else "") + f"mypy_path = {ROOT / 'stubs'}\n"
@@ -112,22 +110,14 @@ def _mypy(tmp_path: Path, cache: Path, source: str, *, plugin: bool, name: str =
     program = tmp_path / name
     program.write_text(source)
     stdout, stderr, _ = api.run(
-        [
-            "--config-file",
-            str(config),
-            "--cache-dir",
-            str(cache / ("annotated-plugin" if plugin else "annotated-plain")),
-            "--strict",
-            "--no-error-summary",
-            str(program),
-        ]
+        ["--config-file", str(config), "--no-incremental", "--strict", "--no-error-summary", str(program)]
     )
     return stdout + stderr
 
 
-def test_ordinary_annotated_is_untouched(tmp_path, mypy_cache):
-    without = _mypy(tmp_path, mypy_cache, ORDINARY_ANNOTATED, plugin=False)
-    with_plugin = _mypy(tmp_path, mypy_cache, ORDINARY_ANNOTATED, plugin=True)
+def test_ordinary_annotated_is_untouched(tmp_path):
+    without = _mypy(tmp_path, ORDINARY_ANNOTATED, plugin=False)
+    with_plugin = _mypy(tmp_path, ORDINARY_ANNOTATED, plugin=True)
     assert "INTERNAL ERROR" not in with_plugin
     assert with_plugin == without
     # the suite exercises errors and notes, not only clean code
@@ -135,13 +125,13 @@ def test_ordinary_annotated_is_untouched(tmp_path, mypy_cache):
         assert expected in without, expected
 
 
-def test_typed_xmap_annotated_is_taken_over(tmp_path, mypy_cache):
+def test_typed_xmap_annotated_is_taken_over(tmp_path):
     source = (
         'from typed_xmap import NamedArray, f32\ndef f(x: NamedArray[f32, "batch=3"]) -> None:\n    reveal_type(x)\n'
     )
-    assert 'Revealed type is "NamedArray[f32, "batch=3"]"' in _mypy(tmp_path, mypy_cache, source, plugin=True)
+    assert 'Revealed type is "NamedArray[f32, "batch=3"]"' in _mypy(tmp_path, source, plugin=True)
     assert "NamedArray_[numpy.floating[numpy._typing._nbit_base._32Bit], Any, Any]" in _mypy(
-        tmp_path, mypy_cache, source, plugin=False
+        tmp_path, source, plugin=False
     )
 
 
@@ -169,10 +159,10 @@ PYDANTIC_USER = textwrap.dedent(
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("pydantic") is None, reason="pydantic is not installed")
-def test_installed_package_using_annotated_heavily(tmp_path, mypy_cache):
+def test_installed_package_using_annotated_heavily(tmp_path):
     """pydantic's own sources (Annotated everywhere) and code using them: identical with and without."""
-    without = _mypy(tmp_path, mypy_cache, PYDANTIC_USER, plugin=False)
-    with_plugin = _mypy(tmp_path, mypy_cache, PYDANTIC_USER, plugin=True)
+    without = _mypy(tmp_path, PYDANTIC_USER, plugin=False)
+    with_plugin = _mypy(tmp_path, PYDANTIC_USER, plugin=True)
     assert "INTERNAL ERROR" not in with_plugin
     assert with_plugin == without
     assert "Revealed type is" in without and "[assignment]" in without
