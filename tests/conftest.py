@@ -56,8 +56,10 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mypy cache folder (``--cache-dir``) for this worker's checks: a cold check reads jax's and the stubs'
     sources (tens of seconds on CI), a check from the cache does not. mypy keys each module's entry by its path,
     contents and the options that affect it, so checks of different programs share it safely; one per set of
-    flags (``mypy_cache / "check-strict"``) keeps them from overwriting each other's entries. One test runs at a
-    time in a worker, and each xdist worker has its own folder."""
+    flags and config (``mypy_cache / "check-strict"``: ``typed-xmap check --strict`` without a config file) keeps
+    them from overwriting each other's entries: a folder shared by two sets of options makes each check rewrite
+    every entry (jax's and the stubs' too), as cold as a new folder, and an in-process check then leaves millions
+    of objects to the collector. One test runs at a time in a worker, and each xdist worker has its own folder."""
     return tmp_path_factory.mktemp("mypy-cache")
 
 

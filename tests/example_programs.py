@@ -21,9 +21,12 @@ def load(path: Path, name: str) -> ModuleType:
     return module
 
 
-def check_strict(tmp_path: Path, example: Path, bug: tuple[str, str] | None, code: str | None) -> None:
+def check_strict(
+    tmp_path: Path, mypy_cache: Path, example: Path, bug: tuple[str, str] | None, code: str | None
+) -> None:
     """Clean under ``typed-xmap check --strict``; with ``bug`` (text, replacement) planted, exactly one error,
-    on the planted line, with ``code``."""
+    on the planted line, with ``code``. ``mypy_cache`` is the worker's (tests/conftest.py): every check here has
+    the same flags and config, so all but a worker's first find jax and the stubs cached."""
     from typed_xmap._tools._check import run_check
 
     source = example.read_text()
@@ -34,7 +37,7 @@ def check_strict(tmp_path: Path, example: Path, bug: tuple[str, str] | None, cod
     path.write_text(source)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        status = run_check([str(path)], ["--strict", "--cache-dir", str(tmp_path / "cache")])
+        status = run_check([str(path)], ["--strict", "--cache-dir", str(mypy_cache / "examples-strict")])
     text = out.getvalue()
     if bug is None:
         assert status == 0, text

@@ -62,11 +62,6 @@ def test_typed_dict_parameters_are_checked_at_run_time(gru):
         tx.vmap(gru.example_loss, axis="batch")(wrong, tokens, labels, lengths)
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("mypy_cache")
-
-
 @pytest.mark.parametrize(
     ("bug", "code"),
     [
@@ -85,7 +80,7 @@ def cache(tmp_path_factory):
     ],
     ids=["clean", "index-axis", "resources-constant", "vmap-result", "vmap-arguments", "einsum-output"],
 )
-def test_typed_xmap_check_strict(tmp_path, cache, bug, code):
+def test_typed_xmap_check_strict(tmp_path, mypy_cache, bug, code):
     """Clean under typed-xmap check --strict; a seeded mistake is caught with its code (the line of the
     mistake, or of the tx.shard call its RESOURCES reaches)."""
     from typed_xmap._tools._check import run_check
@@ -98,7 +93,8 @@ def test_typed_xmap_check_strict(tmp_path, cache, bug, code):
     path.write_text(source)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        status = run_check([str(path)], ["--strict", "--cache-dir", str(cache)])
+        # the worker's cache of the examples' strict checks (tests/example_programs.py): the same flags and config
+        status = run_check([str(path)], ["--strict", "--cache-dir", str(mypy_cache / "examples-strict")])
     text = out.getvalue()
     if bug is None:
         assert status == 0, text

@@ -70,8 +70,8 @@ def test_pyright_accepts_the_is_leaf_program_and_checks_the_narrowed_leaf(tmp_pa
 
 
 @pytest.mark.slow
-def test_mypy_with_the_plugin_accepts_the_is_leaf_program(tmp_path: Path) -> None:
-    check_strict(tmp_path, PROGRAM, None, None)
+def test_mypy_with_the_plugin_accepts_the_is_leaf_program(tmp_path: Path, mypy_cache: Path) -> None:
+    check_strict(tmp_path, mypy_cache, PROGRAM, None, None)
 
 
 def test_the_is_leaf_program_trains() -> None:

@@ -135,9 +135,9 @@ def test_the_models_use_no_positional_escape(example):
     ],
     ids=["vit-clean", "vit-stem-contracts-embed", "moe-clean", "moe-router-misnames-expert"],
 )
-def test_typed_xmap_check_strict(tmp_path, name, bug, code):
+def test_typed_xmap_check_strict(tmp_path, mypy_cache, name, bug, code):
     """Clean under typed-xmap check --strict; a planted mistake is caught on its line with its code."""
-    check_strict(tmp_path, EXAMPLES[name], bug, code)
+    check_strict(tmp_path, mypy_cache, EXAMPLES[name], bug, code)
 
 
 @pytest.mark.parametrize("name", ["vit", "moe"])

@@ -122,24 +122,24 @@ def _program(calls: list[str]) -> tuple[str, list[tuple[int, str, str]]]:
     return program, cases
 
 
-def _check(tmp_path: Path, program: str) -> list[str]:
+def _check(tmp_path: Path, cache: Path, program: str) -> list[str]:
     (tmp_path / "mypy.ini").write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
     (tmp_path / "program.py").write_text(program)
     os.environ["TYPED_XMAP_PLUGIN_DEBUG"] = "1"
     try:
-        config, cache = str(tmp_path / "mypy.ini"), str(tmp_path / "c")
-        out, err, _ = api.run(["--config-file", config, "--cache-dir", cache, str(tmp_path / "program.py")])
+        config = str(tmp_path / "mypy.ini")
+        out, err, _ = api.run(["--config-file", config, "--cache-dir", str(cache), str(tmp_path / "program.py")])
     finally:
         del os.environ["TYPED_XMAP_PLUGIN_DEBUG"]
     assert "Traceback" not in out + err, out + err
     return out.splitlines()
 
 
-def test_every_operation_keeps_a_group_and_the_axes_it_names(tmp_path):
+def test_every_operation_keeps_a_group_and_the_axes_it_names(tmp_path, mypy_cache):
     calls = [MARK.sub(lambda m: m.group(1), call) for name in TNP_OPERATIONS for call in calls_of(name)]
     calls += [MARK.sub(lambda m: m.group(1), call) for call in TX_CALLS]
     program, cases = _program(calls)
-    lines = _check(tmp_path, program)
+    lines = _check(tmp_path, mypy_cache / "plugin-ini", program)
     reveals, errors = {}, {}
     for line in lines:
         hit = re.match(r".*program\.py:(\d+): (note|error): (.*)$", line)

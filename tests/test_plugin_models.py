@@ -140,14 +140,14 @@ def test_the_planted_mistakes_cover_nine_kinds():
     assert len(KINDS) >= 9
 
 
-def test_clean_programs_check_clean(tmp_path):
-    errors, output = _check(*sorted(MODELS.glob("[a-z]*.py")), cache=tmp_path / "cache")
+def test_clean_programs_check_clean(mypy_cache):
+    errors, output = _check(*sorted(MODELS.glob("[a-z]*.py")), cache=mypy_cache / "examples-strict")
     assert errors == [] and "Success: no issues found in 3 source files" in output, output
 
 
-def test_each_planted_mistake_is_reported_on_its_line(tmp_path):
+def test_each_planted_mistake_is_reported_on_its_line(tmp_path, mypy_cache):
     paths, expected = _planted(tmp_path)
-    errors, output = _check(*paths, cache=tmp_path / "cache")
+    errors, output = _check(*paths, cache=mypy_cache / "examples-strict")
     assert sorted(errors) == expected, output
 
 

@@ -171,7 +171,7 @@ def _program(calls: list[str]) -> tuple[str, list[tuple[str, str, str]]]:
     return program, cases
 
 
-def _reveals(tmp_path: Path, program: str) -> dict[int, str]:
+def _reveals(tmp_path: Path, cache: Path, program: str) -> dict[int, str]:
     (tmp_path / "mypy.ini").write_text(f"[mypy]\nplugins = typed_xmap.plugin\nmypy_path = {ROOT / 'stubs'}\n")
     (tmp_path / "program.py").write_text(program)
     os.environ["TYPED_XMAP_PLUGIN_DEBUG"] = "1"
@@ -181,7 +181,7 @@ def _reveals(tmp_path: Path, program: str) -> dict[int, str]:
                 "--config-file",
                 str(tmp_path / "mypy.ini"),
                 "--cache-dir",
-                str(tmp_path / "c"),
+                str(cache),
                 str(tmp_path / "program.py"),
             ]
         )
@@ -204,12 +204,12 @@ def _names(revealed: str) -> list[frozenset[str]] | None:
     return [frozenset(token.split("=")[0] for token in spec.split()) for spec in arrays]
 
 
-def test_every_operation_keeps_its_names_whatever_its_other_arguments(tmp_path):
+def test_every_operation_keeps_its_names_whatever_its_other_arguments(tmp_path, mypy_cache):
     missing = [n for n, op in TNP_OPERATIONS.items() if n not in CALLS and op.kind not in (OpKind.ELEMENTWISE, *_CALL)]
     assert not missing, f"operations of the table without a call in CALLS: {missing}"
     calls = [call for name in TNP_OPERATIONS for call in calls_of(name)] + TX_CALLS
     program, cases = _program(calls)
-    reveals = _reveals(tmp_path, program)
+    reveals = _reveals(tmp_path, mypy_cache / "plugin-ini", program)
     failures = []
     for line, (literal, variant, how) in cases:
         expected, got = reveals.get(line, "?"), reveals.get(line + 1, "?")

@@ -18,7 +18,7 @@ names = st.sampled_from(["a", "b", "batch", "x", "a=2", "a=3", "b=4", "..."])
 spec_words = st.lists(names, max_size=3).map(" ".join)
 
 
-def _run(tmp_path: Path, source: str) -> tuple[str, int]:
+def _run(tmp_path: Path, cache: Path, source: str) -> tuple[str, int]:
     os.environ["TYPED_XMAP_PLUGIN_DEBUG"] = "1"  # a hook that fails surfaces here instead of degrading quietly
     config = tmp_path / "mypy.ini"
     if not config.exists():
@@ -31,7 +31,7 @@ def _run(tmp_path: Path, source: str) -> tuple[str, int]:
                 "--config-file",
                 str(config),
                 "--cache-dir",
-                str(tmp_path / "cache"),
+                str(cache),
                 "--no-error-summary",
                 "--show-traceback",
                 str(program),
@@ -53,7 +53,7 @@ HEADER = "import typed_xmap as tx\nimport typed_xmap.numpy as tnp\nfrom typed_xm
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(named=specs, positional=st.one_of(st.none(), specs), einsum=specs, axis=specs)
-def test_random_spec_strings_never_crash(tmp_path, named, positional, einsum, axis):
+def test_random_spec_strings_never_crash(tmp_path, mypy_cache, named, positional, einsum, axis):
     args = repr(named) if positional is None else f"{named!r}, {positional!r}"
     source = HEADER + (
         f"Alias = NamedArray[f32, {args}]\n"
@@ -64,7 +64,7 @@ def test_random_spec_strings_never_crash(tmp_path, named, positional, einsum, ax
         f"    tx.named(x, [{axis!r}, ...])\n"
         f"    tx.xmap(f, in_axes=[[{axis!r}, ...]], out_axes={{0: {axis!r}}}, axis_resources={{{axis!r}: 'x'}})\n"
     )
-    _assert_no_crash(*_run(tmp_path, source))
+    _assert_no_crash(*_run(tmp_path, mypy_cache / "plugin-ini", source))
 
 
 EXPRESSIONS = [
@@ -104,7 +104,7 @@ EXPRESSIONS = [
     ),
     resources=st.sampled_from(["", ", axis_resources={'a': 'x', 'b': 'x'}", ", axis_resources={'a': ('x', 'y')}"]),
 )
-def test_random_programs_never_crash(tmp_path, x, y, ret, body, resources):
+def test_random_programs_never_crash(tmp_path, mypy_cache, x, y, ret, body, resources):
     lines = [f"    v{i} = {expr.format(a=axis, n=axis.strip(chr(39)))}" for i, (expr, axis) in enumerate(body)]
     source = HEADER + (
         f"def g(x: NamedArray[f32, {x!r}], y: NamedArray[f32, {y!r}]) -> NamedArray[f32, {ret!r}]:\n"
@@ -112,4 +112,4 @@ def test_random_programs_never_crash(tmp_path, x, y, ret, body, resources):
         + f"\n    return v{len(lines) - 1}\n"
         f"m = tx.xmap(g, in_axes=(['a', ...], ['b', ...]), out_axes=['a', ...]{resources})\n"
     )
-    _assert_no_crash(*_run(tmp_path, source))
+    _assert_no_crash(*_run(tmp_path, mypy_cache / "plugin-ini", source))

@@ -27,13 +27,13 @@ def _plugin_debug(monkeypatch):
     monkeypatch.setenv("TYPED_XMAP_PLUGIN_DEBUG", "1")
 
 
-def test_unknowns_lists_causes_and_ends_with_the_count(tmp_path, capsys, monkeypatch):
+def test_unknowns_lists_causes_and_ends_with_the_count(tmp_path, capsys, monkeypatch, mypy_cache):
     from typed_xmap._tools._check import run_check
 
     monkeypatch.chdir(tmp_path)
     program = tmp_path / "model.py"
     program.write_text(PROGRAM)
-    flags = ["--strict", "--cache-dir", str(tmp_path / "cache")]
+    flags = ["--strict", "--cache-dir", str(mypy_cache / "check-strict")]
     for _ in range(2):  # the second run finds its dependencies cached and still checks the source afresh
         assert run_check([str(program)], flags, unknowns=True) == 0
         lines = capsys.readouterr().out.splitlines()

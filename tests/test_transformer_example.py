@@ -103,9 +103,9 @@ def test_the_model_uses_no_positional_escape():
     ],
     ids=["clean", "mixing-with-queries", "norm-scale-of-a-projection"],
 )
-def test_typed_xmap_check_strict(tmp_path, bug, code):
+def test_typed_xmap_check_strict(tmp_path, mypy_cache, bug, code):
     """Clean under typed-xmap check --strict; a seeded bug is caught on its line with its code."""
-    check_strict(tmp_path, EXAMPLE, bug, code)
+    check_strict(tmp_path, mypy_cache, EXAMPLE, bug, code)
 
 
 def test_the_guide_quotes_the_example_verbatim():

@@ -112,6 +112,8 @@ def run(folder: Path, name: str) -> tuple[int, str]:
 
 def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
     programs = sorted(p for p in set_dir.glob("*.py") if not p.name.startswith("_"))
+    # one cache folder per set of flags: --strict changes the options every module's entry is keyed by, so one
+    # folder for both would make each run rewrite the other's entries (jax's and the stubs' too) and start cold
     cache = Path(tempfile.gettempdir()) / f"blind-cache-{set_dir.resolve().name}"
     report: dict[str, object] = {"programs": {}}
     totals = {
@@ -135,9 +137,9 @@ def measure(set_dir: Path, runtime: bool) -> dict[str, object]:
                     shutil.copy(f, work / f.name)
             planted = plants(source)
             mutants = write_mutants(source, program.name, work)
-            found, _ = check_many(work, [program.name, *mutants.values()], False, cache)
+            found, _ = check_many(work, [program.name, *mutants.values()], False, cache / "default")
             clean = found[program.name]
-            strict, _ = check(work, program.name, True, cache)
+            strict, _ = check(work, program.name, True, cache / "strict")
             entry["clean_errors"] = [f"{n}: {m}" for n, m in clean]
             entry["clean_strict_errors"] = [f"{n}: {m}" for n, m in strict]
             totals["clean_errors"] += len(clean)
