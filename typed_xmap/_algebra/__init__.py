@@ -116,7 +116,10 @@ from ._placement import (
     placement_mismatch as placement_mismatch,
     reduce_placement as reduce_placement,
     rename_placement as rename_placement,
+    select_placement as select_placement,
+    split_placement as split_placement,
     stack_placement as stack_placement,
+    vmap_placement as vmap_placement,
     window_placement as window_placement,
 )
 from ._reductions import (

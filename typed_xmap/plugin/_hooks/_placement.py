@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
-from mypy.types import Type
+from mypy.types import Instance, TupleType, Type, get_proper_type
 
 from ..._algebra import (
     NamedShapeError,
@@ -32,6 +32,8 @@ from ..._algebra import (
     keep_placement,
     reduce_placement,
     rename_placement,
+    select_placement,
+    split_placement,
     stack_placement,
     window_placement,
 )
@@ -122,6 +124,26 @@ def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     return window_placement(operands[0].placement, windows, strides, operation=operation)
 
 
+def _select(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.top_k(x, k, axis, new_axis)``: the axes it keeps keep their placements (``select_placement``)."""
+    assert result.named is not None
+    axis = _literal(ctx, "axis", 2)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, {})
+    return select_placement(result.named, operands[0].placement, axis, operation=operation)
+
+
+def _split(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.split(x, axis, sections)``: each piece placed as ``x`` is, ``axis`` too for equal sections (an int)
+    (``split_placement``); all unknown when ``axis`` is not literal."""
+    assert result.named is not None
+    axis, sections = _literal(ctx, "axis", 1), _literal(ctx, "sections", 2)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, {})
+    even = isinstance(sections, int) and not isinstance(sections, bool)
+    return split_placement(result.named, operands[0].placement, axis, even=even, operation=operation)
+
+
 def _per_axis(strides: object, windows: dict[str, int | None], *, pool: bool) -> dict[str, int | None]:
     """A pool's or conv's ``strides`` (one int, a dict by axis, or ``None``: by the window for a pool, 1 for a
     conv, as ``_algebra``'s plans read them) per window axis; an unreadable stride is unknown (``None``)."""
@@ -185,6 +207,8 @@ RULES: dict[OpKind | str, Rule] = {
     "conv": _conv,
     "max_pool": _pool,
     "avg_pool": _pool,
+    "top_k": _select,
+    "split": _split,
 }
 """The placement rule of each kind of operation in the table of operations, and of the structure operations
 (by name) that have one; other operations give results of unknown placement."""
@@ -209,7 +233,7 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             and not any(carries_placement(t) for group in ctx.arg_types for t in group)
         ):
             return result
-        shape = decode(result)
+        shape = decode(_first(result))
         if shape is None or shape.named is None or shape.scalar:
             return result
         shapes, labels, exprs = operands(ctx)
@@ -223,11 +247,39 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
         note_collectives(ctx, found)
-        if found.placement == shape.placement:
-            return result
-        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
+        return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed
+
+
+def _first(result: Type) -> Type:
+    """The NamedArray a result holds: itself, a tuple's first item (``top_k``'s values), a list's item
+    (``tnp.split``'s pieces)."""
+    proper = get_proper_type(result)
+    if isinstance(proper, TupleType) and proper.items:
+        return proper.items[0]
+    if isinstance(proper, Instance) and proper.type.fullname == "builtins.list" and len(proper.args) == 1:
+        return proper.args[0]
+    return result
+
+
+def _each(result: Type, change: Callable[[Type], Type]) -> Type:
+    """``result`` with ``change`` applied to each NamedArray ``_first`` reads there (a tuple's items, a list's)."""
+    proper = get_proper_type(result)
+    if isinstance(proper, TupleType) and proper.items:
+        return proper.copy_modified(items=[change(t) for t in proper.items])
+    if isinstance(proper, Instance) and proper.type.fullname == "builtins.list" and len(proper.args) == 1:
+        return proper.copy_modified(args=[change(proper.args[0])])
+    return change(result)
+
+
+def _placed_as(plugin: TypedXmapPlugin, typ: Type, found: Placed) -> Type:
+    """``typ`` (a NamedArray) with ``found``'s placement over its axes (``typ`` itself where nothing changes)."""
+    shape = decode(typ)
+    if shape is None or shape.named is None or shape.scalar:
+        return typ
+    placement = ordered(found.placement, shape)
+    return typ if placement == shape.placement else plugin.types.encode(replace(shape, placement=placement))
 
 
 MANY = frozenset({"stack", "concatenate"})
