@@ -30,15 +30,17 @@ from ..._algebra import (
     broadcast_placement,
     contract_placement,
     keep_placement,
+    normalize_axis_resources,
     reduce_placement,
     rename_placement,
     select_placement,
     split_placement,
     stack_placement,
+    vmap_placement,
     window_placement,
 )
 from .._core._codes import NAMED_COMM
-from .._core._constants import resolved
+from .._core._constants import constant_value, resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg_expr, fail, operands, operation_text, report
@@ -48,7 +50,16 @@ from ._merges import settled
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["RULES", "note_collectives", "ordered", "placing", "placing_index"]
+__all__ = [
+    "RULES",
+    "literal_resources",
+    "note_collectives",
+    "ordered",
+    "placing",
+    "placing_index",
+    "vmap_resources",
+    "vmapped_leaf",
+]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
@@ -378,3 +389,36 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         return plugin.types.encode(replace(shape, placement=ordered(kept, shape))) if kept else result
 
     return placed
+
+
+def literal_resources(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
+    """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
+    value = constant_value(ctx.api, arg_expr(ctx, name))
+    if not isinstance(value, dict):
+        return None
+    try:
+        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
+    except NamedShapeError:
+        return None  # the runtime's check words it; gradual here
+
+
+def vmap_resources(ctx: Any, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """``tx.vmap(f, axis=names, axis_resources=...)``: where its results' mapped axes are placed
+    (``vmap_placement``), from a literal or constant ``axis_resources``; empty (unknown) without one."""
+    resources = literal_resources(ctx, "axis_resources")
+    return vmap_placement(names, resources, [], operation="tx.vmap") if resources else {}
+
+
+def vmapped_leaf(plugin: TypedXmapPlugin, ctx: Any, own: Placement, result: Type, mapped: Placement) -> Type:
+    """An output leaf of ``tx.vmap``: ``result`` (``f``'s declared leaf with the mapped axes added) placed by the
+    leaf's ``own`` placements and the mapped axes' ``mapped``; two of its axes on one mesh axis is
+    ``axis-resource-conflict`` on the ``tx.vmap`` line."""
+    shape = decode(result)
+    if shape is None or shape.named is None or not (mapped or own):
+        return result
+    try:
+        found = broadcast_placement(list(shape.named), [own, mapped], operation="tx.vmap")
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
+        return result
+    return _placed_as(plugin, result, found)
