@@ -110,6 +110,7 @@ from ._placement import (
     broadcast_placement as broadcast_placement,
     contract_placement as contract_placement,
     describe_placed as describe_placed,
+    gather_placement as gather_placement,
     keep_placement as keep_placement,
     move_placement as move_placement,
     parse_placed_text as parse_placed_text,

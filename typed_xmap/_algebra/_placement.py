@@ -41,6 +41,10 @@ see), which never causes an error. Each rule here is the placement half of one r
   the devices that hold them: ``collective-permute``s over its mesh axes; into unequal sections its placement
   is unknown (JAX raises on an Explicit mesh, XLA gathers and moves on an Auto one: a ``reshard``)
   (``split_placement``);
+- a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
+  indices' axes where the gathered axis was, placed as the indices are, and the operand's other axes placed
+  as it places them; they meet as in an elementwise operation (``gather_placement``). An update
+  (``x.at[...].set(v)``, ``dynamic_update_slice``) meets its operand elementwise (``broadcast_placement``);
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
   the mesh axes the mapped arguments' axis was split over (JAX carries a sharded mapped dimension's mesh axes
   to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
@@ -72,6 +76,7 @@ __all__ = [
     "broadcast_placement",
     "contract_placement",
     "describe_placed",
+    "gather_placement",
     "keep_placement",
     "move_placement",
     "parse_placed_text",
@@ -295,6 +300,18 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
             Collective(CollectiveKind.ALL_GATHER, gathered, f"{why}, split over {format_mesh_axes(gathered)}")
         )
     return Placed(placed, tuple(collectives))
+
+
+def gather_placement(
+    names: Sequence[str], operand: Placement, gathered: Iterable[str], indices: Sequence[Placement], *, operation: str
+) -> Placed:
+    """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
+    per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
+    axes and the indices' axes meet as in an elementwise operation (a conflict in the result raises
+    ``AxisResourceConflict``)."""
+    dropped = set(gathered)
+    kept = {n: m for n, m in operand.items() if n not in dropped}
+    return broadcast_placement(names, [kept, *indices], operation=operation)
 
 
 def select_placement(names: Iterable[str], placement: Placement, selected: str, *, operation: str) -> Placed:

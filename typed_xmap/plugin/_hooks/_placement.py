@@ -29,6 +29,7 @@ from ..._algebra import (
     Placement,
     broadcast_placement,
     contract_placement,
+    gather_placement,
     keep_placement,
     normalize_axis_resources,
     reduce_placement,
@@ -57,6 +58,7 @@ __all__ = [
     "ordered",
     "placing",
     "placing_index",
+    "placing_update",
     "vmap_resources",
     "vmapped_leaf",
 ]
@@ -133,6 +135,16 @@ def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     windows = {n: w if isinstance(w, int) else None for n, w in window.items()}
     strides = _per_axis(_literal(ctx, "strides", 2), windows, pool=True)
     return window_placement(operands[0].placement, windows, strides, operation=operation)
+
+
+def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.take(x, indices, axis)``: a gather (``gather_placement``); all unknown when ``axis`` is not literal."""
+    assert result.named is not None
+    axis = _literal(ctx, "axis", 2)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, {})
+    indices = [s.placement for s in operands[1:2]]
+    return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation)
 
 
 def _select(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -220,6 +232,8 @@ RULES: dict[OpKind | str, Rule] = {
     "avg_pool": _pool,
     "top_k": _select,
     "split": _split,
+    "take": _take,
+    "dynamic_update_slice": _broadcast,
 }
 """The placement rule of each kind of operation in the table of operations, and of the structure operations
 (by name) that have one; other operations give results of unknown placement."""
@@ -370,23 +384,55 @@ def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
 
 def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     """``x[{"seq": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]`` with a literal dict (or one
-    bound once): the axes it does not index keep their placements; an indexed or sliced axis's, and the axes a
-    gather adds, are unknown."""
+    bound once): the axes it does not index keep their placements, an indexed or sliced axis's is unknown, and
+    a gather's index array places the axes it adds (``gather_placement``: a conflict is reported)."""
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
-        if not carries_placement(ctx.type) or not ctx.args or len(ctx.args[0]) != 1:
+        if not ctx.args or len(ctx.args[0]) != 1:
             return result
         key = bound_key(ctx, ctx.args[0][0])
-        receiver, shape = decode(ctx.type), decode(result)
         if not isinstance(key, DictExpr) or not all(isinstance(k, StrExpr) for k, _ in key.items):
             return result
+        indices = [s for _, v in key.items if (s := _item_shape(ctx.api, v)) is not None and s.placement]
+        if not carries_placement(ctx.type) and not indices:
+            return result
+        receiver, shape = decode(ctx.type), decode(result)
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
         receiver = settled(ctx.api, getattr(ctx.context, "base", None), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
-        kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
-        return plugin.types.encode(replace(shape, placement=ordered(kept, shape))) if kept else result
+        try:
+            placements = [s.placement for s in indices]
+            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation="x[...]")
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        return _placed_as(plugin, result, found)
+
+    return placed
+
+
+def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
+    """``x.at[...].set(v)`` (``add``, ``mul``, ...): the update meets the operand elementwise
+    (``broadcast_placement``: a conflict is reported); the result (``x``'s type) placed as they meet."""
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        values = ctx.arg_types[0] if ctx.arg_types else []
+        update = decode(values[0]) if len(values) == 1 else None
+        shape = decode(result)
+        if update is None or not update.placement or shape is None or shape.named is None or shape.scalar:
+            return result
+        expr = ctx.args[0][0] if ctx.args and ctx.args[0] else None
+        update = settled(ctx.api, expr, update)
+        operation = f"x.at[...].{_name(ctx)}(...)"
+        try:
+            found = broadcast_placement(list(shape.named), [shape.placement, update.placement], operation=operation)
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        return _placed_as(plugin, result, found)
 
     return placed
 
