@@ -45,7 +45,7 @@ def test_split_into_unequal_pieces_is_a_reshard_and_leaves_the_axis_unknown():
     found = split_placement(["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", even=False, operation="s")
     assert found.placement == {"batch": ("data",)}
     assert [c.kind for c in found.collectives] == [CollectiveKind.RESHARD]
-    kinds, specs = _compiled(lambda x: jnp.split(x, [3], axis=1), _mesh(AxisType.Auto), P("data", "model"))
+    kinds, _ = _compiled(lambda x: jnp.split(x, [3], axis=1), _mesh(AxisType.Auto), P("data", "model"))
     assert kinds >= {"all-gather", "collective-permute"}  # XLA gathers and moves: its choice
     with pytest.raises(Exception, match="not divisible"):  # JAX's ShardingTypeError on an Explicit mesh
         _compiled(lambda x: jnp.split(x, [3], axis=1), _mesh(AxisType.Explicit), P("data", "model"))

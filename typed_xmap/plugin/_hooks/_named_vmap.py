@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
     from ..._algebra import Placement
-
     from ._protocols import TypedXmapPlugin
 
 __all__ = ["DEPTH", "NAMED_VMAP", "leaves", "named_vmap_hook"]
