@@ -48,9 +48,7 @@ see), which never causes an error. Each rule here is the placement half of one r
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
   the mesh axes the mapped arguments' axis was split over (JAX carries a sharded mapped dimension's mesh axes
   to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
-  on a mesh axis that splits another axis of a result or of an argument broadcast into the body is the
-  axis-resource conflict (JAX: "Unmapped values passed to vmap cannot be sharded along the mesh axis you are
-  vmapping over") (``vmap_placement``).
+  on a mesh axis that splits another axis of a result is the axis-resource conflict (``vmap_placement``).
 
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
 
@@ -344,33 +342,16 @@ def split_placement(names: Iterable[str], placement: Placement, axis: str, *, ev
 
 
 def vmap_placement(
-    mapped: Sequence[str],
-    resources: Placement,
-    arguments: Sequence[Placement],
-    broadcast: Sequence[tuple[Sequence[str], Placement]] = (),
-    *,
-    operation: str,
+    mapped: Sequence[str], resources: Placement, arguments: Sequence[Placement], *, operation: str
 ) -> dict[str, tuple[str, ...]]:
     """The placement of the axes ``mapped`` over by ``vmap`` on its results: ``resources`` (``tx.vmap``'s
     ``axis_resources``, JAX's ``spmd_axis_name``) where given, else the mapped arguments' (``arguments``: the
     placements of those that carry the axes; differing ones leave it unknown: JAX raises on an Explicit mesh).
-
-    Raises ``AxisResourceConflict`` when a mapped axis lands on a mesh axis that splits an axis of an argument
-    broadcast into the body (``broadcast``: its axes and placement): JAX rejects that ("Unmapped values passed
-    to vmap cannot be sharded along the mesh axis you are vmapping over")."""
+    Each result leaf then meets it with its own placements (``broadcast_placement``: a conflict there raises).
+    JAX also rejects an argument broadcast into the body (not mapped) that is split over a mapped axis's mesh
+    axis; the plugin types ``tx.vmap(f, ...)`` before its arguments are seen, so that is not checked here."""
     found, _ = _meet(arguments, mapped, operation)
-    placed = {n: tuple(resources[n]) if n in resources else found[n] for n in mapped if n in resources or n in found}
-    for names, placement in broadcast:
-        axes = [*mapped, *(n for n in names if n not in mapped)]
-        joined = {**{n: m for n, m in placement.items() if n not in mapped}, **placed}
-        conflicts = resource_conflicts(axes, joined)
-        if conflicts:
-            where = (
-                f"{operation}'s body, where an argument broadcast over the mapped axes meets them (a value with "
-                f"axes {describe_placed(axes, joined)})"
-            )
-            raise conflict_error(conflicts[0], where)
-    return placed
+    return {n: tuple(resources[n]) if n in resources else found[n] for n in mapped if n in resources or n in found}
 
 
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
