@@ -394,9 +394,10 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         key = bound_key(ctx, ctx.args[0][0])
         if not isinstance(key, DictExpr) or not all(isinstance(k, StrExpr) for k, _ in key.items):
             return result
-        indices = [s for _, v in key.items if (s := _item_shape(ctx.api, v)) is not None and s.placement]
-        if not carries_placement(ctx.type) and not indices:
+        placed = [v for _, v in key.items if (t := ctx.api.lookup_type_or_none(v)) and carries_placement(t)]
+        if not carries_placement(ctx.type) and not placed:
             return result
+        indices = [s for v in placed if (s := _item_shape(ctx.api, v)) is not None]
         receiver, shape = decode(ctx.type), decode(result)
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
