@@ -81,6 +81,11 @@ ROWS: list[tuple[str, str, str]] = [
         'tnp.conv(img, k2, {"height": "kh", "width": "kw"}, "chan")',
     ),
     (
+        "tnp.conv_transpose",
+        'tnp.conv_transpose(img, k, {"height": "kh", "width": "kw"}, "chan")',
+        'tnp.conv_transpose(img, k2, {"height": "kh", "width": "kw"}, "chan")',
+    ),
+    (
         "tx.moe_dispatch",
         "tx.moe_dispatch(xs, tx.moe_route(logits, 2, 4)[0], resources=EXPERTS_ON_DATA)",
         "tx.moe_dispatch(xs, tx.moe_route(logits, 2, 4)[0], resources=EXPERTS_ON_MODEL)",

@@ -234,6 +234,8 @@ RULES: dict[OpKind | str, Rule] = {
     "split": _split,
     "take": _take,
     "dynamic_update_slice": _broadcast,
+    "dynamic_slice": _reshaped,
+    "conv_transpose": _contract,
 }
 """The placement rule of each kind of operation in the table of operations, and of the structure operations
 (by name) that have one; other operations give results of unknown placement."""
