@@ -2,7 +2,7 @@
 Information with the code ``named-comm`` on their lines (a real LSP client over stdio, ``lsp_session``): on open,
 after an unsaved edit that moves them, and after a save; the file on disk is never changed, and errors keep
 their own diagnostics. The server starts from the mypy cache ``typed-xmap check`` left (without ``named-comm``):
-the code is turned on for the open files alone, so that cache stays valid for the rest."""
+the code is turned on for the open files alone, so that cache stays valid for the rest (no cache writer starts)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_session import diagnostics, edit, open_document, start, uri_of
+from lsp_session import daemon_pids, daemons_only, diagnostics, edit, open_document, start, uri_of
 from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.slow
@@ -44,6 +44,8 @@ async def _session(project: Path) -> None:
             found[0].message
             == "collective: all-reduce over model: tnp.einsum(x, w) contracts 'embed', split over model"
         )
+        # started from the cache (the open file's option does not make it stale): no cache writer
+        assert daemon_pids(project) == daemons_only(project)
         found = await diagnostics(client, uri, lambda: edit(client, uri, 2, (0, 0), (0, 0), "# unsaved\n"))
         assert _shown(found) == [(6, "named-comm", information), (7, "named-axis-missing", error)], found
         model.write_text("# saved\n" + MODEL)

@@ -142,9 +142,13 @@ class EditorServer:
         if manager is None:
             return result
         graph = manager.graph
-        result["uncached"] = sum(1 for state in graph.values() if state.meta is None)
-        if len(graph) == result["uncached"]:
+        stale = [state for state in graph.values() if state.meta is None]
+        if len(graph) == len(stale):
+            result["uncached"] = len(stale)
             return result
+        # the files the editor holds are read from its buffers, with an option of their own (the server's
+        # named-comm): no cache holds them, and a cache writer would not change that
+        result["uncached"] = sum(1 for state in stale if os.path.realpath(state.xpath) not in self.shadows)
         # started from the cache: mypy replays none of its errors, and exports no type of a file it did not check.
         # The errors of the modules it loaded go with this answer; the next check checks those modules and the
         # files ("exported": no types yet, for hovers)
