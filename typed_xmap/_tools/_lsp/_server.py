@@ -19,12 +19,8 @@ from pygls.uris import from_fs_path, to_fs_path
 from ._daemon import Daemon, DaemonError
 from ._diagnostics import diagnostics
 from ._locations import parameter_use, unannotated_targets
+from ._report import COMM
 
-COMM = '\n# mypy: enable-error-code="named-comm"\n'
-"""Appended to the text mypy reads for an open file (its shadow; the lines above keep their numbers): the
-plugin's ``named-comm`` notes, the collectives placement forces (``typed-xmap check --comm``), for the open
-files only, as diagnostics of severity Information. A module option of those files alone: the other modules'
-cache, which ``typed-xmap check`` leaves and the daemon starts from, stays valid."""
 DEBOUNCE_S = 0.15
 """An edit is checked once typing pauses this long; each later edit restarts the wait."""
 
