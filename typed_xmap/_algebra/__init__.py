@@ -114,13 +114,17 @@ from ._placement import (
     broadcast_placement as broadcast_placement,
     contract_placement as contract_placement,
     describe_placed as describe_placed,
+    gather_placement as gather_placement,
     keep_placement as keep_placement,
     move_placement as move_placement,
     parse_placed_text as parse_placed_text,
     placement_mismatch as placement_mismatch,
     reduce_placement as reduce_placement,
     rename_placement as rename_placement,
+    select_placement as select_placement,
+    split_placement as split_placement,
     stack_placement as stack_placement,
+    vmap_placement as vmap_placement,
     window_placement as window_placement,
 )
 from ._reductions import (

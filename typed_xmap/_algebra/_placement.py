@@ -31,7 +31,24 @@ see), which never causes an error. Each rule here is the placement half of one r
   across a split window axis, each device needs its neighbours' edge rows: a halo exchange, two
   ``collective-permute``s over its mesh axes (``window_placement``). A conv is also a contraction (its features
   and the kernel's window), placed by ``contract_placement``; its split spatial axis is moved as XLA chooses
-  (an all-gather of the operand on 8 CPU devices): a ``reshard``.
+  (an all-gather of the operand on 8 CPU devices): a ``reshard``;
+- selection (``top_k``) along an axis: the kept axes keep their placements, the new axis (the ``k`` selected)
+  has an unknown one; a selected axis that was split must be whole on each device first: JAX raises a
+  ``ShardingTypeError`` on an Explicit mesh, XLA all-gathers it over its mesh axes on an Auto one
+  (``select_placement``);
+- ``split`` along an axis into equal sections: each piece keeps every placement, the split axis's included
+  (JAX keeps it split over the same mesh axes), and when that axis is split, each piece's blocks are moved to
+  the devices that hold them: ``collective-permute``s over its mesh axes; into unequal sections its placement
+  is unknown (JAX raises on an Explicit mesh, XLA gathers and moves on an Auto one: a ``reshard``)
+  (``split_placement``);
+- a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
+  indices' axes where the gathered axis was, placed as the indices are, and the operand's other axes placed
+  as it places them; they meet as in an elementwise operation (``gather_placement``). An update
+  (``x.at[...].set(v)``, ``dynamic_update_slice``) meets its operand elementwise (``broadcast_placement``);
+- ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
+  the mesh axes the mapped arguments' axis was split over (JAX carries a sharded mapped dimension's mesh axes
+  to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
+  on a mesh axis that splits another axis of a result is the axis-resource conflict (``vmap_placement``).
 
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
 
@@ -57,13 +74,17 @@ __all__ = [
     "broadcast_placement",
     "contract_placement",
     "describe_placed",
+    "gather_placement",
     "keep_placement",
     "move_placement",
     "parse_placed_text",
     "placement_mismatch",
     "reduce_placement",
     "rename_placement",
+    "select_placement",
+    "split_placement",
     "stack_placement",
+    "vmap_placement",
     "window_placement",
 ]
 
@@ -277,6 +298,60 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
             Collective(CollectiveKind.ALL_GATHER, gathered, f"{why}, split over {format_mesh_axes(gathered)}")
         )
     return Placed(placed, tuple(collectives))
+
+
+def gather_placement(
+    names: Sequence[str], operand: Placement, gathered: Iterable[str], indices: Sequence[Placement], *, operation: str
+) -> Placed:
+    """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
+    per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
+    axes and the indices' axes meet as in an elementwise operation (a conflict in the result raises
+    ``AxisResourceConflict``)."""
+    dropped = set(gathered)
+    kept = {n: m for n, m in operand.items() if n not in dropped}
+    return broadcast_placement(names, [kept, *indices], operation=operation)
+
+
+def select_placement(names: Iterable[str], placement: Placement, selected: str, *, operation: str) -> Placed:
+    """A selection along ``selected`` (``top_k``) whose result has axes ``names``: the axes it keeps keep their
+    placements, a new one (the ``k`` selected) is unknown. A split ``selected`` must be whole on each device: on
+    an Explicit mesh JAX raises a ``ShardingTypeError``, on an Auto one XLA all-gathers it over its mesh axes."""
+    kept = keep_placement(names, placement, (selected,))
+    mesh_axes = placement.get(selected)
+    if not mesh_axes:
+        return kept
+    why = f"{operation} selects along {selected!r}, split over {format_mesh_axes(mesh_axes)}"
+    return Placed(kept.placement, (Collective(CollectiveKind.ALL_GATHER, mesh_axes, why),))
+
+
+def split_placement(names: Iterable[str], placement: Placement, axis: str, *, even: bool, operation: str) -> Placed:
+    """``split`` of a value along ``axis`` into pieces with axes ``names``: into equal sections (``even``) each
+    piece keeps every placement, ``axis``'s too (JAX keeps a split axis split over the same mesh axes, and the
+    blocks of each piece are moved to the devices that hold them: ``collective-permute``s over them); into
+    unequal ones ``axis``'s placement is unknown (JAX raises on an Explicit mesh; XLA gathers and moves the
+    blocks on an Auto one: a ``reshard``)."""
+    mesh_axes = placement.get(axis)
+    if not mesh_axes:
+        return keep_placement(names, placement)
+    why = f"{operation} cuts {axis!r}, split over {format_mesh_axes(mesh_axes)}, into"
+    if even:
+        moved = Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} pieces whose blocks move")
+        return Placed(keep_placement(names, placement).placement, (moved,))
+    moved = Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} unequal pieces (moved as XLA chooses)")
+    return Placed(keep_placement(names, placement, (axis,)).placement, (moved,))
+
+
+def vmap_placement(
+    mapped: Sequence[str], resources: Placement, arguments: Sequence[Placement], *, operation: str
+) -> dict[str, tuple[str, ...]]:
+    """The placement of the axes ``mapped`` over by ``vmap`` on its results: ``resources`` (``tx.vmap``'s
+    ``axis_resources``, JAX's ``spmd_axis_name``) where given, else the mapped arguments' (``arguments``: the
+    placements of those that carry the axes; differing ones leave it unknown: JAX raises on an Explicit mesh).
+    Each result leaf then meets it with its own placements (``broadcast_placement``: a conflict there raises).
+    JAX also rejects an argument broadcast into the body (not mapped) that is split over a mapped axis's mesh
+    axis; the plugin types ``tx.vmap(f, ...)`` before its arguments are seen, so that is not checked here."""
+    found, _ = _meet(arguments, mapped, operation)
+    return {n: tuple(resources[n]) if n in resources else found[n] for n in mapped if n in resources or n in found}
 
 
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:

@@ -31,7 +31,7 @@ from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._moves import placing_moved
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
-from ._hooks._placement import RULES as PLACED, placing, placing_index
+from ._hooks._placement import RULES as PLACED, placing, placing_index, placing_update
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -231,7 +231,7 @@ class Routes:
         if fullname == AT_GETITEM:
             return checked(partial(at_hook, plugin))
         if fullname in AT_UPDATES:
-            return checked(partial(at_update_hook, plugin, fullname.rsplit(".", 1)[1]))
+            return checked(placing_update(plugin, partial(at_update_hook, plugin, fullname.rsplit(".", 1)[1])))
         if fullname in STRUCTURE_METHODS:
             method: Callable[[Any], Type] = partial(method_hook, plugin, STRUCTURE_METHODS[fullname])
             if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS:

@@ -11,6 +11,9 @@ from ._report import MESSAGE
 UNKNOWN_NOTE = "named shape unknown: "
 """How the plugin's ``named-shape-unknown`` notes begin (mypy prints no code on a note): information of their
 own, shown when a mypy config enables the code (``enable_error_code = ["named-shape-unknown"]``)."""
+COMM_NOTE = "collective: "
+"""How the plugin's ``named-comm`` notes begin (``typed-xmap check --comm``'s): where placement forces a
+collective, shown on its line as information of its own (the server turns the code on for the open files)."""
 SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
     "warning": lsp.DiagnosticSeverity.Warning,
@@ -31,7 +34,9 @@ def diagnostics(report: str, root: Path) -> dict[Path, list[lsp.Diagnostic]]:
         end_line = int(match["end_line"] or match["line"]) - 1
         end_col = int(match["end_col"]) if match["end_col"] else col + 1  # mypy's end column is inclusive
         unknown = match["text"].startswith(UNKNOWN_NOTE)  # the plugin's named-shape-unknown notes stand alone
-        if match["severity"] == "note" and not unknown and listed and listed[-1].range.start.line == line:
+        comm = match["text"].startswith(COMM_NOTE)  # and so do its named-comm notes
+        alone = unknown or comm
+        if match["severity"] == "note" and not alone and listed and listed[-1].range.start.line == line:
             listed[-1].message += "\n" + match["text"]
             continue
         listed.append(
@@ -39,7 +44,7 @@ def diagnostics(report: str, root: Path) -> dict[Path, list[lsp.Diagnostic]]:
                 range=lsp.Range(lsp.Position(line, col), lsp.Position(end_line, end_col)),
                 message=match["text"],
                 severity=SEVERITY[match["severity"]],
-                code=match["code"] or ("named-shape-unknown" if unknown else None),
+                code=match["code"] or ("named-shape-unknown" if unknown else "named-comm" if comm else None),
                 source="typed-xmap (mypy)",
             )
         )

@@ -40,7 +40,7 @@ from mypy.options import Options
 from mypy.parse import parse
 from mypy.server.update import propagate_changes_using_dependencies
 
-from ._report import MESSAGE
+from ._report import COMM, MESSAGE
 
 UNDEFINED = (USED_BEFORE_DEF, POSSIBLY_UNDEFINED)
 
@@ -107,7 +107,7 @@ class EditorServer:
         seen = {path: _text(where) for path, where in read.items()}  # what this check reads of each file
         # a file checked that does not parse is set aside before mypy reads it: its fine-grained update never stops
         # there (after such a stop, an update in which another file leaves the build can define a function twice)
-        blocked = {path: rows for path, text in seen.items() if (rows := syntax_errors(path, text, self.options))}
+        blocked = {path: rows for path, text in seen.items() if (rows := syntax_errors(path, _own(text), self.options))}
         masks = {path: self._mask(path, seen.get(path)) for path in blocked}
         while True:
             self._apply(masks)
@@ -142,9 +142,13 @@ class EditorServer:
         if manager is None:
             return result
         graph = manager.graph
-        result["uncached"] = sum(1 for state in graph.values() if state.meta is None)
-        if len(graph) == result["uncached"]:
+        stale = [state for state in graph.values() if state.meta is None]
+        if len(graph) == len(stale):
+            result["uncached"] = len(stale)
             return result
+        # the files the editor holds are read from its buffers, with an option of their own (the server's
+        # named-comm): no cache holds them, and a cache writer would not change that
+        result["uncached"] = sum(1 for state in stale if os.path.realpath(state.xpath) not in self.shadows)
         # started from the cache: mypy replays none of its errors, and exports no type of a file it did not check.
         # The errors of the modules it loaded go with this answer; the next check checks those modules and the
         # files ("exported": no types yet, for hovers)
@@ -331,6 +335,12 @@ def _parses(line: str) -> bool:
     except SyntaxError:
         return False
     return True
+
+
+def _own(text: str | None) -> str | None:
+    """A buffer's own text, without what the server appends (``COMM``): a syntax error is the buffer's alone
+    (an unclosed string would run on into the appended line)."""
+    return text[: -len(COMM)] if text is not None and text.endswith(COMM) else text
 
 
 def _text(shadow: str) -> str | None:

@@ -9,6 +9,7 @@ types they show are the buffer's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -18,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ._daemon import Daemon, DaemonError
 from ._diagnostics import diagnostics
 from ._locations import parameter_use, unannotated_targets
+from ._report import COMM
 
 DEBOUNCE_S = 0.15
 """An edit is checked once typing pauses this long; each later edit restarts the wait."""
@@ -67,11 +69,18 @@ class TypedXmapServer(LanguageServer):
         )
 
     def track(self, uri: str, *, buffer: bool) -> None:
-        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved, closed) from disk, from the
-        next check on (each check sends the daemon the shadows: no restart, nothing to wait for)."""
+        """mypy reads ``uri`` as the editor's buffer, or (``buffer=False``: saved) as on disk, with ``COMM``,
+        from the next check on; a closed file from disk (each check sends the daemon the shadows: no restart,
+        nothing to wait for)."""
         path = Path(self.path(uri))
+        text: str | None = None
         if buffer:  # the latest text, whichever edit's handler runs last
-            self.project().shadows.hold(path, self.workspace.get_text_document(uri).source)
+            text = self.workspace.get_text_document(uri).source
+        elif str(path) in self.documents:  # saved: what is on disk
+            with contextlib.suppress(OSError):
+                text = path.read_text(encoding="utf-8")
+        if text is not None:
+            self.project().shadows.hold(path, text + COMM)
         else:
             self.project().shadows.release(path)
         self.stale = True  # for the check the caller asks for next

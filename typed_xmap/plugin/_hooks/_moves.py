@@ -11,18 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from mypy.types import Type
 
-from ..._algebra import (
-    NamedShapeError,
-    contract_placement,
-    move_placement,
-    normalize_axis_resources,
-    reduce_placement,
-)
-from .._core._constants import constant_value
+from ..._algebra import NamedShapeError, contract_placement, move_placement, reduce_placement
 from .._core._encoding import carries_placement, decode
 from .._core._support import arg, arg_expr, report
 from ._merges import rebound, settled
-from ._placement import Hook, note_collectives, ordered
+from ._placement import Hook, literal_resources, note_collectives, ordered
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -45,11 +38,11 @@ def placing_moved(plugin: TypedXmapPlugin, name: str, hook: Hook) -> Hook:
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
-        target, types = _mapping(ctx, "resources"), arg(ctx, MOVES[name], 0)
+        target, types = literal_resources(ctx, "resources"), arg(ctx, MOVES[name], 0)
         shape, value = decode(result), decode(types[0]) if len(types) == 1 else None
         if target is None or shape is None or shape.named is None or value is None or value.named is None:
             return result
-        declared = _mapping(ctx, "from_resources")
+        declared = literal_resources(ctx, "from_resources")
         source = declared if declared is not None else settled(ctx.api, arg_expr(ctx, MOVES[name], 0), value).placement
         names = list(shape.named) if name == "moe_dispatch" else list(value.named)
         operation = f"tx.{name}"
@@ -85,14 +78,3 @@ def _placing_route(hook: Hook) -> Hook:
         return result
 
     return placed
-
-
-def _mapping(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
-    """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
-    value = constant_value(ctx.api, arg_expr(ctx, name))
-    if not isinstance(value, dict):
-        return None
-    try:
-        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
-    except NamedShapeError:
-        return None  # the runtime's check words it; gradual here

@@ -20,10 +20,12 @@ from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, Typ
 from .._core._encoding import NAMED_ARRAY, decode, has_group, open_groups
 from .._core._literals import literal_value
 from .._core._support import arg_expr
+from ._placement import vmap_resources, vmapped_leaf
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
 
+    from ..._algebra import Placement
     from ._protocols import TypedXmapPlugin
 
 __all__ = ["DEPTH", "NAMED_VMAP", "leaves", "named_vmap_hook"]
@@ -50,7 +52,13 @@ def named_vmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
         return ctx.default_return_type
     return fun.copy_modified(
         arg_types=[leaves(plugin, t, partial(_accepting, plugin, names), DEPTH, read_only=True) for t in fun.arg_types],
-        ret_type=leaves(plugin, fun.ret_type, partial(_returning, plugin, names), DEPTH, read_only=False),
+        ret_type=leaves(
+            plugin,
+            fun.ret_type,
+            partial(_returning, plugin, ctx, names, vmap_resources(ctx, names)),
+            DEPTH,
+            read_only=False,
+        ),
     )
 
 
@@ -105,15 +113,19 @@ def _accepting(plugin: TypedXmapPlugin, names: tuple[str, ...], typ: Type) -> Ty
     return proper.copy_modified(args=[proper.args[0], accepting, proper.args[2]])
 
 
-def _returning(plugin: TypedXmapPlugin, names: tuple[str, ...], typ: Type) -> Type | None:
-    """An output leaf's type with the mapped axes in front of its named axes."""
+def _returning(
+    plugin: TypedXmapPlugin, ctx: FunctionContext, names: tuple[str, ...], mapped: Placement, typ: Type
+) -> Type | None:
+    """An output leaf's type with the mapped axes in front of its named axes, placed by its own placements and
+    the mapped axes' (``mapped``: ``tx.vmap``'s ``axis_resources``)."""
     proper = get_proper_type(typ)
     shape = decode(typ)
     if shape is not None and not shape.scalar and isinstance(proper, Instance) and proper.type.fullname == NAMED_ARRAY:
         if shape.named is None or has_group(shape.named):
             return plugin.types.array(shape.dtype, None, shape.positional)
-        return plugin.types.array(shape.dtype, dict.fromkeys(names) | shape.named, shape.positional, shape.symbols)
+        added = plugin.types.array(shape.dtype, dict.fromkeys(names) | shape.named, shape.positional, shape.symbols)
+        return vmapped_leaf(plugin, ctx, shape.placement, added, mapped)
     if isinstance(proper, Instance) and proper.type.fullname in POSITIONAL:
         rank = () if shape is not None and shape.scalar else None
-        return plugin.types.array(plugin.types.any(), dict.fromkeys(names), rank)
+        return vmapped_leaf(plugin, ctx, {}, plugin.types.array(plugin.types.any(), dict.fromkeys(names), rank), mapped)
     return None

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
-from mypy.types import Type
+from mypy.types import Instance, TupleType, Type, get_proper_type
 
 from ..._algebra import (
     NamedShapeError,
@@ -29,14 +29,19 @@ from ..._algebra import (
     Placement,
     broadcast_placement,
     contract_placement,
+    gather_placement,
     keep_placement,
+    normalize_axis_resources,
     reduce_placement,
     rename_placement,
+    select_placement,
+    split_placement,
     stack_placement,
+    vmap_placement,
     window_placement,
 )
 from .._core._codes import NAMED_COMM
-from .._core._constants import resolved
+from .._core._constants import constant_value, resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg_expr, fail, operands, operation_text, receiver_expr, report
@@ -46,7 +51,17 @@ from ._merges import rebound, settled
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["RULES", "note_collectives", "ordered", "placing", "placing_index"]
+__all__ = [
+    "RULES",
+    "literal_resources",
+    "note_collectives",
+    "ordered",
+    "placing",
+    "placing_index",
+    "placing_update",
+    "vmap_resources",
+    "vmapped_leaf",
+]
 
 Hook = Callable[[Any], Type]
 Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
@@ -122,6 +137,36 @@ def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     return window_placement(operands[0].placement, windows, strides, operation=operation)
 
 
+def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.take(x, indices, axis)``: a gather (``gather_placement``); all unknown when ``axis`` is not literal."""
+    assert result.named is not None
+    axis = _literal(ctx, "axis", 2)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, {})
+    indices = [s.placement for s in operands[1:2]]
+    return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation)
+
+
+def _select(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.top_k(x, k, axis, new_axis)``: the axes it keeps keep their placements (``select_placement``)."""
+    assert result.named is not None
+    axis = _literal(ctx, "axis", 2)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, {})
+    return select_placement(result.named, operands[0].placement, axis, operation=operation)
+
+
+def _split(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.split(x, axis, sections)``: each piece placed as ``x`` is, ``axis`` too for equal sections (an int)
+    (``split_placement``); all unknown when ``axis`` is not literal."""
+    assert result.named is not None
+    axis, sections = _literal(ctx, "axis", 1), _literal(ctx, "sections", 2)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, {})
+    even = isinstance(sections, int) and not isinstance(sections, bool)
+    return split_placement(result.named, operands[0].placement, axis, even=even, operation=operation)
+
+
 def _per_axis(strides: object, windows: dict[str, int | None], *, pool: bool) -> dict[str, int | None]:
     """A pool's or conv's ``strides`` (one int, a dict by axis, or ``None``: by the window for a pool, 1 for a
     conv, as ``_algebra``'s plans read them) per window axis; an unreadable stride is unknown (``None``)."""
@@ -185,6 +230,12 @@ RULES: dict[OpKind | str, Rule] = {
     "conv": _conv,
     "max_pool": _pool,
     "avg_pool": _pool,
+    "top_k": _select,
+    "split": _split,
+    "take": _take,
+    "dynamic_update_slice": _broadcast,
+    "dynamic_slice": _reshaped,
+    "conv_transpose": _contract,
 }
 """The placement rule of each kind of operation in the table of operations, and of the structure operations
 (by name) that have one; other operations give results of unknown placement."""
@@ -210,7 +261,7 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             and not _rebound_operand(ctx)
         ):
             return result
-        shape = decode(result)
+        shape = decode(_first(result))
         if shape is None or shape.named is None or shape.scalar:
             return result
         shapes, labels, exprs = operands(ctx)
@@ -224,11 +275,39 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
         note_collectives(ctx, found)
-        if found.placement == shape.placement:
-            return result
-        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
+        return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed
+
+
+def _first(result: Type) -> Type:
+    """The NamedArray a result holds: itself, a tuple's first item (``top_k``'s values), a list's item
+    (``tnp.split``'s pieces)."""
+    proper = get_proper_type(result)
+    if isinstance(proper, TupleType) and proper.items:
+        return proper.items[0]
+    if isinstance(proper, Instance) and proper.type.fullname == "builtins.list" and len(proper.args) == 1:
+        return proper.args[0]
+    return result
+
+
+def _each(result: Type, change: Callable[[Type], Type]) -> Type:
+    """``result`` with ``change`` applied to each NamedArray ``_first`` reads there (a tuple's items, a list's)."""
+    proper = get_proper_type(result)
+    if isinstance(proper, TupleType) and proper.items:
+        return proper.copy_modified(items=[change(t) for t in proper.items])
+    if isinstance(proper, Instance) and proper.type.fullname == "builtins.list" and len(proper.args) == 1:
+        return proper.copy_modified(args=[change(proper.args[0])])
+    return change(result)
+
+
+def _placed_as(plugin: TypedXmapPlugin, typ: Type, found: Placed) -> Type:
+    """``typ`` (a NamedArray) with ``found``'s placement over its axes (``typ`` itself where nothing changes)."""
+    shape = decode(typ)
+    if shape is None or shape.named is None or shape.scalar:
+        return typ
+    placement = ordered(found.placement, shape)
+    return typ if placement == shape.placement else plugin.types.encode(replace(shape, placement=placement))
 
 
 MANY = frozenset({"stack", "concatenate"})
@@ -316,24 +395,88 @@ def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
 
 def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     """``x[{"seq": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]`` with a literal dict (or one
-    bound once): the axes it does not index keep their placements; an indexed or sliced axis's, and the axes a
-    gather adds, are unknown."""
+    bound once): the axes it does not index keep their placements, an indexed or sliced axis's is unknown, and
+    a gather's index array places the axes it adds (``gather_placement``: a conflict is reported)."""
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
         if not ctx.args or len(ctx.args[0]) != 1:
             return result
-        if not carries_placement(ctx.type) and not rebound(ctx.api, receiver_expr(ctx.context)):
-            return result
         key = bound_key(ctx, ctx.args[0][0])
-        receiver, shape = decode(ctx.type), decode(result)
         if not isinstance(key, DictExpr) or not all(isinstance(k, StrExpr) for k, _ in key.items):
             return result
+        placed = [v for _, v in key.items if (t := ctx.api.lookup_type_or_none(v)) and carries_placement(t)]
+        if not carries_placement(ctx.type) and not placed and not rebound(ctx.api, receiver_expr(ctx.context)):
+            return result
+        indices = [s for v in placed if (s := _item_shape(ctx.api, v)) is not None]
+        receiver, shape = decode(ctx.type), decode(result)
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
         receiver = settled(ctx.api, receiver_expr(ctx.context), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
-        kept = {n: m for n, m in receiver.placement.items() if n in shape.named and n not in indexed}
-        return plugin.types.encode(replace(shape, placement=ordered(kept, shape))) if kept else result
+        try:
+            placements = [s.placement for s in indices]
+            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation="x[...]")
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        return _placed_as(plugin, result, found)
 
     return placed
+
+
+def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
+    """``x.at[...].set(v)`` (``add``, ``mul``, ...): the update meets the operand elementwise
+    (``broadcast_placement``: a conflict is reported); the result (``x``'s type) placed as they meet."""
+
+    def placed(ctx: Any) -> Type:
+        result = hook(ctx)
+        values = ctx.arg_types[0] if ctx.arg_types else []
+        update = decode(values[0]) if len(values) == 1 else None
+        shape = decode(result)
+        if update is None or not update.placement or shape is None or shape.named is None or shape.scalar:
+            return result
+        expr = ctx.args[0][0] if ctx.args and ctx.args[0] else None
+        update = settled(ctx.api, expr, update)
+        operation = f"x.at[...].{_name(ctx)}(...)"
+        try:
+            found = broadcast_placement(list(shape.named), [shape.placement, update.placement], operation=operation)
+        except NamedShapeError as error:
+            report(ctx.api, error, ctx.context)
+            return result
+        return _placed_as(plugin, result, found)
+
+    return placed
+
+
+def literal_resources(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
+    """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
+    value = constant_value(ctx.api, arg_expr(ctx, name))
+    if not isinstance(value, dict):
+        return None
+    try:
+        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
+    except NamedShapeError:
+        return None  # the runtime's check words it; gradual here
+
+
+def vmap_resources(ctx: Any, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """``tx.vmap(f, axis=names, axis_resources=...)``: where its results' mapped axes are placed
+    (``vmap_placement``), from a literal or constant ``axis_resources``; empty (unknown) without one."""
+    resources = literal_resources(ctx, "axis_resources")
+    return vmap_placement(names, resources, [], operation="tx.vmap") if resources else {}
+
+
+def vmapped_leaf(plugin: TypedXmapPlugin, ctx: Any, own: Placement, result: Type, mapped: Placement) -> Type:
+    """An output leaf of ``tx.vmap``: ``result`` (``f``'s declared leaf with the mapped axes added) placed by the
+    leaf's ``own`` placements and the mapped axes' ``mapped``; two of its axes on one mesh axis is
+    ``axis-resource-conflict`` on the ``tx.vmap`` line."""
+    shape = decode(result)
+    if shape is None or shape.named is None or not (mapped or own):
+        return result
+    try:
+        found = broadcast_placement(list(shape.named), [own, mapped], operation="tx.vmap")
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
+        return result
+    return _placed_as(plugin, result, found)

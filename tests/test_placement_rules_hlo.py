@@ -1,0 +1,61 @@
+"""The placement rules of ``top_k`` and ``split`` (``_algebra/_placement.py``) against what JAX and XLA do on
+8 emulated devices: the pieces' placement and the collective kinds in the compiled HLO."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from typed_xmap._algebra import CollectiveKind, select_placement, split_placement
+
+COLLECTIVES = r"= \S+ (all-reduce|all-gather|all-to-all|collective-permute|reduce-scatter)(?:-start)?\("
+
+
+def _mesh(kind: AxisType) -> jax.sharding.Mesh:
+    return jax.make_mesh((2, 4), ("data", "model"), axis_types=(kind, kind))
+
+
+def _compiled(f, mesh, spec):
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.arange(128.0).reshape(8, 16), NamedSharding(mesh, spec))
+        compiled = jax.jit(f).lower(x).compile()
+    return set(re.findall(COLLECTIVES, compiled.as_text())), [s.spec for s in compiled.output_shardings]
+
+
+def test_split_into_equal_pieces_keeps_the_split_axis_placed_and_permutes():
+    found = split_placement(["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", even=True, operation="s")
+    kinds, specs = _compiled(lambda x: jnp.split(x, 2, axis=1), _mesh(AxisType.Explicit), P("data", "model"))
+    assert found.placement == {"batch": ("data",), "seq": ("model",)}
+    assert specs == [P("data", "model"), P("data", "model")]
+    assert {c.kind.value for c in found.collectives} == kinds == {"collective-permute"}
+
+
+def test_split_along_an_axis_that_is_whole_needs_nothing():
+    found = split_placement(["batch", "seq"], {"batch": ("data",)}, "seq", even=True, operation="s")
+    kinds, specs = _compiled(lambda x: jnp.split(x, 2, axis=1), _mesh(AxisType.Explicit), P("data", None))
+    assert found.placement == {"batch": ("data",)} and not found.collectives
+    assert specs == [P("data", None), P("data", None)] and not kinds
+
+
+def test_split_into_unequal_pieces_is_a_reshard_and_leaves_the_axis_unknown():
+    found = split_placement(["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", even=False, operation="s")
+    assert found.placement == {"batch": ("data",)}
+    assert [c.kind for c in found.collectives] == [CollectiveKind.RESHARD]
+    kinds, _ = _compiled(lambda x: jnp.split(x, [3], axis=1), _mesh(AxisType.Auto), P("data", "model"))
+    assert kinds >= {"all-gather", "collective-permute"}  # XLA gathers and moves: its choice
+    with pytest.raises(Exception, match="not divisible"):  # JAX's ShardingTypeError on an Explicit mesh
+        _compiled(lambda x: jnp.split(x, [3], axis=1), _mesh(AxisType.Explicit), P("data", "model"))
+
+
+def test_top_k_along_a_split_axis_gathers_it():
+    found = select_placement(["batch", "best"], {"batch": ("data",), "seq": ("model",)}, "seq", operation="t")
+    assert found.placement == {"batch": ("data",)}
+    assert [(c.kind, c.mesh_axes) for c in found.collectives] == [(CollectiveKind.ALL_GATHER, ("model",))]
+    kinds, specs = _compiled(lambda x: jax.lax.top_k(x, 3), _mesh(AxisType.Auto), P("data", "model"))
+    assert "all-gather" in kinds and specs[0] == P("data")
+    with pytest.raises(Exception, match="unsharded over the axis along which to compute the top_k"):
+        _compiled(lambda x: jax.lax.top_k(x, 3), _mesh(AxisType.Explicit), P("data", "model"))
