@@ -33,7 +33,8 @@ see), which never causes an error. Each rule here is the placement half of one r
   and the kernel's window), placed by ``contract_placement``; its split spatial axis is moved as XLA chooses
   (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 
-``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
+``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``);
+``declared_placement_error`` is its static half (the plugin: a placement the checker knows against a declared one).
 
 Pure Python, shared by the mypy plugin and the runtime checker.
 """
@@ -44,7 +45,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._errors import ErrorKind
+from ._errors import ErrorKind, NamedShapeError
 from ._resources import conflict_error, resource_conflicts
 from ._shapes import Mismatch
 from ._spec import format_mesh_axes
@@ -61,6 +62,7 @@ __all__ = [
     "move_placement",
     "parse_placed_text",
     "placement_mismatch",
+    "declared_placement_error",
     "reduce_placement",
     "rename_placement",
     "stack_placement",
@@ -305,3 +307,20 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
                 name,
             )
     return None
+
+
+def declared_placement_error(where: str, declared: Placement, known: Placement) -> NamedShapeError | None:
+    """The error for a value whose placement the checker knows (``known``) put where an annotation declares
+    another (``declared``: a return, a parameter, an annotated variable), or ``None``. Gradual: only the axes
+    placed on both sides are compared; an axis the checker does not know, or that the annotation writes
+    without ``@``, fits."""
+    mismatch = placement_mismatch({n: m for n, m in declared.items() if n in known}, known)
+    if mismatch is None or mismatch.axis is None:
+        return None
+    wanted = declared[mismatch.axis]
+    target = repr(wanted[0]) if len(wanted) == 1 else repr(tuple(wanted))
+    return NamedShapeError(
+        f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
+        f"tx.constrain(..., {{{mismatch.axis!r}: {target}}}), or correct the annotation",
+        kind=ErrorKind.PLACEMENT,
+    )
