@@ -25,8 +25,8 @@ from .._algebra import (
     normalize_axis_resources,
     parse_axis_map,
 )
-from .._value._named_array import NamedArray, wrap
 from .._value._compat import tracing
+from .._value._named_array import NamedArray, wrap
 from .._value._placement import by_dim, dim_resources
 from .._xmap._mesh import concrete_mesh, explicit_axes
 
