@@ -57,6 +57,7 @@ __all__ = [
     "Placement",
     "broadcast_placement",
     "contract_placement",
+    "conv_placement",
     "declared_placement_error",
     "describe_placed",
     "keep_placement",
@@ -229,13 +230,11 @@ def window_placement(
     strides: Mapping[str, int | None],
     *,
     operation: str,
-    halo: bool = True,
 ) -> Placed:
-    """A window (a pool's, or a conv's kernel) over the axes ``windows`` (axis -> window size), with ``strides``:
-    the result keeps the operand's placement, a split window axis included (JAX keeps it split). Where windows
-    overlap (size larger than the stride, both known) across a split axis, each block needs its neighbours'
-    edges: a halo exchange, two ``collective-permute``s over its mesh axes (one each way, as XLA sends them);
-    ``halo=False`` (a conv, whose split spatial axis XLA may all-gather instead): one ``reshard``, XLA's choice."""
+    """A pool's window over the axes ``windows`` (axis -> window size), with ``strides``: the result keeps the
+    operand's placement, a split window axis included (JAX keeps it split). Where windows overlap (size larger
+    than the stride, both known) across a split axis, each block needs its neighbours' edges: a halo exchange,
+    two ``collective-permute``s over its mesh axes (one each way, as XLA sends them). (A conv: ``conv_placement``.)"""
     collectives: list[Collective] = []
     for name, size in windows.items():
         stride = strides.get(name, 1)
@@ -245,14 +244,39 @@ def window_placement(
                 f"{operation}'s windows of {size} (stride {stride}) overlap across {name!r}, split over "
                 f"{format_mesh_axes(mesh_axes)}"
             )
-            if halo:
-                collectives += [
-                    Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the next block)"),
-                    Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
-                ]
-            else:
-                collectives.append(Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} (moved as XLA chooses)"))
+            collectives += [
+                Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the next block)"),
+                Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
+            ]
     return Placed(dict(placement), tuple(collectives))
+
+
+def conv_placement(
+    contracted: Placed,
+    placement: Placement,
+    windows: Mapping[str, int | None],
+    strides: Mapping[str, int | None],
+    *,
+    operation: str,
+) -> Placed:
+    """``tnp.conv``: its contraction ``contracted`` (``contract_placement`` over the features and the kernel's
+    window) with the spatial axes ``windows`` (axis -> kernel size) made whole. On an Explicit mesh the conv
+    asks for its result placed by the batch's and the features' mesh axes only, so a split spatial axis is
+    gathered whatever the window (every output size fits then); on an Auto mesh XLA places it. So its placement
+    in the result is unknown, and a split spatial axis of the operand ``placement`` is one ``reshard`` over its
+    mesh axes (XLA chooses how to move the blocks: an all-gather of the operand on 8 CPU devices)."""
+    result = {n: m for n, m in contracted.placement.items() if n not in windows}
+    moved = [
+        Collective(
+            CollectiveKind.RESHARD,
+            placement[name],
+            f"{operation} leaves {name!r} (window {size}, stride {strides.get(name, 1)}) whole, split over "
+            f"{format_mesh_axes(placement[name])} in its operand (moved as XLA chooses)",
+        )
+        for name, size in windows.items()
+        if name in placement
+    ]
+    return Placed(result, (*contracted.collectives, *moved))
 
 
 def move_placement(names: Sequence[str], source: Placement, target: Placement, *, operation: str) -> Placed:
