@@ -26,12 +26,14 @@ see), which never causes an error. Each rule here is the placement half of one r
   changes or makes (``keep_placement``'s ``changed``: the padded axes, a merged or split axis, a broadcast's new
   axes) have an unknown one; ``tnp.stack`` and ``tnp.concatenate`` meet their operands as elementwise
   operations do (``stack_placement``), the new or concatenated axis unknown;
-- windows (pools, and conv's window over the spatial axes): the result keeps the operand's placement, a window
-  axis included (JAX keeps a split spatial axis split); where windows overlap (window larger than the stride)
-  across a split window axis, each device needs its neighbours' edge rows: a halo exchange, two
-  ``collective-permute``s over its mesh axes (``window_placement``). A conv is also a contraction (its features
-  and the kernel's window), placed by ``contract_placement``; its split spatial axis is moved as XLA chooses
-  (an all-gather of the operand on 8 CPU devices): a ``reshard``.
+- pools: the result keeps the operand's placement, a window axis included (JAX keeps a split window axis
+  split); where windows overlap (window larger than the stride) across a split window axis, each device needs
+  its neighbours' edge rows: a halo exchange, two ``collective-permute``s over its mesh axes
+  (``window_placement``);
+- a conv is a contraction (its features and the kernel's window), placed by ``contract_placement``, whose
+  spatial axes end whole (``conv_placement``: ``tnp.conv`` asks for its result placed by the batch's and the
+  features' mesh axes only on an Explicit mesh, XLA places it on an Auto one, so unknown); a split spatial axis
+  of its operand is moved as XLA chooses (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``);
 ``declared_placement_error`` is its static half (the plugin: a placement the checker knows against a declared one).
