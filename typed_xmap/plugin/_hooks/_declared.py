@@ -9,7 +9,9 @@ compared (the algebra's ``declared_placement_error``, ``[axis-resource-conflict]
 placement mismatch at run time); a value whose names differ from the declared ones is mypy's own error already.
 
 mypy has no hook for a return or an annotated assignment, so this runs once a module is type-checked, over the
-types the checker inferred (as ``_containers`` does).
+types the checker inferred (as ``_containers`` does), in a module where one of the plugin's call hooks ran (a
+``typed_xmap`` operation, or a call of an annotated function): the hooks hand over mypy's checker of the module.
+A module that only passes values on, calling nothing, is not checked.
 """
 
 from __future__ import annotations
