@@ -119,6 +119,19 @@ def test_batched_at_fails_loudly_when_a_tracer_lacks_what_it_reads(monkeypatch):
         _compat.batched_at(jnp.ones(2), None)
 
 
+def test_tracing_is_true_inside_jit_and_vmap_only():
+    seen = []
+
+    def body(v):
+        seen.append(_compat.tracing())
+        return v
+
+    assert not _compat.tracing()
+    jax.jit(body)(jnp.ones(2))
+    jax.vmap(body)(jnp.ones(2))
+    assert seen == [True, True]
+
+
 def test_legacy_mesh_is_the_with_mesh_context():
     mesh = jax.make_mesh((4, 2), ("x", "y"))
     assert _compat.legacy_mesh() is None

@@ -29,6 +29,7 @@ from typed_xmap._algebra import (
     NamedShapeSyntaxError,
     broadcast_placement,
     broadcast_positional,
+    declared_placement_error,
     einsum_result,
     meet_fields,
     meet_sizes,
@@ -268,6 +269,12 @@ def subclass_with_init():
 
 def annotated_return_not_listed():
     raise unlisted_return_error("body", "'batch feat'", "['batch', ...]", ["feat"])
+
+
+def known_against_declared_placement():
+    error = declared_placement_error("the return value of f", {"batch": ("x",), "feat": ("y",)}, {"batch": ("y",)})
+    assert error is not None
+    raise error
 
 
 def multi_process_without_a_mesh():
@@ -560,6 +567,7 @@ CASES = {
         K.INVALID_ARGUMENT,
     ),
     "shard: memory kind": (on_mesh(lambda: tx.shard(x(), {"batch": "x"}, memory_kind="tape")), E, K.INVALID_ARGUMENT),
+    "shard: inside jit": (on_mesh(lambda: jax.jit(lambda v: tx.shard(v, {"batch": "x"}))(x())), E, K.INVALID_ARGUMENT),
     "resources_of: not a NamedArray": (lambda: tx.resources_of(jnp.ones(3)), E, K.INVALID_ARGUMENT),
     # _visualize.py
     "visualize: not a NamedArray": (lambda: tx.visualize(jnp.ones(3)), E, K.INVALID_ARGUMENT),
@@ -609,6 +617,12 @@ CASES = {
         lambda: broadcast_placement(["batch", "heads"], [{"batch": ("x",)}, {"heads": ("x",)}], operation="x * y"),
         C,
         K.RESOURCE_CONFLICT,
+    ),
+    # the mypy plugin's message (tests/plugin/test_placement.yml meets it as a user does), from its algebra
+    "placement: known placement against a declared one": (
+        known_against_declared_placement,
+        E,
+        K.PLACEMENT,
     ),
     "resources: not a dict": (lambda: xm(axis_resources=["x"]), E, K.INVALID_ARGUMENT),
     "resources: serial loop length": (lambda: tx.SerialLoop(0), E, K.INVALID_ARGUMENT),
@@ -1364,6 +1378,11 @@ MESSAGES = {
         "tx.shard: memory_kind='tape' is not a memory of this mesh's devices (device, pinned_host, "
         "unpinned_host). Fix: use one of those"
     ),
+    "shard: inside jit": (
+        "tx.shard is called inside jax.jit (or another JAX transformation), where it cannot put a value on "
+        "devices. Fix: inside a jitted function use tx.constrain(x, {'batch': 'x'}); call tx.shard outside "
+        "jax.jit, on the arguments you pass in"
+    ),
     "resources_of: not a NamedArray": (
         "tx.resources_of takes a NamedArray, got ArrayImpl. Fix: tx.named(array, axes) first, or read array.sharding"
     ),
@@ -1456,6 +1475,11 @@ MESSAGES = {
         "value with axes 'batch@x heads@x'): one value cannot be split over one mesh axis along two of its axes. "
         "Fix: assign 'heads' to another mesh axis, or keep the two axes in separate values (reduce one of them "
         "first)"
+    ),
+    "placement: known placement against a declared one": (
+        "the return value of f is placed other than its annotation says: axis 'batch' is split over mesh axis 'y' "
+        "but the annotation says batch@x. Fix: move the value with tx.constrain(..., {'batch': 'x'}), or correct "
+        "the annotation"
     ),
     "resources: not a dict": (
         "axis_resources must be a dict from axis names to mesh axes, got list. Fix: write axis_resources={'batch': 'x'}"

@@ -13,6 +13,7 @@ from typed_xmap._algebra import (
     NamedShapeSyntaxError,
     broadcast_placement,
     contract_placement,
+    conv_placement,
     keep_placement,
     move_placement,
     parse_placed_text,
@@ -163,7 +164,13 @@ def test_overlapping_windows_over_a_split_axis_exchange_halos() -> None:
     assert [(c.kind, c.mesh_axes) for c in pooled.collectives] == [(CollectiveKind.COLLECTIVE_PERMUTE, MODEL)] * 2
     assert window_placement(placement, {"height": 2}, {"height": 2}, operation="p").collectives == ()
     assert window_placement(placement, {"height": None}, {"height": 1}, operation="p").collectives == ()
-    conv = window_placement(placement, {"height": 3}, {"height": 1}, operation="c", halo=False)
+
+
+def test_a_conv_leaves_its_split_spatial_axes_whole() -> None:
+    placement = {"batch": DATA, "height": MODEL}
+    contracted = contract_placement(["batch", "height", "out"], ["chan"], [placement], operation="c")
+    conv = conv_placement(contracted, placement, {"height": 1, "width": 3}, {"height": 1, "width": 1}, operation="c")
+    assert conv.placement == {"batch": DATA}  # a 1x1 window too: the runtime asks for the batch's and features' only
     assert [(c.kind, c.mesh_axes) for c in conv.collectives] == [(CollectiveKind.RESHARD, MODEL)]
 
 

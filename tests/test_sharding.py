@@ -203,3 +203,38 @@ def test_a_conflict_is_reported_before_an_axis_that_does_not_divide(shape):
         for call in calls:
             with pytest.raises(AxisResourceConflict, match="both assigned to mesh axis 'x'"):
                 call()
+
+
+def test_shard_inside_jit_says_to_constrain(mesh):
+    with pytest.raises(NamedShapeError, match=r"tx\.shard is called inside jax\.jit .* use tx\.constrain\(x, "):
+        jax.jit(lambda v: tx.shard(v, {"batch": "x"}))(value())
+
+
+def test_constrain_inside_jit_places_a_value_made_outside(mesh):
+    made_outside = tx.named(jnp.ones((8, 4)), ["batch", "feat"])
+    out = jax.jit(lambda v: v + tx.constrain(made_outside, {"batch": "x"}))(
+        tx.named(jnp.ones((8, 4)), ["batch", "feat"])
+    )
+    np.testing.assert_array_equal(out.data, 2.0 * np.ones((8, 4)))
+
+
+@pytest.mark.parametrize("strides", [1, 2])
+def test_conv_and_pools_place_their_results_as_the_algebras_rules_say(strides):
+    """On an Explicit mesh: a conv's split spatial axis ends whole (``conv_placement``: unknown to the checker,
+    whole here), a pool keeps it split (``window_placement``)."""
+    import typed_xmap.numpy as tnp
+    from typed_xmap._algebra import contract_placement, conv_placement, window_placement
+
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)):
+        placed = {"batch": ("x",), "width": ("y",)}
+        images = tx.shard(tx.named(jnp.ones((8, 8, 8, 3)), ["batch", "height", "width", "chan"]), placed)
+        kernel = tx.named(jnp.ones((3, 3, 3, 4)), ["kh", "kw", "chan", "out"])
+        spatial = {"height": "kh", "width": "kw"}
+        conv = jax.jit(lambda v, k: tnp.conv(v, k, spatial, "chan", strides=strides))(images, kernel)
+        contracted = contract_placement(["batch", "height", "width", "out"], ["chan"], [placed], operation="c")
+        windows = {"height": 3, "width": 3}
+        rule = conv_placement(contracted, placed, windows, dict.fromkeys(windows, strides), operation="c")
+        assert tx.resources_of(conv) == {n: m[0] for n, m in rule.placement.items()} == {"batch": "x"}
+        pooled = jax.jit(lambda v: tnp.max_pool(v, {"height": 2, "width": 2}))(images)
+        kept = window_placement(placed, {"height": 2, "width": 2}, {"height": 2, "width": 2}, operation="p")
+        assert tx.resources_of(pooled) == {n: m[0] for n, m in kept.placement.items()} == {"batch": "x", "width": "y"}

@@ -113,6 +113,8 @@ from ._placement import (
     Placement as Placement,
     broadcast_placement as broadcast_placement,
     contract_placement as contract_placement,
+    conv_placement as conv_placement,
+    declared_placement_error as declared_placement_error,
     describe_placed as describe_placed,
     gather_placement as gather_placement,
     keep_placement as keep_placement,

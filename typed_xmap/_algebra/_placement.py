@@ -26,12 +26,14 @@ see), which never causes an error. Each rule here is the placement half of one r
   changes or makes (``keep_placement``'s ``changed``: the padded axes, a merged or split axis, a broadcast's new
   axes) have an unknown one; ``tnp.stack`` and ``tnp.concatenate`` meet their operands as elementwise
   operations do (``stack_placement``), the new or concatenated axis unknown;
-- windows (pools, and conv's window over the spatial axes): the result keeps the operand's placement, a window
-  axis included (JAX keeps a split spatial axis split); where windows overlap (window larger than the stride)
-  across a split window axis, each device needs its neighbours' edge rows: a halo exchange, two
-  ``collective-permute``s over its mesh axes (``window_placement``). A conv is also a contraction (its features
-  and the kernel's window), placed by ``contract_placement``; its split spatial axis is moved as XLA chooses
-  (an all-gather of the operand on 8 CPU devices): a ``reshard``;
+- pools: the result keeps the operand's placement, a window axis included (JAX keeps a split window axis
+  split); where windows overlap (window larger than the stride) across a split window axis, each device needs
+  its neighbours' edge rows: a halo exchange, two ``collective-permute``s over its mesh axes
+  (``window_placement``);
+- a conv is a contraction (its features and the kernel's window), placed by ``contract_placement``, whose
+  spatial axes end whole (``conv_placement``: ``tnp.conv`` asks for its result placed by the batch's and the
+  features' mesh axes only on an Explicit mesh, XLA places it on an Auto one, so unknown); a split spatial axis
+  of its operand is moved as XLA chooses (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 - selection (``top_k``) along an axis: the kept axes keep their placements, the new axis (the ``k`` selected)
   has an unknown one; a selected axis that was split must be whole on each device first: JAX raises a
   ``ShardingTypeError`` on an Explicit mesh, XLA all-gathers it over its mesh axes on an Auto one
@@ -50,7 +52,8 @@ see), which never causes an error. Each rule here is the placement half of one r
   to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
   on a mesh axis that splits another axis of a result is the axis-resource conflict (``vmap_placement``).
 
-``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``).
+``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``);
+``declared_placement_error`` is its static half (the plugin: a placement the checker knows against a declared one).
 
 Pure Python, shared by the mypy plugin and the runtime checker.
 """
@@ -61,7 +64,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._errors import ErrorKind
+from ._errors import ErrorKind, NamedShapeError
 from ._resources import conflict_error, resource_conflicts
 from ._shapes import Mismatch
 from ._spec import format_mesh_axes
@@ -73,6 +76,8 @@ __all__ = [
     "Placement",
     "broadcast_placement",
     "contract_placement",
+    "conv_placement",
+    "declared_placement_error",
     "describe_placed",
     "gather_placement",
     "keep_placement",
@@ -248,13 +253,11 @@ def window_placement(
     strides: Mapping[str, int | None],
     *,
     operation: str,
-    halo: bool = True,
 ) -> Placed:
-    """A window (a pool's, or a conv's kernel) over the axes ``windows`` (axis -> window size), with ``strides``:
-    the result keeps the operand's placement, a split window axis included (JAX keeps it split). Where windows
-    overlap (size larger than the stride, both known) across a split axis, each block needs its neighbours'
-    edges: a halo exchange, two ``collective-permute``s over its mesh axes (one each way, as XLA sends them);
-    ``halo=False`` (a conv, whose split spatial axis XLA may all-gather instead): one ``reshard``, XLA's choice."""
+    """A pool's window over the axes ``windows`` (axis -> window size), with ``strides``: the result keeps the
+    operand's placement, a split window axis included (JAX keeps it split). Where windows overlap (size larger
+    than the stride, both known) across a split axis, each block needs its neighbours' edges: a halo exchange,
+    two ``collective-permute``s over its mesh axes (one each way, as XLA sends them). (A conv: ``conv_placement``.)"""
     collectives: list[Collective] = []
     for name, size in windows.items():
         stride = strides.get(name, 1)
@@ -264,14 +267,39 @@ def window_placement(
                 f"{operation}'s windows of {size} (stride {stride}) overlap across {name!r}, split over "
                 f"{format_mesh_axes(mesh_axes)}"
             )
-            if halo:
-                collectives += [
-                    Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the next block)"),
-                    Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
-                ]
-            else:
-                collectives.append(Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} (moved as XLA chooses)"))
+            collectives += [
+                Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the next block)"),
+                Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
+            ]
     return Placed(dict(placement), tuple(collectives))
+
+
+def conv_placement(
+    contracted: Placed,
+    placement: Placement,
+    windows: Mapping[str, int | None],
+    strides: Mapping[str, int | None],
+    *,
+    operation: str,
+) -> Placed:
+    """``tnp.conv``: its contraction ``contracted`` (``contract_placement`` over the features and the kernel's
+    window) with the spatial axes ``windows`` (axis -> kernel size) made whole. On an Explicit mesh the conv
+    asks for its result placed by the batch's and the features' mesh axes only, so a split spatial axis is
+    gathered whatever the window (every output size fits then); on an Auto mesh XLA places it. So its placement
+    in the result is unknown, and a split spatial axis of the operand ``placement`` is one ``reshard`` over its
+    mesh axes (XLA chooses how to move the blocks: an all-gather of the operand on 8 CPU devices)."""
+    result = {n: m for n, m in contracted.placement.items() if n not in windows}
+    moved = [
+        Collective(
+            CollectiveKind.RESHARD,
+            placement[name],
+            f"{operation} leaves {name!r} (window {size}, stride {strides.get(name, 1)}) whole, split over "
+            f"{format_mesh_axes(placement[name])} in its operand (moved as XLA chooses)",
+        )
+        for name, size in windows.items()
+        if name in placement
+    ]
+    return Placed(result, (*contracted.collectives, *moved))
 
 
 def move_placement(names: Sequence[str], source: Placement, target: Placement, *, operation: str) -> Placed:
@@ -380,3 +408,20 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
                 name,
             )
     return None
+
+
+def declared_placement_error(where: str, declared: Placement, known: Placement) -> NamedShapeError | None:
+    """The error for a value whose placement the checker knows (``known``) put where an annotation declares
+    another (``declared``: a return, a parameter, an annotated variable), or ``None``. Gradual: only the axes
+    placed on both sides are compared; an axis the checker does not know, or that the annotation writes
+    without ``@``, fits."""
+    mismatch = placement_mismatch({n: m for n, m in declared.items() if n in known}, known)
+    if mismatch is None or mismatch.axis is None:
+        return None
+    wanted = declared[mismatch.axis]
+    target = repr(wanted[0]) if len(wanted) == 1 else repr(tuple(wanted))
+    return NamedShapeError(
+        f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
+        f"tx.constrain(..., {{{mismatch.axis!r}: {target}}}), or correct the annotation",
+        kind=ErrorKind.PLACEMENT,
+    )

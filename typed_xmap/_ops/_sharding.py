@@ -25,6 +25,7 @@ from .._algebra import (
     normalize_axis_resources,
     parse_axis_map,
 )
+from .._value._compat import tracing
 from .._value._named_array import NamedArray, wrap
 from .._value._placement import by_dim, dim_resources
 from .._xmap._mesh import concrete_mesh, explicit_axes
@@ -206,6 +207,13 @@ def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = N
 
 
 def _shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None, axes: Any, where: str) -> Any:
+    if tracing():  # inside jax.jit: the concrete mesh (its devices) is out of reach, and jit places by shardings
+        raise NamedShapeError(
+            f"{where} is called inside jax.jit (or another JAX transformation), where it cannot put a value on "
+            f"devices. Fix: inside a jitted function use tx.constrain(x, {dict(axis_resources)!r}); call "
+            f"tx.shard outside jax.jit, on the arguments you pass in",
+            kind=ErrorKind.INVALID_ARGUMENT,
+        )
     target = _Target(x, axes, "tx.shard")
     mesh = current_mesh(purpose="tx.shard")
     resources = _mesh_resources(axis_resources, mesh.shape, purpose="tx.shard")
@@ -253,7 +261,7 @@ def constrain(x: Any, axis_resources: Mapping[str, Any], *, axes: Any = None) ->
 
 def _constrain(x: Any, axis_resources: Mapping[str, Any], axes: Any, where: str) -> Any:
     target = _Target(x, axes, "tx.constrain")
-    if not isinstance(target.data, Tracer):  # outside jit: a placement, as tx.shard makes (any mesh kind)
+    if not isinstance(target.data, Tracer) and not tracing():  # outside jit: a placement, as tx.shard makes
         return _shard(x, axis_resources, None, axes, where)
     abstract = jax.sharding.get_abstract_mesh()
     if abstract.empty:

@@ -29,6 +29,7 @@ __all__ = [
     "on_abstractify",
     "scan_layout",
     "traceback_boundary",
+    "tracing",
     "unbound_axis_name",
     "user_frames",
     "while_layout",
@@ -70,6 +71,17 @@ def current_trace() -> Any:
         return core.trace_ctx.trace
     except (ImportError, AttributeError) as error:
         raise _incompatible("jax._src.core.trace_ctx.trace is gone") from error
+
+
+def tracing() -> bool:
+    """Whether JAX is tracing now (inside ``jax.jit`` or another transformation), where the concrete mesh is
+    out of reach (``jax.sharding.get_mesh`` raises): ``not jax._src.core.trace_state_clean()``."""
+    try:
+        from jax._src import core
+
+        return not core.trace_state_clean()
+    except (ImportError, AttributeError) as error:
+        raise _incompatible("jax._src.core.trace_state_clean is gone") from error
 
 
 def batched_at(value: Any, trace: Any) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mypy.nodes import (
+    GDEF,
     LDEF,
     AssignmentStmt,
     Block,
@@ -42,6 +43,7 @@ from mypy.types import Instance, LiteralType, get_proper_type
 from ..._algebra import StaticSize, SymbolicSize, size_add, size_floordiv, size_mul, symbol
 from ._encoding import Shape, decode, has_group
 from ._literals import UNKNOWN, literal_value
+from ._module_constants import module_constant
 
 __all__ = [
     "bound_once",
@@ -87,7 +89,8 @@ def _source(api: Any, expr: Expression, this: Mapping[str, str] | None = None) -
 
 
 def static_size(api: Any, expr: Expression | None, depth: int = 0, this: Mapping[str, str] | None = None) -> StaticSize:
-    """The size ``expr`` denotes: an int when mypy knows its value, a symbol for a name, a config attribute or
+    """The size ``expr`` denotes: an int when mypy knows its value or a module constant of the checked module
+    is bound to one (``_module_constants``), a symbol for a name, a config attribute or
     another value's ``named_shape[...]`` (and ``+ - * //`` on them), else unknown (``None``). A local assigned
     once stands for what it was assigned (``pixels = cfg.patch * cfg.patch``), a property that returns one
     expression for what it returns (``cfg.wide`` with ``return self.channels * 2``: ``2 * cfg.channels``)."""
@@ -99,6 +102,10 @@ def static_size(api: Any, expr: Expression | None, depth: int = 0, this: Mapping
             return static_size(api, bindings.values[expr.name], depth + 1)
     if isinstance(expr, IntExpr):
         return expr.value
+    if isinstance(expr, NameExpr) and expr.kind == GDEF and this is None:
+        constant = _module_int(api, expr, depth)
+        if constant is not None:
+            return constant
     if isinstance(expr, OpExpr) and expr.op in _ARITHMETIC:
         left, right = static_size(api, expr.left, depth + 1, this), static_size(api, expr.right, depth + 1, this)
         return _ARITHMETIC[expr.op](left, right)
@@ -116,6 +123,14 @@ def static_size(api: Any, expr: Expression | None, depth: int = 0, this: Mapping
             return expanded
     text = _source(api, expr, this)
     return symbol(text) if text is not None else None
+
+
+def _module_int(api: Any, expr: NameExpr, depth: int) -> int | None:
+    """The int a module constant of the checked module stands for (``EMBED = 16``, ``BATCH, SEQ = 8, 4``); a
+    constant bound to anything else keeps its name as its symbol."""
+    value = module_constant(api, expr)
+    size = static_size(api, value, depth + 1) if value is not None else None
+    return size if isinstance(size, int) else None
 
 
 def _property(api: Any, expr: MemberExpr, depth: int, this: Mapping[str, str] | None) -> StaticSize:

@@ -57,7 +57,7 @@ from mypy.nodes import (
     YieldFromExpr,
 )
 
-__all__ = ["checked_function", "checked_statements", "expressions"]
+__all__ = ["checked_function", "checked_statements", "expressions", "statements_in"]
 
 
 def checked_function(api: Any) -> Any:
@@ -82,6 +82,21 @@ def expressions(statements: Sequence[Statement]) -> Iterator[Expression]:
         if isinstance(node, Expression):
             yield node
         stack.extend(reversed([child for child in _children(node) if child is not None]))
+
+
+def statements_in(statements: Sequence[Statement]) -> Iterator[tuple[Statement, FuncItem | None]]:
+    """Every statement of ``statements`` (in functions, classes and nested blocks too), with the function it is
+    in (``None``: a module's or a class's own)."""
+    stack: list[tuple[Node, FuncItem | None]] = [(s, None) for s in reversed(statements)]
+    while stack:
+        node, function = stack.pop()
+        if not isinstance(node, Statement):
+            continue
+        yield node, function
+        inner = node if isinstance(node, FuncItem) else function
+        if isinstance(node, ClassDef):
+            inner = None
+        stack.extend((child, inner) for child in reversed(_children(node)) if isinstance(child, Statement))
 
 
 def _children(node: Node) -> Sequence[Node | None]:

@@ -24,6 +24,7 @@ from .._core._encoding import decode
 from .._core._sizes import with_symbols
 from .._core._support import report
 from .._core._tree import expressions
+from ._declared import check_declared_placements
 
 if TYPE_CHECKING:
     from mypy.nodes import MypyFile
@@ -45,13 +46,15 @@ class ContainerChecks:
             self._checkers[tree.fullname] = api
 
     def check_module(self, tree: MypyFile) -> None:
-        """Check every container built in ``tree`` (a module just type-checked); the checker is let go."""
+        """Check every container built in ``tree`` (a module just type-checked), and its declared placements
+        (``_declared``); the checker is let go."""
         api = self._checkers.pop(tree.fullname, None)
         if api is None or getattr(api, "tree", None) is not tree:
             return
         api.errors.set_file(api.path, tree.fullname, scope=api.tscope, options=api.options)
         with api.tscope.module_scope(tree.fullname):
             self._check(api, tree)
+            check_declared_placements(api, tree)  # the other check run once a module is type-checked
 
     @staticmethod
     def _check(api: Any, tree: MypyFile) -> None:

@@ -29,6 +29,7 @@ from ..._algebra import (
     Placement,
     broadcast_placement,
     contract_placement,
+    conv_placement,
     gather_placement,
     keep_placement,
     normalize_axis_resources,
@@ -114,17 +115,15 @@ def _reshaped(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any
 
 
 def _conv(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
-    """``tnp.conv``: a contraction (the features, the kernel's window) and a window over the spatial axes."""
+    """``tnp.conv``: a contraction (the features, the kernel's window) whose spatial axes end whole."""
     contracted = _contract(result, operands, operation, ctx)
     spatial, strides = _literal(ctx, "spatial", 2), _literal(ctx, "strides", None)
     kernel = operands[1].named if len(operands) > 1 else None
     if not isinstance(spatial, dict) or kernel is None:
         return contracted
     windows = {x_axis: kernel.get(k_axis) for x_axis, k_axis in spatial.items() if isinstance(k_axis, str)}
-    halo = window_placement(
-        operands[0].placement, windows, _per_axis(strides, windows, pool=False), operation=operation, halo=False
-    )
-    return replace(contracted, collectives=(*contracted.collectives, *halo.collectives))
+    strides_by_axis = _per_axis(strides, windows, pool=False)
+    return conv_placement(contracted, operands[0].placement, windows, strides_by_axis, operation=operation)
 
 
 def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:

@@ -1,0 +1,94 @@
+"""A placement the checker knows against the placement an annotation declares, once a module is type-checked.
+
+mypy compares a NamedArray's names and sizes (its TypedDict items), never its placement (the fallback's text,
+``_encoding``), so a value placed ``batch@data`` fits a declared ``"batch@model seq"``. This check compares
+them where a value meets a declared type: a ``return`` against the function's declared return type, a call's
+argument against its parameter's annotation, an annotated assignment (``y: NamedArray[f32, "batch@data"] =
+...``) against its annotation; the items of a tuple pairwise. Gradual: only an axis placed on both sides is
+compared (the algebra's ``declared_placement_error``, ``[axis-resource-conflict]`` as ``@tx.typed``'s
+placement mismatch at run time); a value whose names differ from the declared ones is mypy's own error already.
+
+mypy has no hook for a return or an annotated assignment, so this runs once a module is type-checked, over the
+types the checker inferred (as ``_containers`` does), in a module where one of the plugin's call hooks ran (a
+``typed_xmap`` operation, or a call of an annotated function): the hooks hand over mypy's checker of the module.
+A module that only passes values on, calling nothing, is not checked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mypy.argmap import map_actuals_to_formals
+from mypy.nodes import AssignmentStmt, CallExpr, FuncDef, ReturnStmt
+from mypy.types import CallableType, TupleType, Type, get_proper_type
+
+from ..._algebra import declared_placement_error
+from .._core._encoding import carries_placement, decode
+from .._core._support import label, report
+from .._core._tree import expressions, statements_in
+
+if TYPE_CHECKING:
+    from mypy.nodes import Context, Expression, MypyFile
+
+__all__ = ["check_declared_placements"]
+
+
+def check_declared_placements(api: Any, tree: MypyFile) -> None:
+    """Report every value in ``tree`` whose known placement differs from the one its declared type says."""
+    for statement, function in statements_in(tree.defs):
+        if isinstance(statement, ReturnStmt) and statement.expr is not None and isinstance(function, FuncDef):
+            signature = function.type
+            if isinstance(signature, CallableType) and not (function.is_generator or function.is_coroutine):
+                where = f"the return value of {function.name}"
+                _compare(api, statement.expr, signature.ret_type, where, statement)
+        elif isinstance(statement, AssignmentStmt) and statement.type is not None and len(statement.lvalues) == 1:
+            where = f"the value assigned to {label(statement.lvalues[0], 'the variable')}"
+            _compare(api, statement.rvalue, statement.type, where, statement)
+    for expr in expressions(tree.defs):
+        if isinstance(expr, CallExpr):
+            _check_call(api, expr)
+
+
+def _check_call(api: Any, call: CallExpr) -> None:
+    callee = get_proper_type(api.lookup_type_or_none(call.callee))
+    if not isinstance(callee, CallableType) or not any(carries_placement(t) for t in callee.arg_types):
+        return
+    formals = map_actuals_to_formals(
+        call.arg_kinds,
+        call.arg_names,
+        callee.arg_kinds,
+        callee.arg_names,
+        lambda index: api.lookup_type_or_none(call.args[index]),
+    )
+    name = label(call.callee, "the function")
+    for formal, actuals in enumerate(formals):
+        if len(actuals) != 1 or not carries_placement(callee.arg_types[formal]):
+            continue
+        parameter = callee.arg_names[formal] or str(formal + 1)
+        where = f"argument {parameter!r} of {name}"
+        _compare(api, call.args[actuals[0]], callee.arg_types[formal], where, call.args[actuals[0]])
+
+
+def _compare(api: Any, expr: Expression, declared: Type, where: str, context: Context) -> None:
+    actual = api.lookup_type_or_none(expr)
+    if actual is not None:
+        _compare_types(api, actual, declared, where, context)
+
+
+def _compare_types(api: Any, actual: Type, declared: Type, where: str, context: Context) -> None:
+    """Compare two types' placements, a tuple's items pairwise."""
+    found, wanted = get_proper_type(actual), get_proper_type(declared)
+    if isinstance(found, TupleType) and isinstance(wanted, TupleType) and len(found.items) == len(wanted.items):
+        for index, (item, declared_item) in enumerate(zip(found.items, wanted.items, strict=True)):
+            _compare_types(api, item, declared_item, f"{where} (item {index})", context)
+        return
+    if not (carries_placement(wanted) and carries_placement(found)):
+        return
+    known, annotated = decode(found), decode(wanted)
+    if known is None or annotated is None or known.named is None or annotated.named is None:
+        return
+    if set(known.named) != set(annotated.named):
+        return  # the names differ: mypy's own error says so
+    error = declared_placement_error(where, annotated.placement, known.placement)
+    if error is not None:
+        report(api, error, context)
