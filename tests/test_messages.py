@@ -277,6 +277,12 @@ def known_against_declared_placement():
     raise error
 
 
+def declared_mesh_axis_known_taken():
+    error = declared_placement_error("the return value of f", {"embed": ("y",)}, {"seq": ("y",)})
+    assert error is not None
+    raise error
+
+
 def multi_process_without_a_mesh():
     # Only a multi-process run (jax.process_count() > 1) reaches globalize, so call it as xmap would there.
     from typed_xmap._xmap._global import globalize
@@ -621,6 +627,11 @@ CASES = {
     # the mypy plugin's message (tests/plugin/test_placement.yml meets it as a user does), from its algebra
     "placement: known placement against a declared one": (
         known_against_declared_placement,
+        E,
+        K.PLACEMENT,
+    ),
+    "placement: a declared mesh axis the value splits along another axis": (
+        declared_mesh_axis_known_taken,
         E,
         K.PLACEMENT,
     ),
@@ -1478,8 +1489,13 @@ MESSAGES = {
     ),
     "placement: known placement against a declared one": (
         "the return value of f is placed other than its annotation says: axis 'batch' is split over mesh axis 'y' "
-        "but the annotation says batch@x. Fix: move the value with tx.constrain(..., {'batch': 'x'}), or correct "
-        "the annotation"
+        "but the annotation says batch@x. Fix: move the value with tx.constrain(..., {'batch': 'x', 'feat': 'y'}), "
+        "or correct the annotation"
+    ),
+    "placement: a declared mesh axis the value splits along another axis": (
+        "the return value of f is placed other than its annotation says: axis 'seq' is split over mesh axis 'y', "
+        "which the annotation gives to 'embed' (embed@y). Fix: move the value with tx.constrain(..., {'embed': "
+        "'y'}), or correct the annotation"
     ),
     "resources: not a dict": (
         "axis_resources must be a dict from axis names to mesh axes, got list. Fix: write axis_resources={'batch': 'x'}"

@@ -412,16 +412,32 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
 
 def declared_placement_error(where: str, declared: Placement, known: Placement) -> NamedShapeError | None:
     """The error for a value whose placement the checker knows (``known``) put where an annotation declares
-    another (``declared``: a return, a parameter, an annotated variable), or ``None``. Gradual: only the axes
-    placed on both sides are compared; an axis the checker does not know, or that the annotation writes
-    without ``@``, fits."""
+    another (``declared``: a return, a parameter, an annotated variable), or ``None``. Gradual: an axis the
+    checker does not know, or that the annotation writes without ``@``, fits; but a mesh axis the value is
+    known to split along one axis cannot split another that the annotation places on it."""
     mismatch = placement_mismatch({n: m for n, m in declared.items() if n in known}, known)
+    mismatch = mismatch or _mesh_axis_taken(declared, known)
     if mismatch is None or mismatch.axis is None:
         return None
-    wanted = declared[mismatch.axis]
-    target = repr(wanted[0]) if len(wanted) == 1 else repr(tuple(wanted))
+    wanted = {n: m[0] if len(m) == 1 else tuple(m) for n, m in declared.items()}
     return NamedShapeError(
         f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
-        f"tx.constrain(..., {{{mismatch.axis!r}: {target}}}), or correct the annotation",
+        f"tx.constrain(..., {wanted!r}), or correct the annotation",
         kind=ErrorKind.PLACEMENT,
     )
+
+
+def _mesh_axis_taken(declared: Placement, known: Placement) -> Mismatch | None:
+    """An axis the annotation places on a mesh axis that the value is known to split along another of its axes
+    (``seq@model`` known, ``embed@model`` declared): one mesh axis cannot split a value along two axes."""
+    for name, wanted in declared.items():
+        for other, found in known.items():
+            taken = [m for m in found if m in wanted]
+            if other != name and other not in declared and taken:
+                return Mismatch(
+                    f"axis {other!r} is split over mesh axis {taken[0]!r}, which the annotation gives to {name!r} "
+                    f"({name}@{format_mesh_axes(wanted)})",
+                    ErrorKind.PLACEMENT,
+                    other,
+                )
+    return None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from mypy.argmap import map_actuals_to_formals
 from mypy.nodes import AssignmentStmt, CallExpr, FuncDef, ReturnStmt
+from mypy.typeops import get_all_type_vars
 from mypy.types import CallableType, TupleType, Type, get_proper_type
 
 from ..._algebra import declared_placement_error
@@ -65,8 +66,23 @@ def _check_call(api: Any, call: CallExpr) -> None:
         if len(actuals) != 1 or not carries_placement(callee.arg_types[formal]):
             continue
         parameter = callee.arg_names[formal] or str(formal + 1)
+        if _solved(callee, callee.arg_names[formal]):
+            continue
         where = f"argument {parameter!r} of {name}"
         _compare(api, call.args[actuals[0]], callee.arg_types[formal], where, call.args[actuals[0]])
+
+
+def _solved(callee: CallableType, parameter: str | None) -> bool:
+    """Whether a generic callee's parameter was typed by solving its type variables (``tx.constrain(x, ...)``
+    returned where ``NamedArray[f32, "batch@model"]`` is expected takes that for ``x``'s type): the placement
+    there is the context's, not a declaration, so the argument is not held to it."""
+    definition = callee.definition
+    declared = definition.type if isinstance(definition, FuncDef) else None
+    if not isinstance(declared, CallableType) or not declared.variables:
+        return False
+    if parameter is None or parameter not in declared.arg_names:
+        return True
+    return bool(get_all_type_vars(declared.arg_types[declared.arg_names.index(parameter)]))
 
 
 def _compare(api: Any, expr: Expression, declared: Type, where: str, context: Context) -> None:
