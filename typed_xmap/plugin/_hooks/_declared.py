@@ -16,10 +16,10 @@ A module that only passes values on, calling nothing, is not checked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mypy.argmap import map_actuals_to_formals
-from mypy.nodes import AssignmentStmt, CallExpr, FuncDef, ReturnStmt
+from mypy.nodes import AssignmentStmt, CallExpr, FuncDef, FuncItem, ReturnStmt
 from mypy.typeops import get_all_type_vars
 from mypy.types import CallableType, TupleType, Type, get_proper_type
 
@@ -27,6 +27,7 @@ from ..._algebra import declared_placement_error
 from .._core._encoding import carries_placement, decode
 from .._core._support import label, report
 from .._core._tree import expressions, statements_in
+from ._merges import placed_at_use
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression, MypyFile
@@ -36,21 +37,33 @@ __all__ = ["check_declared_placements"]
 
 def check_declared_placements(api: Any, tree: MypyFile) -> None:
     """Report every value in ``tree`` whose known placement differs from the one its declared type says."""
+    owners: dict[int, FuncItem] = {}  # each expression's innermost function (variables are read there)
     for statement, function in statements_in(tree.defs):
+        if isinstance(statement, FuncItem):
+            owners.update((id(e), statement) for e in expressions(statement.body.body))
         if isinstance(statement, ReturnStmt) and statement.expr is not None and isinstance(function, FuncDef):
             signature = function.type
             if isinstance(signature, CallableType) and not (function.is_generator or function.is_coroutine):
                 where = f"the return value of {function.name}"
-                _compare(api, statement.expr, signature.ret_type, where, statement)
+                _compare(api, statement.expr, signature.ret_type, where, Use(statement, function, tree))
         elif isinstance(statement, AssignmentStmt) and statement.type is not None and len(statement.lvalues) == 1:
             where = f"the value assigned to {label(statement.lvalues[0], 'the variable')}"
-            _compare(api, statement.rvalue, statement.type, where, statement)
+            _compare(api, statement.rvalue, statement.type, where, Use(statement, function, tree))
     for expr in expressions(tree.defs):
         if isinstance(expr, CallExpr):
-            _check_call(api, expr)
+            _check_call(api, expr, owners.get(id(expr)), tree)
 
 
-def _check_call(api: Any, call: CallExpr) -> None:
+class Use(NamedTuple):
+    """Where a value meets a declared type: the node to report on, the function it is in (``None``: the
+    module's own statements), the module."""
+
+    context: Context
+    function: FuncItem | None
+    tree: MypyFile
+
+
+def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyFile) -> None:
     callee = get_proper_type(api.lookup_type_or_none(call.callee))
     if not isinstance(callee, CallableType) or not any(carries_placement(t) for t in callee.arg_types):
         return
@@ -69,7 +82,8 @@ def _check_call(api: Any, call: CallExpr) -> None:
         if _solved(callee, callee.arg_names[formal]):
             continue
         where = f"argument {parameter!r} of {name}"
-        _compare(api, call.args[actuals[0]], callee.arg_types[formal], where, call.args[actuals[0]])
+        argument = call.args[actuals[0]]
+        _compare(api, argument, callee.arg_types[formal], where, Use(argument, function, tree))
 
 
 def _solved(callee: CallableType, parameter: str | None) -> bool:
@@ -85,26 +99,29 @@ def _solved(callee: CallableType, parameter: str | None) -> bool:
     return bool(get_all_type_vars(declared.arg_types[declared.arg_names.index(parameter)]))
 
 
-def _compare(api: Any, expr: Expression, declared: Type, where: str, context: Context) -> None:
+def _compare(api: Any, expr: Expression, declared: Type, where: str, use: Use) -> None:
     actual = api.lookup_type_or_none(expr)
     if actual is not None:
-        _compare_types(api, actual, declared, where, context)
+        _compare_types(api, actual, declared, where, use, expr)
 
 
-def _compare_types(api: Any, actual: Type, declared: Type, where: str, context: Context) -> None:
-    """Compare two types' placements, a tuple's items pairwise."""
+def _compare_types(api: Any, actual: Type, declared: Type, where: str, use: Use, expr: Expression | None) -> None:
+    """Compare two types' placements, a tuple's items pairwise; a variable ``expr`` placed as the bindings that
+    reach it agree (``placed_at_use``: mypy's type of a rebound variable keeps its first placement)."""
     found, wanted = get_proper_type(actual), get_proper_type(declared)
     if isinstance(found, TupleType) and isinstance(wanted, TupleType) and len(found.items) == len(wanted.items):
         for index, (item, declared_item) in enumerate(zip(found.items, wanted.items, strict=True)):
-            _compare_types(api, item, declared_item, f"{where} (item {index})", context)
+            _compare_types(api, item, declared_item, f"{where} (item {index})", use, None)
         return
-    if not (carries_placement(wanted) and carries_placement(found)):
+    if not carries_placement(wanted):
         return
     known, annotated = decode(found), decode(wanted)
     if known is None or annotated is None or known.named is None or annotated.named is None:
         return
     if set(known.named) != set(annotated.named):
         return  # the names differ: mypy's own error says so
+    if expr is not None:
+        known = placed_at_use(api, expr, known, use.function, use.tree.defs)
     error = declared_placement_error(where, annotated.placement, known.placement)
     if error is not None:
-        report(api, error, context)
+        report(api, error, use.context)

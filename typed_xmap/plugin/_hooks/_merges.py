@@ -20,7 +20,7 @@ placement from there (``rebound``), then keeps what every binding site that may 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,7 +49,7 @@ from mypy.types import CallableType, Type
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._tree import checked_function, checked_statements, expressions
 
-__all__ = ["rebound", "settled"]
+__all__ = ["placed_at_use", "rebound", "settled"]
 
 Site = Type | None
 """The type bound at one site (``None``: unknown, or a part of a value)."""
@@ -64,17 +64,39 @@ def settled(api: Any, expr: Expression | None, shape: Shape) -> Shape:
     shape = _rebound_shape(api, expr, shape)
     if not shape.placement:
         return shape
-    sites = _sites(api, expr.node, expr.line)
+    sites = _sites(api, expr.node, expr.line, checked_function(api), checked_statements(api))
     if len(sites) < 2:
         return shape
-    agreed = dict(shape.placement)
+    agreed = _agreed(shape.placement, sites)
+    return shape if agreed == shape.placement else replace(shape, placement=agreed)
+
+
+def placed_at_use(api: Any, expr: Expression, shape: Shape, function: Any, module: Sequence[Statement]) -> Shape:
+    """After a module is checked (no binder, no checker scope: ``_declared``), ``shape``, the type mypy gives the
+    variable ``expr`` at its use, placed as every binding site in ``function`` (``None``: the ``module``'s own
+    statements) that may reach the use agrees (a rebinding's placement, which mypy's type of the variable
+    drops); ``shape`` itself for anything else, or a variable no site of that body binds."""
+    if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var) or shape.named is None:
+        return shape
+    body = function.body.body if isinstance(function, FuncItem) else module
+    sites = _sites(api, expr.node, expr.line, function, body)
+    if not sites:
+        return shape
+    first = decode(sites[0]) if sites[0] is not None else None
+    agreed = _agreed(first.placement if first is not None else {}, sites[1:])
+    return replace(shape, placement={n: m for n, m in agreed.items() if n in shape.named})
+
+
+def _agreed(placement: Mapping[str, tuple[str, ...]], sites: Sequence[Site]) -> dict[str, tuple[str, ...]]:
+    """The placements of ``placement`` that every site's type gives alike (an unknown site: none)."""
+    agreed = dict(placement)
     for site in sites:
         found = decode(site) if site is not None else None
-        placement = found.placement if found is not None else {}
-        agreed = {n: m for n, m in agreed.items() if placement.get(n) == m}
+        known = found.placement if found is not None else {}
+        agreed = {n: m for n, m in agreed.items() if known.get(n) == m}
         if not agreed:
             break
-    return shape if agreed == shape.placement else replace(shape, placement=agreed)
+    return agreed
 
 
 def rebound(api: Any, expr: Expression | None) -> bool:
@@ -104,10 +126,10 @@ def _rebound_shape(api: Any, expr: NameExpr, shape: Shape) -> Shape:
     return shape if found.placement == shape.placement else replace(shape, placement=found.placement)
 
 
-def _sites(api: Any, var: Var, line: int) -> list[Site]:
-    """The type bound at each site of the function (or module) mypy is checking that binds ``var`` and may reach
-    a use at ``line`` (the parameter's declared type among them, unless a binding hides it)."""
-    scope = checked_function(api)
+def _sites(api: Any, var: Var, line: int, scope: Any, body: Sequence[Statement]) -> list[Site]:
+    """The type bound at each site of ``body``, the statements of the function ``scope`` (or of a module), that
+    binds ``var`` and may reach a use at ``line`` (the parameter's declared type among them, unless a binding
+    hides it)."""
     outer: list[Site] = []
     if isinstance(scope, FuncItem):
         signature = scope.type
@@ -115,7 +137,7 @@ def _sites(api: Any, var: Var, line: int) -> list[Site]:
             if argument.variable is var:
                 declared = isinstance(signature, CallableType) and index < len(signature.arg_types)
                 outer.append(signature.arg_types[index] if declared and isinstance(signature, CallableType) else None)
-    return _block_sites(api, var, line, checked_statements(api), outer)
+    return _block_sites(api, var, line, body, outer)
 
 
 def _block_sites(api: Any, var: Var, line: int, body: Sequence[Statement], outer: list[Site]) -> list[Site]:
