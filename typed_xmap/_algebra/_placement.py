@@ -175,6 +175,13 @@ def _meet(
     return result, moved
 
 
+def _split_over(names: Sequence[str], placement: Placement) -> tuple[tuple[str, ...], str]:
+    """The mesh axes ``names`` are split over in ``placement`` (each once, in order) and how messages list the
+    names (``'seq', 'heads'``)."""
+    mesh_axes = tuple(dict.fromkeys(a for n in names for a in placement[n]))
+    return mesh_axes, ", ".join(f"{n!r}" for n in names)
+
+
 def _checked(names: Sequence[str], placement: dict[str, tuple[str, ...]], operation: str) -> None:
     """The axis-resource conflict rule on a result: two of its names on one mesh axis."""
     conflicts = resource_conflicts(names, placement)
@@ -200,8 +207,7 @@ def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation:
     kept = {n: m for n, m in placement.items() if n not in set(dropped)}
     if not dropped:
         return Placed(kept)
-    mesh_axes = tuple(dict.fromkeys(a for n in dropped for a in placement[n]))
-    split = ", ".join(f"{n!r}" for n in dropped)
+    mesh_axes, split = _split_over(dropped, placement)
     why = f"{operation} reduces {split}, split over {format_mesh_axes(mesh_axes)}"
     return Placed(kept, (Collective(CollectiveKind.ALL_REDUCE, mesh_axes, why),))
 
@@ -222,10 +228,9 @@ def contract_placement(
     summed = [n for n in contracted if n in placement]
     if not summed:
         return Placed(result, tuple(moved))
-    mesh_axes = tuple(dict.fromkeys(a for n in summed for a in placement[n]))
+    mesh_axes, split = _split_over(summed, placement)
     gathered = any(a in mesh_axes for m in result.values() for a in m)
     kind = CollectiveKind.ALL_GATHER if gathered else CollectiveKind.ALL_REDUCE
-    split = ", ".join(f"{n!r}" for n in summed)
     where = f"split over {format_mesh_axes(mesh_axes)}"
     why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
     return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
@@ -376,8 +381,7 @@ def update_placement(names: Sequence[str], operand: Placement, update: Placement
     ]
     if not moved:
         return Placed(placement)
-    mesh_axes = tuple(dict.fromkeys(a for n in moved for a in update[n]))
-    split = ", ".join(f"{n!r}" for n in moved)
+    mesh_axes, split = _split_over(moved, update)
     why = f"{operation} moves its update ({split} split over {format_mesh_axes(mesh_axes)}) to its operand's placement"
     return Placed(placement, (Collective(CollectiveKind.RESHARD, mesh_axes, why),))
 
