@@ -3,7 +3,8 @@ of operations that combines placed operands (issue 30's "Done when").
 
 Each row is one tiny program line: ``conflict`` meets two different axes on one mesh axis (``data``) and must be
 ``[axis-resource-conflict]`` on that line; ``clean``, its twin, places the second axis on another mesh axis and
-must be free of errors. All rows of a column are checked in one mypy run (one function each).
+must be free of errors. All rows of a column are checked in one mypy run (one function each). ``RESOLVED`` rows
+are updates and gathers whose two axes on one mesh axis JAX runs (no conflict): both their lines must be clean.
 
 ``tx.scan`` has no row: it combines no operands itself (its final carry is ``init``'s type, placement included,
 and ``f``'s body is checked as its own function, where these rows apply); NamedArray has no ``@`` operator."""
@@ -66,15 +67,6 @@ ROWS: list[tuple[str, str, str]] = [
     ("tnp.dot", 'tnp.dot(a, w, axis="seq")', 'tnp.dot(a, v, axis="seq")'),
     ("tnp.stack", 'tnp.stack([a, b], "layers")', 'tnp.stack([a, c], "layers")'),
     ("tnp.concatenate", 'tnp.concatenate((a, b), "seq")', 'tnp.concatenate((a, c), "seq")'),
-    ("x.at[].set", 'a.at[{"seq": 0}].set(q)', 'a.at[{"seq": 0}].set(r)'),
-    ("x.at[].add", 'a.at[{"seq": 0}].add(b[{"seq": 0}])', 'a.at[{"seq": 0}].add(c[{"seq": 0}])'),
-    (
-        "tnp.dynamic_update_slice",
-        'tnp.dynamic_update_slice(a, b, {"seq": 0})',
-        'tnp.dynamic_update_slice(a, c, {"seq": 0})',
-    ),
-    ("tnp.take", 'tnp.take(emb, t, "vocab")', 'tnp.take(emb2, t, "vocab")'),
-    ("gather by a dict", 'emb[{"vocab": t}]', 'emb2[{"vocab": t}]'),
     (
         "tnp.conv",
         'tnp.conv(img, k, {"height": "kh", "width": "kw"}, "chan")',
@@ -98,14 +90,35 @@ ROWS: list[tuple[str, str, str]] = [
 ]
 """(family, a line making a conflict, its twin without one)."""
 
+RESOLVED: list[tuple[str, str, str]] = [
+    ("x.at[].set", 'a.at[{"seq": 0}].set(q)', 'a.at[{"seq": 0}].set(r)'),
+    ("x.at[].add", 'a.at[{"seq": 0}].add(b[{"seq": 0}])', 'a.at[{"seq": 0}].add(c[{"seq": 0}])'),
+    (
+        "tnp.dynamic_update_slice",
+        'tnp.dynamic_update_slice(a, b, {"seq": 0})',
+        'tnp.dynamic_update_slice(a, c, {"seq": 0})',
+    ),
+    ("tnp.take", 'tnp.take(emb, t, "vocab")', 'tnp.take(emb2, t, "vocab")'),
+    ("gather by a dict", 'emb[{"vocab": t}]', 'emb2[{"vocab": t}]'),
+]
+"""(family, a line where two axes land on ``data``, which JAX runs, and its twin): no conflict. An update's result
+is placed as its operand (the update is moved); a gather's clash between a kept axis and the indices' is resolved
+by JAX/XLA (the indices' placement wins on an Explicit mesh, the operand's on an Auto one). Both lines are clean:
+they are checked in the clean column's run."""
+
 
 def _program(column: int) -> tuple[str, dict[int, str]]:
+    """The rows' lines of ``column``, each in a function of its own; the clean column (2) adds both lines of each
+    ``RESOLVED`` row (by family: ``"<family>, clash"`` and ``"<family>, twin"``)."""
     lines = PRELUDE.splitlines()
     rows: dict[int, str] = {}
-    for index, row in enumerate(ROWS):
+    entries = [(row[0], row[column]) for row in ROWS]
+    if column == 2:
+        entries += [(f"{row[0]}, {kind}", row[at]) for row in RESOLVED for kind, at in (("clash", 1), ("twin", 2))]
+    for index, (family, line) in enumerate(entries):
         lines += ["", "", f"def row_{index}({PARAMETERS}) -> None:"]
-        lines.append(indent(row[column], "    "))
-        rows[len(lines)] = row[0]
+        lines.append(indent(line, "    "))
+        rows[len(lines)] = family
     return "\n".join(lines) + "\n", rows
 
 
@@ -119,7 +132,7 @@ def _errors(tmp_path: Path, column: int) -> tuple[dict[str, list[str]], list[str
     out, err, _ = api.run(
         ["--config-file", str(config), "--no-incremental", "--no-error-summary", "--hide-error-context", str(program)]
     )
-    found: dict[str, list[str]] = {family: [] for family, _, _ in ROWS}
+    found: dict[str, list[str]] = {family: [] for family in rows.values()}
     outside = []
     for line in (out + err).splitlines():
         parts = line.split(":", 2)
@@ -150,4 +163,12 @@ def test_a_conflict_is_reported_on_the_operations_line(checked, family):
 def test_its_twin_without_the_conflict_is_clean(checked, family):
     _, (clean, outside) = checked
     assert not outside
+    assert clean[family] == []
+
+
+@pytest.mark.parametrize("family", [f"{row[0]}, {kind}" for row in RESOLVED for kind in ("clash", "twin")])
+def test_an_update_or_gather_that_jax_runs_is_clean(checked, family):
+    _, (clean, outside) = checked
+    assert not outside
+    assert family in clean
     assert clean[family] == []

@@ -1,5 +1,5 @@
-"""The placement rules of ``top_k`` and ``split`` (``_algebra/_placement.py``) against what JAX and XLA do on
-8 emulated devices: the pieces' placement and the collective kinds in the compiled HLO."""
+"""The placement rules of ``top_k``, ``split``, gathers and updates (``_algebra/_placement.py``) against what JAX
+and XLA do on 8 emulated devices: the results' placement and the collective kinds in the compiled HLO."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from typed_xmap._algebra import CollectiveKind, select_placement, split_placement
+import typed_xmap as tx
+import typed_xmap.numpy as tnp
+from typed_xmap._algebra import CollectiveKind, gather_placement, select_placement, split_placement, update_placement
 
 COLLECTIVES = r"= \S+ (all-reduce|all-gather|all-to-all|collective-permute|reduce-scatter)(?:-start)?\("
 
@@ -59,3 +61,36 @@ def test_top_k_along_a_split_axis_gathers_it():
     assert "all-gather" in kinds and specs[0] == P("data")
     with pytest.raises(Exception, match="unsharded over the axis along which to compute the top_k"):
         _compiled(lambda x: jax.lax.top_k(x, 3), _mesh(AxisType.Explicit), P("data", "model"))
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_a_gather_whose_indices_clash_with_a_kept_axis_runs_and_one_of_them_keeps_the_mesh_axis(kind):
+    found = gather_placement(
+        ["embed", "batch", "seq"],
+        {"embed": ("model",)},
+        ["vocab"],
+        [{"batch": ("data",), "seq": ("model",)}],
+        operation="g",
+    )
+    assert found.placement == {"batch": ("data",)}
+    assert [(c.kind, c.mesh_axes) for c in found.collectives] == [(CollectiveKind.RESHARD, ("model",))]
+    with jax.set_mesh(_mesh(kind)):
+        emb = tx.shard(tx.named(jnp.ones((16, 8)), ["vocab", "embed"]), {"embed": "model"})
+        tokens = tx.shard(tx.named(jnp.zeros((4, 8), jnp.int32), ["batch", "seq"]), {"batch": "data", "seq": "model"})
+        placed = tx.resources_of(jax.jit(lambda e, t: e[{"vocab": t}])(emb, tokens))
+    # JAX/XLA choose (JAX 0.10.2: the indices' 'seq' on an Explicit mesh, the operand's 'embed' on an Auto one)
+    assert placed in ({"batch": "data", "seq": "model"}, {"batch": "data", "embed": "model"})
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_an_update_placed_otherwise_is_placed_as_its_operand(kind):
+    found = update_placement(["batch", "seq", "embed"], {"embed": ("data",)}, {"batch": ("data",)}, operation="u")
+    assert found.placement == {"embed": ("data",)}
+    assert [(c.kind, c.mesh_axes) for c in found.collectives] == [(CollectiveKind.RESHARD, ("data",))]
+    with jax.set_mesh(_mesh(kind)):
+        x = tx.shard(tx.named(jnp.ones((8, 4, 8)), ["batch", "seq", "embed"]), {"embed": "data"})
+        u = tx.shard(tx.named(jnp.ones((8, 2, 8)), ["batch", "seq", "embed"]), {"batch": "data"})
+        row = tx.shard(tx.named(jnp.ones((8, 8)), ["batch", "embed"]), {"batch": "data"})
+        updated = jax.jit(lambda x, row: x.at[{"seq": 1}].set(row))(x, row)
+        sliced = jax.jit(lambda x, u: tnp.dynamic_update_slice(x, u, {"seq": 0}))(x, u)
+    assert tx.resources_of(updated) == tx.resources_of(sliced) == {"embed": "data"}

@@ -126,6 +126,7 @@ from ._placement import (
     select_placement as select_placement,
     split_placement as split_placement,
     stack_placement as stack_placement,
+    update_placement as update_placement,
     vmap_placement as vmap_placement,
     window_placement as window_placement,
 )

@@ -35,9 +35,9 @@ see), which never causes an error. Each rule here is the placement half of one r
   features' mesh axes only on an Explicit mesh, XLA places it on an Auto one, so unknown); a split spatial axis
   of its operand is moved as XLA chooses (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 - selection (``top_k``) along an axis: the kept axes keep their placements, the new axis (the ``k`` selected)
-  has an unknown one; a selected axis that was split must be whole on each device first: JAX raises a
-  ``ShardingTypeError`` on an Explicit mesh, XLA all-gathers it over its mesh axes on an Auto one
-  (``select_placement``);
+  has an unknown one; a selected axis that was split must be whole on each device first: an ``all-gather``
+  over its mesh axes (``tnp.top_k`` gathers it itself on an Explicit mesh, where JAX 0.10.2's ``lax.top_k``
+  and sort raise a ``ShardingTypeError``; XLA gathers it on an Auto one) (``select_placement``);
 - ``split`` along an axis into equal sections: each piece keeps every placement, the split axis's included
   (JAX keeps it split over the same mesh axes), and when that axis is split, each piece's blocks are moved to
   the devices that hold them: ``collective-permute``s over its mesh axes; into unequal sections its placement
@@ -45,8 +45,10 @@ see), which never causes an error. Each rule here is the placement half of one r
   (``split_placement``);
 - a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
   indices' axes where the gathered axis was, placed as the indices are, and the operand's other axes placed
-  as it places them; they meet as in an elementwise operation (``gather_placement``). An update
-  (``x.at[...].set(v)``, ``dynamic_update_slice``) meets its operand elementwise (``broadcast_placement``);
+  as it places them; where one of those and an indices' axis are on one mesh axis, JAX/XLA run the gather and
+  choose which keeps it: both unknown, a ``reshard`` (``gather_placement``). An update (``x.at[...].set(v)``,
+  ``dynamic_update_slice``) is placed as its operand; an update placed otherwise is moved: a ``reshard``
+  (``update_placement``);
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
   the mesh axes the mapped arguments' axis was split over (JAX carries a sharded mapped dimension's mesh axes
   to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
@@ -89,6 +91,7 @@ __all__ = [
     "select_placement",
     "split_placement",
     "stack_placement",
+    "update_placement",
     "vmap_placement",
     "window_placement",
 ]
@@ -172,6 +175,13 @@ def _meet(
     return result, moved
 
 
+def _split_over(names: Sequence[str], placement: Placement) -> tuple[tuple[str, ...], str]:
+    """The mesh axes ``names`` are split over in ``placement`` (each once, in order) and how messages list the
+    names (``'seq', 'heads'``)."""
+    mesh_axes = tuple(dict.fromkeys(a for n in names for a in placement[n]))
+    return mesh_axes, ", ".join(f"{n!r}" for n in names)
+
+
 def _checked(names: Sequence[str], placement: dict[str, tuple[str, ...]], operation: str) -> None:
     """The axis-resource conflict rule on a result: two of its names on one mesh axis."""
     conflicts = resource_conflicts(names, placement)
@@ -197,8 +207,7 @@ def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation:
     kept = {n: m for n, m in placement.items() if n not in set(dropped)}
     if not dropped:
         return Placed(kept)
-    mesh_axes = tuple(dict.fromkeys(a for n in dropped for a in placement[n]))
-    split = ", ".join(f"{n!r}" for n in dropped)
+    mesh_axes, split = _split_over(dropped, placement)
     why = f"{operation} reduces {split}, split over {format_mesh_axes(mesh_axes)}"
     return Placed(kept, (Collective(CollectiveKind.ALL_REDUCE, mesh_axes, why),))
 
@@ -219,10 +228,9 @@ def contract_placement(
     summed = [n for n in contracted if n in placement]
     if not summed:
         return Placed(result, tuple(moved))
-    mesh_axes = tuple(dict.fromkeys(a for n in summed for a in placement[n]))
+    mesh_axes, split = _split_over(summed, placement)
     gathered = any(a in mesh_axes for m in result.values() for a in m)
     kind = CollectiveKind.ALL_GATHER if gathered else CollectiveKind.ALL_REDUCE
-    split = ", ".join(f"{n!r}" for n in summed)
     where = f"split over {format_mesh_axes(mesh_axes)}"
     why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
     return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
@@ -333,17 +341,56 @@ def gather_placement(
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
     per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
-    axes and the indices' axes meet as in an elementwise operation (a conflict in the result raises
-    ``AxisResourceConflict``)."""
+    axes keep theirs and the indices' axes are placed as the indices place them (the indices meet each other as
+    in an elementwise operation: a conflict among them raises ``AxisResourceConflict``). Where a kept axis and an
+    indices' axis are on one mesh axis, JAX and XLA run the gather and choose which keeps it (an Explicit mesh
+    the indices', an Auto one the operand's, measured on JAX 0.10.2): both placements are unknown, a ``reshard``
+    over it."""
     dropped = set(gathered)
-    kept = {n: m for n, m in operand.items() if n not in dropped}
-    return broadcast_placement(names, [kept, *indices], operation=operation)
+    kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
+    placement, moved = _meet([kept, *indices], names, operation)
+    from_indices = {n for p in indices for n in p}
+    clashes = [
+        c for c in resource_conflicts(names, placement) if (c.first in from_indices) != (c.second in from_indices)
+    ]
+    for clash in clashes:
+        own, added = sorted((clash.first, clash.second), key=lambda n: n in from_indices)
+        placement.pop(own, None)
+        placement.pop(added, None)
+        why = (
+            f"{operation} keeps {own!r} and places {added!r} from its indices, both split over "
+            f"{format_mesh_axes((clash.resource,))} (one is moved as JAX/XLA chooses)"
+        )
+        moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
+    _checked(names, placement, operation)
+    return Placed(placement, tuple(moved))
+
+
+def update_placement(names: Sequence[str], operand: Placement, update: Placement, *, operation: str) -> Placed:
+    """An update of ``operand`` (``x.at[...].set(v)``, ``dynamic_update_slice``) by a value placed ``update``,
+    whose result has axes ``names``: placed as ``operand`` is (JAX places an update's result like its operand).
+    Each mesh axis the update splits otherwise (one of its axes on another mesh axis than the operand's, or on a
+    mesh axis that splits another of the operand's axes) moves the update's blocks: one ``reshard`` over them."""
+    placement = {n: tuple(operand[n]) for n in names if n in operand}
+    owner = {a: n for n, mesh_axes in placement.items() for a in mesh_axes}
+    moved = [
+        name
+        for name, mesh_axes in update.items()
+        if name in names
+        and ((name in placement and placement[name] != mesh_axes) or any(owner.get(a, name) != name for a in mesh_axes))
+    ]
+    if not moved:
+        return Placed(placement)
+    mesh_axes, split = _split_over(moved, update)
+    why = f"{operation} moves its update ({split} split over {format_mesh_axes(mesh_axes)}) to its operand's placement"
+    return Placed(placement, (Collective(CollectiveKind.RESHARD, mesh_axes, why),))
 
 
 def select_placement(names: Iterable[str], placement: Placement, selected: str, *, operation: str) -> Placed:
     """A selection along ``selected`` (``top_k``) whose result has axes ``names``: the axes it keeps keep their
-    placements, a new one (the ``k`` selected) is unknown. A split ``selected`` must be whole on each device: on
-    an Explicit mesh JAX raises a ``ShardingTypeError``, on an Auto one XLA all-gathers it over its mesh axes."""
+    placements, a new one (the ``k`` selected) is unknown. A split ``selected`` must be whole on each device: an
+    all-gather over its mesh axes (``tnp.top_k`` gathers it itself on an Explicit mesh, where JAX 0.10.2's
+    ``lax.top_k`` and sort along a split dim raise a ``ShardingTypeError``; on an Auto one XLA gathers it)."""
     kept = keep_placement(names, placement, (selected,))
     mesh_axes = placement.get(selected)
     if not mesh_axes:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, StrExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, MemberExpr, StrExpr, TupleExpr
 from mypy.types import Instance, TupleType, Type, get_proper_type
 
 from ..._algebra import (
@@ -38,6 +38,7 @@ from ..._algebra import (
     select_placement,
     split_placement,
     stack_placement,
+    update_placement,
     vmap_placement,
     window_placement,
 )
@@ -45,7 +46,7 @@ from .._core._codes import NAMED_COMM
 from .._core._constants import constant_value, resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
-from .._core._support import arg_expr, fail, operands, operation_text, receiver_expr, report
+from .._core._support import arg_expr, fail, label, operands, operation_text, receiver_expr, report
 from ._indexing import bound_key
 from ._merges import rebound, settled
 
@@ -146,6 +147,15 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation)
 
 
+def _update(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``tnp.dynamic_update_slice(x, update, start)``: placed as ``x`` (``update_placement``); unknown when one of
+    the two is of unknown named shape (which one is then not known)."""
+    assert result.named is not None
+    if len(operands) != 2:
+        return keep_placement(result.named, {})
+    return update_placement(list(result.named), operands[0].placement, operands[1].placement, operation=operation)
+
+
 def _select(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     """``tnp.top_k(x, k, axis, new_axis)``: the axes it keeps keep their placements (``select_placement``)."""
     assert result.named is not None
@@ -232,7 +242,7 @@ RULES: dict[OpKind | str, Rule] = {
     "top_k": _select,
     "split": _split,
     "take": _take,
-    "dynamic_update_slice": _broadcast,
+    "dynamic_update_slice": _update,
     "dynamic_slice": _reshaped,
     "conv_transpose": _contract,
 }
@@ -395,7 +405,8 @@ def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
 def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     """``x[{"seq": 0}]``, ``x[{"seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]`` with a literal dict (or one
     bound once): the axes it does not index keep their placements, an indexed or sliced axis's is unknown, and
-    a gather's index array places the axes it adds (``gather_placement``: a conflict is reported)."""
+    a gather's index array places the axes it adds (``gather_placement``: a clash with a kept axis leaves both
+    unknown, a ``reshard`` noted; a conflict among index arrays is reported)."""
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
@@ -415,18 +426,20 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         try:
             placements = [s.placement for s in indices]
-            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation="x[...]")
+            operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
+            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation=operation)
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
+        note_collectives(ctx, found)
         return _placed_as(plugin, result, found)
 
     return placed
 
 
 def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
-    """``x.at[...].set(v)`` (``add``, ``mul``, ...): the update meets the operand elementwise
-    (``broadcast_placement``: a conflict is reported); the result (``x``'s type) placed as they meet."""
+    """``x.at[...].set(v)`` (``add``, ``mul``, ...): the result (``x``'s type) is placed as ``x`` is; an update
+    placed otherwise is moved, a ``reshard`` noted (``update_placement``)."""
 
     def placed(ctx: Any) -> Type:
         result = hook(ctx)
@@ -437,15 +450,21 @@ def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         expr = ctx.args[0][0] if ctx.args and ctx.args[0] else None
         update = settled(ctx.api, expr, update)
-        operation = f"x.at[...].{_name(ctx)}(...)"
-        try:
-            found = broadcast_placement(list(shape.named), [shape.placement, update.placement], operation=operation)
-        except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
-            return result
+        found = update_placement(
+            list(shape.named), shape.placement, update.placement, operation=f"{_at_receiver(ctx)}.{_name(ctx)}(...)"
+        )
+        note_collectives(ctx, found)
         return _placed_as(plugin, result, found)
 
     return placed
+
+
+def _at_receiver(ctx: Any) -> str:
+    """How messages name ``x.at[...]`` in ``x.at[...].set(v)``: ``x``'s own text."""
+    at = receiver_expr(ctx.context)  # x.at[...]
+    base = receiver_expr(at) if isinstance(at, IndexExpr) else None  # x.at
+    inner = base.expr if isinstance(base, MemberExpr) else None  # x
+    return f"{label(inner, 'x')}.at[...]"
 
 
 def literal_resources(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
