@@ -220,10 +220,10 @@ def test_shard_inside_jit_tells_a_malformed_mapping_as_outside(mesh, resources):
     assert "axis_resources" in str(inside.value)
 
 
-def test_shard_none_inside_jit_says_to_constrain_with_none(mesh):
-    with pytest.raises(NamedShapeError, match=r"use tx\.constrain\(x, None\)"):
+def test_shard_none_inside_jit_says_to_constrain_with_an_empty_mapping(mesh):
+    with pytest.raises(NamedShapeError, match=r"use tx\.constrain\(x, \{\}\)"):
         jax.jit(lambda v: tx.shard(v, None))(value())
-    out = jax.jit(lambda v: tx.constrain(v, None))(value())  # the advice given is a call that works
+    out = jax.jit(lambda v: tx.constrain(v, {}))(value())  # the advice given is a call that works
     assert tx.resources_of(out) == {}
 
 
