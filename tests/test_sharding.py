@@ -210,6 +210,23 @@ def test_shard_inside_jit_says_to_constrain(mesh):
         jax.jit(lambda v: tx.shard(v, {"batch": "x"}))(value())
 
 
+@pytest.mark.parametrize("resources", ["batch", ("x", None), [("batch", "x")], {"batch": 3}])
+def test_shard_inside_jit_tells_a_malformed_mapping_as_outside(mesh, resources):
+    with pytest.raises(NamedShapeError) as outside:
+        tx.shard(value(), resources)
+    with pytest.raises(NamedShapeError) as inside:
+        jax.jit(lambda v: tx.shard(v, resources))(value())
+    assert str(inside.value) == str(outside.value)
+    assert "axis_resources" in str(inside.value)
+
+
+def test_shard_none_inside_jit_says_to_constrain_with_an_empty_mapping(mesh):
+    with pytest.raises(NamedShapeError, match=r"use tx\.constrain\(x, \{\}\)"):
+        jax.jit(lambda v: tx.shard(v, None))(value())
+    out = jax.jit(lambda v: tx.constrain(v, {}))(value())  # the advice given is a call that works
+    assert tx.resources_of(out) == {}
+
+
 def test_constrain_inside_jit_places_a_value_made_outside(mesh):
     made_outside = tx.named(jnp.ones((8, 4)), ["batch", "feat"])
     out = jax.jit(lambda v: v + tx.constrain(made_outside, {"batch": "x"}))(

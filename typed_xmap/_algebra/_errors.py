@@ -53,8 +53,9 @@ class NamedShapeError(TypeError, ValueError):
     It subclasses both ``TypeError`` and ``ValueError`` (as numpy's ``AxisError`` does), because the
     original ``xmap`` raised one or the other for these conditions and code catching either keeps working.
     ``kind`` says what is wrong (an ``ErrorKind``); it is given where the error is raised. ``axes`` names the
-    axes an ``AXIS_MISSING`` error is about (missing from an operand, carried where it must not be, clashing),
-    where the rule knows them (empty otherwise): the mypy plugin reads it to tell which operand lacks an axis.
+    axes an ``AXIS_MISSING`` error is about (missing from an operand, carried where it must not be, clashing), or
+    an ``AXIS_SIZE`` clash is on, where the rule knows them (empty otherwise): the mypy plugin reads it to tell
+    which operand lacks an axis, and whether a clash is certain whatever a ``*rest`` group holds.
     """
 
     kind: ErrorKind

@@ -180,6 +180,7 @@ def _same_axes(shapes: Sequence[Shape], *, operation: str, except_axis: str | No
                     f"{operation}: axis {axis!r} has size {known} in operand 0 but {size} in operand {index}. "
                     f"Fix: make the sizes of {axis!r} agree",
                     kind=ErrorKind.AXIS_SIZE,
+                    axes=[axis],
                 )
             if known is None:
                 first[axis] = size

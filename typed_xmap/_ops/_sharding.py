@@ -208,9 +208,11 @@ def shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None = N
 
 def _shard(x: Any, axis_resources: Mapping[str, Any], memory_kind: str | None, axes: Any, where: str) -> Any:
     if tracing():  # inside jax.jit: the concrete mesh (its devices) is out of reach, and jit places by shardings
+        normalize_axis_resources(axis_resources)  # a malformed mapping is told as outside jit, before the advice
+        given = dict(axis_resources or {})  # None (nothing split, as outside jit) is {} to tx.constrain
         raise NamedShapeError(
             f"{where} is called inside jax.jit (or another JAX transformation), where it cannot put a value on "
-            f"devices. Fix: inside a jitted function use tx.constrain(x, {dict(axis_resources)!r}); call "
+            f"devices. Fix: inside a jitted function use tx.constrain(x, {given!r}); call "
             f"tx.shard outside jax.jit, on the arguments you pass in",
             kind=ErrorKind.INVALID_ARGUMENT,
         )

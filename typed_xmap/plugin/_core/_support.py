@@ -115,17 +115,23 @@ def certain_error(
     empty) and the rule runs again, until it passes (``None``) or fails on an axis every operand with a group
     has: missing from an operand without a group, or a clash, an error whatever the groups hold. So an operand
     with a group next to one without is judged by each operand (``tnp.concatenate([a, b], "time")``, ``b`` lacking
-    ``time``, is an error whatever ``a``'s group holds). An error that names no axes is left unreported where an
-    operand has a group. ``rule`` returns (anything) where it passes or cannot read an argument
-    (``_names_first.rerun``)."""
+    ``time``, is an error whatever ``a``'s group holds). An error of another kind on the rerun (a size clash) is
+    reported where it names only axes the operands declare, none the groups were given (their sizes are not
+    known): ``a: "*rest chan=3"`` and ``b: "time=5 chan=4"`` clash on ``chan`` whatever ``*rest`` holds. An error
+    that names no axes is left unreported where an operand has a group. ``rule`` returns (anything) where it
+    passes or cannot read an argument (``_names_first.rerun``)."""
     grouped = [o is not None and has_group(o) for o in operands]
     if error.kind is not ErrorKind.AXIS_MISSING or not any(grouped):
         return error
     shapes = [dict(o) if o is not None else {} for o in operands]
+    added: set[str] = set()  # the axes given to the groups, each of a size not known
     current = error
     for _ in range(_TRIES):
-        if current.kind is not ErrorKind.AXIS_MISSING or not current.axes:
-            return None  # an error of another kind once the groups were given axes: not certain
+        if current.kind is not ErrorKind.AXIS_MISSING:  # e.g. a size clash once the groups were given axes
+            on_given = not current.axes or any(a in added or a.startswith(GROUP_PREFIX) for a in current.axes)
+            return None if on_given else current  # on axes the operands declare (both sizes known): certain
+        if not current.axes:
+            return None
         for axis in current.axes:
             if axis.startswith(GROUP_PREFIX):
                 for shape in shapes:
@@ -136,6 +142,7 @@ def certain_error(
                 return current
             for i in lacking:
                 shapes[i][axis] = None  # the group holds it, of a size not known here
+            added.add(axis)
         try:
             rule(*shapes)
         except NamedShapeError as again:
