@@ -1,13 +1,14 @@
 """The blind sets: model programs written from the docs alone by helpers who never read the checker.
 
-Each program under ``tests/blind/set*/`` is correct as written and carries planted one-line mistakes as comments
-(``# plant[id kind static|runtime]: replacement``; the rule is ``tests/blind/measure.py``'s docstring). Held here,
-per program: it runs; ``typed-xmap check`` passes it in default and ``--strict`` mode; and every planted mistake
-that was caught statically when the set was last measured stays caught (``tests/blind/expected.json``). One mypy
-run checks a program with all those mutants (``measure.check_many``). A correct program the checker wrongly
-rejected when measured is recorded in ``false_errors``: it must still show errors (fixing it must update the
-record). The plants it missed are not checked here: ``python tests/blind/measure.py tests/blind/setN`` measures a
-whole set, missed plants included, and its totals are the figures issue reports give.
+Each program under ``tests/blind/set*/`` (models) and ``tests/blind/place*/`` (placement on a mesh) is correct as
+written and carries planted one-line mistakes as comments (``# plant[id kind static|runtime]: replacement``; the
+rule is ``tests/blind/measure.py``'s docstring). Held here, per program: it runs; ``typed-xmap check`` passes it in
+default and ``--strict`` mode; and every planted mistake that was caught statically when the set was last measured
+stays caught (``tests/blind/expected.json``). One mypy run checks a program with all those mutants
+(``measure.check_many``). A correct program the checker wrongly rejected when measured is recorded in
+``false_errors``: it must still show errors (fixing it must update the record). The plants it missed are not checked
+here: ``python tests/blind/measure.py tests/blind/setN`` measures a whole set, missed plants included, and its
+totals are the figures issue reports give.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CAUGHT: set[str] = set(EXPECTED["caught"])
 """``set/program/plant`` of every plant caught statically when the set was last measured."""
 FALSE_ERRORS: set[str] = set(EXPECTED["false_errors"])
 """``set/program/mode`` of the correct programs the checker wrongly rejected when measured."""
-SETS = sorted(p for p in BLIND.iterdir() if p.is_dir() and p.name.startswith("set"))
+SETS = sorted(p for p in BLIND.iterdir() if p.is_dir() and p.name.startswith(("set", "place")))
 PROGRAMS = [p for s in SETS for p in sorted(s.glob("*.py")) if not p.name.startswith("_")]
 pytestmark = pytest.mark.slow
 
