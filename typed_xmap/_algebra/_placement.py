@@ -476,15 +476,17 @@ def declared_placement_error(where: str, declared: Placement, known: Placement) 
 
 def _mesh_axis_taken(declared: Placement, known: Placement) -> Mismatch | None:
     """An axis the annotation places on a mesh axis that the value is known to split along another of its axes
-    (``seq@model`` known, ``embed@model`` declared): one mesh axis cannot split a value along two axes."""
-    for name, wanted in declared.items():
-        for other, found in known.items():
-            taken = [m for m in found if m in wanted]
-            if other != name and other not in declared and taken:
-                return Mismatch(
-                    f"axis {other!r} is split over mesh axis {taken[0]!r}, which the annotation gives to {name!r} "
-                    f"({name}@{format_mesh_axes(wanted)})",
-                    ErrorKind.PLACEMENT,
-                    other,
-                )
+    (``seq@model`` known, ``embed@model`` declared): one mesh axis cannot split a value along two axes (the
+    conflict rule, ``resource_conflicts``, over the known placement with the declared one over it)."""
+    merged = {**{n: m for n, m in known.items() if n not in declared}, **declared}
+    for conflict in resource_conflicts(merged, merged):
+        if (conflict.first in declared) != (conflict.second in declared):
+            declared_first = conflict.first in declared
+            name, other = (conflict.first, conflict.second) if declared_first else (conflict.second, conflict.first)
+            return Mismatch(
+                f"axis {other!r} is split over mesh axis {conflict.resource!r}, which the annotation gives to "
+                f"{name!r} ({name}@{format_mesh_axes(declared[name])})",
+                ErrorKind.PLACEMENT,
+                other,
+            )
     return None
