@@ -9,91 +9,21 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
-import re
-import subprocess
 import sys
 import typing
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import pytest
+from hlo_collectives import MESH, MOVES, ROOT, Listed, compiled, listed
 from jax.sharding import AxisType
 
 import typed_xmap as tx
 
-ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "programs" / "placement_comm.py"
 MOE = ROOT / "examples" / "moe.py"
-MESH = {"data": 4, "model": 2}
-COLLECTIVE = re.compile(r"\b(all-reduce|reduce-scatter|all-gather|all-to-all|collective-permute)(?:-start)?\(")
-
-Listed = Counter[tuple[str, tuple[str, ...]]]
-MOVES = frozenset({"all-gather", "all-to-all", "collective-permute"})
-"""What a listed ``reshard`` may compile to."""
-
-
-def _permuted_axes(line: str) -> tuple[str, ...] | None:
-    """The mesh axes a ``collective-permute``'s device pairs move along (device ids are row-major over MESH)."""
-    found = re.search(r"source_target_pairs=\{(\{[^=]*\})\}", line)
-    if found is None:
-        return None
-    sizes = list(MESH.values())
-
-    def coordinates(device: int) -> list[int]:
-        return [device // math.prod(sizes[i + 1 :]) % size for i, size in enumerate(sizes)]
-
-    moved = set()
-    for source, target in re.findall(r"\{(\d+),(\d+)\}", found[1]):
-        pairs = zip(coordinates(int(source)), coordinates(int(target)), strict=True)
-        moved |= {axis for axis, (a, b) in zip(MESH, pairs, strict=True) if a != b}
-    return tuple(axis for axis in MESH if axis in moved)
-
-
-def _group_size(line: str) -> int:
-    """How many devices each replica group of an HLO collective holds, in the forms XLA prints."""
-    if found := re.search(r"replica_groups=mesh\[([^\]]*)\][^{]*\{([^}]*)\}", line):
-        sizes = {axis: int(size) for axis, size in re.findall(r"'(\w+)'=(\d+)", found[1])}
-        return math.prod(sizes[axis] for axis in re.findall(r"'(\w+)'", found[2]))
-    if found := re.search(r"replica_groups=\{\{([^}]*)\}", line):
-        return len(found[1].split(","))
-    if found := re.search(r"replica_groups=\[\d+,(\d+)\]<=", line):
-        return int(found[1])
-    raise AssertionError(f"replica groups in a form this test does not read: {line}")
-
-
-def _mesh_axes(size: int) -> tuple[str, ...]:
-    """The mesh axes whose devices make a group of ``size`` (the mesh's axes have distinct sizes)."""
-    by_size = {math.prod(MESH[a] for a in axes): axes for axes in (("data",), ("model",), ("data", "model"))}
-    return by_size[size]
-
-
-def compiled(function: object, *args: object) -> Listed:
-    hlo = function.lower(*args).compile().as_text()  # type: ignore[attr-defined]
-    return Counter(
-        (found[1], _permuted_axes(line) or _mesh_axes(_group_size(line)))
-        for line in hlo.splitlines()
-        if (found := COLLECTIVE.search(line))
-    )
-
-
-def listed(program: Path = PROGRAM) -> dict[str, Listed]:
-    """The plugin's list, per function: ``typed-xmap check --comm``'s notes under "In function" lines."""
-    command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", "--comm", str(program.relative_to(ROOT))]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    found: dict[str, Listed] = {}
-    function = ""
-    for line in result.stdout.splitlines():
-        if context := re.search(r'note: In function "(\w+)"', line):
-            function = context[1]
-        elif note := re.search(r":\d+: note: collective: ([\w-]+) over (\w+|\([\w,]+\)):", line):
-            axes = tuple(note[2].strip("()").split(","))
-            found.setdefault(function, Counter())[note[1], axes] += 1
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +37,7 @@ def program():
 
 
 def test_listed_collectives_equal_the_compiled_hlos(program):
-    static = listed()
+    static = listed(PROGRAM)
     with jax.set_mesh(jax.make_mesh(tuple(MESH.values()), tuple(MESH))):
 
         def value(axes: list[str], placement: dict[str, str]) -> tx.NamedArray:
