@@ -19,7 +19,9 @@ Table = NamedArray[f32, "vocab@model embed"]
 Logits = NamedArray[f32, "batch@data seq vocab@model"]
 
 
-def embed(table: Table, positions: NamedArray[f32, "seq embed"], tokens: Tokens) -> NamedArray[f32, "batch@data seq embed"]:
+def embed(
+    table: Table, positions: NamedArray[f32, "seq embed"], tokens: Tokens
+) -> NamedArray[f32, "batch@data seq embed"]:
     return table[{"vocab": tokens}] + positions
 
 

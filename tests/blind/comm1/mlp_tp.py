@@ -47,9 +47,7 @@ def fsdp_up(x: Hidden, w: NamedArray[f32, "embed@data mlp"]) -> NamedArray[f32, 
 def example_arguments() -> dict[str, tuple[object, ...]]:
     keys = iter(jax.random.split(jax.random.key(0), 8))
     x = tx.shard(tx.random.normal(next(keys), {"batch": 8, "seq": 8, "embed": 16}), {"batch": "data"})
-    h = tx.shard(
-        tx.random.normal(next(keys), {"batch": 8, "seq": 8, "mlp": 32}), {"batch": "data", "mlp": "model"}
-    )
+    h = tx.shard(tx.random.normal(next(keys), {"batch": 8, "seq": 8, "mlp": 32}), {"batch": "data", "mlp": "model"})
     w_in = tx.shard(tx.random.normal(next(keys), {"embed": 16, "mlp": 32}), {"mlp": "model"})
     w_out = tx.shard(tx.random.normal(next(keys), {"mlp": 32, "embed": 16}), {"mlp": "model"})
     scale = tx.random.normal(next(keys), {"embed": 16})

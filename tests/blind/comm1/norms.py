@@ -39,18 +39,16 @@ def class_log_partition(scores: NamedArray[f32, "batch@data label@model"]) -> Na
     return tnp.logsumexp(scores, "label")
 
 
-def global_stats(x: Stream) -> tuple[NamedArray[f32, ""], NamedArray[f32, ""]]:
-    """The largest magnitude and the mean square of the whole stream (for logging)."""
+def global_stats(x: Stream) -> NamedArray[f32, "stat"]:
+    """The largest magnitude and the mean square of the whole stream, stacked (for logging)."""
     peak = tnp.max(tnp.abs(x), ("batch", "seq", "embed"))
     power = tnp.mean(x * x, ("batch", "seq", "embed"))
-    return peak, power
+    return tnp.stack([peak, power], axis="stat")
 
 
 def example_arguments() -> dict[str, tuple[object, ...]]:
     keys = iter(jax.random.split(jax.random.key(3), 8))
-    x = tx.shard(
-        tx.random.normal(next(keys), {"batch": 8, "seq": 8, "embed": 16}), {"batch": "data", "embed": "model"}
-    )
+    x = tx.shard(tx.random.normal(next(keys), {"batch": 8, "seq": 8, "embed": 16}), {"batch": "data", "embed": "model"})
     scale = tx.shard(tx.random.normal(next(keys), {"embed": 16}), {"embed": "model"})
     bias = tx.shard(tx.random.normal(next(keys), {"embed": 16}), {"embed": "model"})
     scores = tx.shard(tx.random.normal(next(keys), {"batch": 8, "label": 16}), {"batch": "data", "label": "model"})
