@@ -31,17 +31,16 @@ from jax.sharding import AxisType
 
 
 def callees(source: str) -> dict[str, set[str]]:
-    """Each module-level function -> the module's functions it calls by name, transitively."""
+    """Each module-level function -> the module's functions it calls or names, transitively; a module-level
+    name bound to an expression of functions (``per_example = tx.vmap(f, ...)``) counts as calling them."""
     tree = ast.parse(source)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    bodies: dict[str, ast.AST] = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            bodies.update({target.id: node.value for target in node.targets if isinstance(target, ast.Name)})
     direct = {
-        name: {
-            call.func.id
-            for call in ast.walk(node)
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in functions
-        }
-        | {ref.id for ref in ast.walk(node) if isinstance(ref, ast.Name) and ref.id in functions and ref.id != name}
-        for name, node in functions.items()
+        name: {ref.id for ref in ast.walk(body) if isinstance(ref, ast.Name) and ref.id in bodies} - {name}
+        for name, body in bodies.items()
     }
     closure: dict[str, set[str]] = {}
     for name in direct:
