@@ -72,7 +72,9 @@ def example_arguments() -> dict[str, tuple[object, ...]]:
     wq = tx.shard(tx.random.normal(next(key), proj), {"heads": "model"})
     wo = tx.shard(tx.random.normal(next(key), proj), {"heads": "model"})
     table = tx.shard(tx.random.normal(next(key), {"vocab": vocab, "embed": embed}), {"vocab": "model"})
-    logits = tx.shard(tx.random.normal(next(key), {"batch": batch, "vocab": vocab}), {"batch": "data", "vocab": "model"})
+    logits = tx.shard(
+        tx.random.normal(next(key), {"batch": batch, "vocab": vocab}), {"batch": "data", "vocab": "model"}
+    )
     return {
         "write_cache": (cache, x, wk, jnp.int32(5)),
         "attend": (x, cache, values, wq, wo, jnp.int32(6)),

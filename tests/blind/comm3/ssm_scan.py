@@ -30,7 +30,9 @@ Step = tuple[
 ]
 
 
-def in_proj(x: Hidden, w: NamedArray[f32, "embed inner@model"], w_gate: NamedArray[f32, "embed inner@model"]) -> tuple[Inner, Inner]:
+def in_proj(
+    x: Hidden, w: NamedArray[f32, "embed inner@model"], w_gate: NamedArray[f32, "embed inner@model"]
+) -> tuple[Inner, Inner]:
     """The layer's input and its gate, both widened to the split channels."""
     u = tnp.einsum("{embed},{embed,inner}->{inner}", x, w)
     gate = tnp.silu(tnp.einsum("{embed},{embed,inner}->{inner}", x, w_gate))
@@ -56,7 +58,9 @@ def out_proj(y: Inner, gate: Inner, w_out: NamedArray[f32, "inner@model embed"])
     return tnp.einsum("{inner},{inner,embed}->{embed}", y * gate, w_out)
 
 
-def cumulative_decay(dt: NamedArray[f32, "batch@data seq@model inner"]) -> NamedArray[f32, "batch@data seq@model inner"]:
+def cumulative_decay(
+    dt: NamedArray[f32, "batch@data seq@model inner"],
+) -> NamedArray[f32, "batch@data seq@model inner"]:
     """exp(-sum of dt up to each position) along a sequence split over ``model``: a running sum across blocks."""
     return tnp.exp(-tnp.cumsum(tnp.softplus(dt), "seq"))
 

@@ -50,7 +50,9 @@ def in_batch_loss(users: Users, items: Users, temperature: jax.Array) -> jax.Arr
     candidates = tx.constrain(items, {"batch": None}).rename({"batch": "cand"})  # every device scores all items
     scores = tnp.einsum("{out},{cand,out}->{cand}", users, candidates) / temperature
     log_probs = tnp.log_softmax(scores, "cand")
-    positives = log_probs * tnp.one_hot(tnp.arange("batch", users.named_shape["batch"]), "cand", users.named_shape["batch"])
+    positives = log_probs * tnp.one_hot(
+        tnp.arange("batch", users.named_shape["batch"]), "cand", users.named_shape["batch"]
+    )
     loss: jax.Array = -positives.sum(("batch", "cand")).data / users.named_shape["batch"]
     return loss
 

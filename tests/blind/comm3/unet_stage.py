@@ -55,12 +55,8 @@ def example_arguments() -> dict[str, tuple[object, ...]]:
     key = iter(jax.random.split(jax.random.key(0), 8))
     maps = {"batch": 8, "height": 16, "width": 16, "channels": 8}
     x = tx.shard(tx.random.normal(next(key), maps), {"batch": "data", "channels": "model"})
-    k_down = tx.shard(
-        tx.random.normal(next(key), {"kh": 3, "kw": 3, "channels": 8, "out": 16}), {"channels": "model"}
-    )
-    coarse = tx.shard(
-        tx.random.normal(next(key), {"batch": 8, "height": 8, "width": 8, "out": 16}), {"batch": "data"}
-    )
+    k_down = tx.shard(tx.random.normal(next(key), {"kh": 3, "kw": 3, "channels": 8, "out": 16}), {"channels": "model"})
+    coarse = tx.shard(tx.random.normal(next(key), {"batch": 8, "height": 8, "width": 8, "out": 16}), {"batch": "data"})
     k_up = tx.shard(tx.random.normal(next(key), {"kh": 2, "kw": 2, "out": 16, "channels": 8}), {"channels": "model"})
     rows = tx.shard(tx.random.normal(next(key), maps), {"height": "data", "channels": "model"})
     return {
