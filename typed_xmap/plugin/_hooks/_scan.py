@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..._algebra import StaticSize
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["SCAN", "scan_hook", "scan_signature"]
+__all__ = ["SCAN", "scan_hook", "scan_signature", "scanned_body"]
 
 SCAN = frozenset({"typed_xmap.scan", "typed_xmap._ops._scan.scan"})
 """``tx.scan`` by full name (the stubs' and the runtime module's)."""
@@ -41,7 +41,13 @@ PARTIAL_CALL = "__mypy_partial"
 
 def _body(api: Any, expr: Expression | None) -> CallableType | None:
     """``f``'s signature, when it takes a carry and a slice (of a ``functools.partial``: what is left to pass)."""
-    typ = get_proper_type(api.get_expression_type(expr)) if expr is not None else None
+    return scanned_body(api.get_expression_type(expr) if expr is not None else None)
+
+
+def scanned_body(found: Type | None) -> CallableType | None:
+    """The signature of ``f``, of type ``found``, when it takes a carry and a slice (of a ``functools.partial``:
+    what is left to pass)."""
+    typ = get_proper_type(found)
     if isinstance(typ, Instance) and typ.extra_attrs is not None:
         typ = get_proper_type(typ.extra_attrs.attrs.get(PARTIAL_CALL))
     if isinstance(typ, CallableType) and not typ.is_type_obj() and len(typ.arg_types) >= 2:
@@ -133,6 +139,7 @@ def _without_ys_variable(signature: CallableType) -> CallableType:
 
 def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     """``(carry, ys)``: ``ys`` are ``f``'s outputs with ``axis`` added, its size ``xs``'s or ``length=``."""
+    plugin.containers.record(ctx.api)  # init and xs meet f's parameters: ``_declared`` checks the module
     axis = flow_value(ctx.api, arg_expr(ctx, "axis"))
     body = _body(ctx.api, arg_expr(ctx, "f", 0))
     result = get_proper_type(ctx.default_return_type)
