@@ -27,7 +27,14 @@ from ..._algebra import declared_placement_error
 from .._core._encoding import carries_placement, decode
 from .._core._support import label, report
 from .._core._tree import expressions, statements_in
-from ._declared_parts import dict_fields, known_shape, scan_arguments, typed_dict_fields, without_axis
+from ._declared_parts import (
+    declares_placement,
+    dict_fields,
+    known_shape,
+    scan_arguments,
+    typed_dict_fields,
+    without_axis,
+)
 from ._merges import placed_at_use
 
 if TYPE_CHECKING:
@@ -69,7 +76,7 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
         use = Use(scanned.argument, function, tree)
         _compare(api, scanned.argument, scanned.declared, scanned.where, use, scanned.axis)
     callee = get_proper_type(api.lookup_type_or_none(call.callee))
-    if not isinstance(callee, CallableType) or not any(carries_placement(t) for t in callee.arg_types):
+    if not isinstance(callee, CallableType) or not any(declares_placement(t) for t in callee.arg_types):
         return
     formals = map_actuals_to_formals(
         call.arg_kinds,
@@ -80,7 +87,7 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
     )
     name = label(call.callee, "the function")
     for formal, actuals in enumerate(formals):
-        if len(actuals) != 1 or not carries_placement(callee.arg_types[formal]):
+        if len(actuals) != 1 or not declares_placement(callee.arg_types[formal]):
             continue
         parameter = callee.arg_names[formal] or str(formal + 1)
         if _solved(callee, callee.arg_names[formal]):

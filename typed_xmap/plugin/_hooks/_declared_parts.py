@@ -18,16 +18,37 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mypy.nodes import ARG_NAMED, ARG_POS, DictExpr, RefExpr, StrExpr
-from mypy.types import Instance, LiteralType, Type, TypedDictType, UnionType, get_proper_type
+from mypy.types import Instance, LiteralType, TupleType, Type, TypedDictType, UnionType, get_proper_type
 
-from .._core._encoding import Shape, decode
+from .._core._encoding import Shape, carries_placement, decode
 from .._core._support import label
 from ._scan import SCAN, scanned_body
 
 if TYPE_CHECKING:
     from mypy.nodes import CallExpr, Expression
 
-__all__ = ["ScanArgument", "dict_fields", "known_shape", "scan_arguments", "typed_dict_fields", "without_axis"]
+__all__ = [
+    "ScanArgument",
+    "declares_placement",
+    "dict_fields",
+    "known_shape",
+    "scan_arguments",
+    "typed_dict_fields",
+    "without_axis",
+]
+
+DEPTH = 4
+"""How deep ``declares_placement`` looks into nested ``TypedDict``s and tuples."""
+
+
+def declares_placement(typ: Type, depth: int = DEPTH) -> bool:
+    """Whether ``typ`` is a NamedArray with a placement, or a ``TypedDict`` or tuple holding one."""
+    if carries_placement(typ):
+        return True
+    proper = get_proper_type(typ)
+    items = proper.items.values() if isinstance(proper, TypedDictType) else []
+    items = proper.items if isinstance(proper, TupleType) else items
+    return depth > 0 and any(declares_placement(item, depth - 1) for item in items)
 
 
 def dict_fields(expr: Expression | None, wanted: Type) -> Iterator[tuple[str, Expression, Type]]:
