@@ -36,6 +36,7 @@ from ._declared_parts import (
     without_axis,
 )
 from ._merges import placed_at_use
+from ._scan import called_signature
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression, MypyFile
@@ -75,8 +76,8 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
     for scanned in scan_arguments(api, call):  # tx.scan(f, init, xs): init and xs's slices meet f's parameters
         use = Use(scanned.argument, function, tree)
         _compare(api, scanned.argument, scanned.declared, scanned.where, use, scanned.axis)
-    callee = get_proper_type(api.lookup_type_or_none(call.callee))
-    if not isinstance(callee, CallableType) or not any(declares_placement(t) for t in callee.arg_types):
+    callee = called_signature(api.lookup_type_or_none(call.callee))  # a functools.partial: what is left to pass
+    if callee is None or not any(declares_placement(t) for t in callee.arg_types):
         return
     formals = map_actuals_to_formals(
         call.arg_kinds,
@@ -135,10 +136,9 @@ def _compare_types(
         return
     if not carries_placement(wanted):
         return
-    known, annotated = known_shape(found), decode(wanted)
+    known, annotated = without_axis(known_shape(found), axis), decode(wanted)
     if known is None or annotated is None or known.named is None or annotated.named is None:
         return
-    known = without_axis(known, axis)
     if set(known.named) != set(annotated.named):
         return  # the names differ: mypy's own error says so
     if expr is not None:

@@ -89,9 +89,9 @@ def known_shape(typ: Type) -> Shape | None:
     return replace(first, placement=placement)
 
 
-def without_axis(shape: Shape, axis: str | None) -> Shape:
+def without_axis(shape: Shape | None, axis: str | None) -> Shape | None:
     """``shape`` without the axis ``axis`` (a slice of a scanned value), its placement with it."""
-    if axis is None or shape.named is None or axis not in shape.named:
+    if axis is None or shape is None or shape.named is None or axis not in shape.named:
         return shape
     named = {n: s for n, s in shape.named.items() if n != axis}
     placement = {n: m for n, m in shape.placement.items() if n != axis}

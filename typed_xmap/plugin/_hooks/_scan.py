@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..._algebra import StaticSize
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["SCAN", "scan_hook", "scan_signature", "scanned_body"]
+__all__ = ["SCAN", "called_signature", "scan_hook", "scan_signature", "scanned_body"]
 
 SCAN = frozenset({"typed_xmap.scan", "typed_xmap._ops._scan.scan"})
 """``tx.scan`` by full name (the stubs' and the runtime module's)."""
@@ -47,12 +47,19 @@ def _body(api: Any, expr: Expression | None) -> CallableType | None:
 def scanned_body(found: Type | None) -> CallableType | None:
     """The signature of ``f``, of type ``found``, when it takes a carry and a slice (of a ``functools.partial``:
     what is left to pass)."""
+    typ = called_signature(found)
+    if typ is not None and not typ.is_type_obj() and len(typ.arg_types) >= 2:
+        return typ
+    return None
+
+
+def called_signature(found: Type | None) -> CallableType | None:
+    """The signature a call of a value of type ``found`` takes: a function's, a ``functools.partial``'s (what is
+    left to pass, as mypy reads it)."""
     typ = get_proper_type(found)
     if isinstance(typ, Instance) and typ.extra_attrs is not None:
         typ = get_proper_type(typ.extra_attrs.attrs.get(PARTIAL_CALL))
-    if isinstance(typ, CallableType) and not typ.is_type_obj() and len(typ.arg_types) >= 2:
-        return typ
-    return None
+    return typ if isinstance(typ, CallableType) else None
 
 
 def _has_group(body: CallableType) -> bool:
