@@ -24,6 +24,7 @@ from mypy.typeops import get_all_type_vars
 from mypy.types import CallableType, TupleType, Type, get_proper_type
 
 from ..._algebra import declared_placement_error
+from .._core._callables import called_signature
 from .._core._encoding import carries_placement, decode
 from .._core._support import label, report
 from .._core._tree import expressions, statements_in
@@ -36,7 +37,6 @@ from ._declared_parts import (
     without_axis,
 )
 from ._merges import placed_at_use
-from ._scan import called_signature
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression, MypyFile

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from mypy.nodes import ARG_NAMED, ARG_POS, DictExpr, RefExpr, StrExpr
 from mypy.types import Instance, LiteralType, TupleType, Type, TypedDictType, UnionType, get_proper_type
 
+from .._core._callables import SCAN, scanned_body
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._support import label
-from ._scan import SCAN, scanned_body
 
 if TYPE_CHECKING:
     from mypy.nodes import CallExpr, Expression

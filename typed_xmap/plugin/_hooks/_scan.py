@@ -17,6 +17,7 @@ from mypy.erasetype import erase_typevars
 from mypy.expandtype import expand_type
 from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
 
+from .._core._callables import SCAN, scanned_body
 from .._core._constants import flow_value
 from .._core._encoding import NAMED_ARRAY, decode, mentions_group, open_groups
 from .._core._sizes import with_symbols
@@ -31,35 +32,12 @@ if TYPE_CHECKING:
     from ..._algebra import StaticSize
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["SCAN", "called_signature", "scan_hook", "scan_signature", "scanned_body"]
-
-SCAN = frozenset({"typed_xmap.scan", "typed_xmap._ops._scan.scan"})
-"""``tx.scan`` by full name (the stubs' and the runtime module's)."""
-PARTIAL_CALL = "__mypy_partial"
-"""The extra attribute mypy gives a ``functools.partial``: the signature of what is left to pass."""
+__all__ = ["SCAN", "scan_hook", "scan_signature"]
 
 
 def _body(api: Any, expr: Expression | None) -> CallableType | None:
     """``f``'s signature, when it takes a carry and a slice (of a ``functools.partial``: what is left to pass)."""
     return scanned_body(api.get_expression_type(expr) if expr is not None else None)
-
-
-def scanned_body(found: Type | None) -> CallableType | None:
-    """The signature of ``f``, of type ``found``, when it takes a carry and a slice (of a ``functools.partial``:
-    what is left to pass)."""
-    typ = called_signature(found)
-    if typ is not None and not typ.is_type_obj() and len(typ.arg_types) >= 2:
-        return typ
-    return None
-
-
-def called_signature(found: Type | None) -> CallableType | None:
-    """The signature a call of a value of type ``found`` takes: a function's, a ``functools.partial``'s (what is
-    left to pass, as mypy reads it)."""
-    typ = get_proper_type(found)
-    if isinstance(typ, Instance) and typ.extra_attrs is not None:
-        typ = get_proper_type(typ.extra_attrs.attrs.get(PARTIAL_CALL))
-    return typ if isinstance(typ, CallableType) else None
 
 
 def _has_group(body: CallableType) -> bool:
