@@ -24,9 +24,18 @@ from mypy.typeops import get_all_type_vars
 from mypy.types import CallableType, TupleType, Type, get_proper_type
 
 from ..._algebra import declared_placement_error
+from .._core._callables import called_signature
 from .._core._encoding import carries_placement, decode
 from .._core._support import label, report
 from .._core._tree import expressions, statements_in
+from ._declared_parts import (
+    declares_placement,
+    dict_fields,
+    known_shape,
+    scan_arguments,
+    typed_dict_fields,
+    without_axis,
+)
 from ._merges import placed_at_use
 
 if TYPE_CHECKING:
@@ -64,8 +73,11 @@ class Use(NamedTuple):
 
 
 def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyFile) -> None:
-    callee = get_proper_type(api.lookup_type_or_none(call.callee))
-    if not isinstance(callee, CallableType) or not any(carries_placement(t) for t in callee.arg_types):
+    for scanned in scan_arguments(api, call):  # tx.scan(f, init, xs): init and xs's slices meet f's parameters
+        use = Use(scanned.argument, function, tree)
+        _compare(api, scanned.argument, scanned.declared, scanned.where, use, scanned.axis)
+    callee = called_signature(api.lookup_type_or_none(call.callee))  # a functools.partial: what is left to pass
+    if callee is None or not any(declares_placement(t) for t in callee.arg_types):
         return
     formals = map_actuals_to_formals(
         call.arg_kinds,
@@ -76,7 +88,7 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
     )
     name = label(call.callee, "the function")
     for formal, actuals in enumerate(formals):
-        if len(actuals) != 1 or not carries_placement(callee.arg_types[formal]):
+        if len(actuals) != 1 or not declares_placement(callee.arg_types[formal]):
             continue
         parameter = callee.arg_names[formal] or str(formal + 1)
         if _solved(callee, callee.arg_names[formal]):
@@ -99,23 +111,32 @@ def _solved(callee: CallableType, parameter: str | None) -> bool:
     return bool(get_all_type_vars(declared.arg_types[declared.arg_names.index(parameter)]))
 
 
-def _compare(api: Any, expr: Expression, declared: Type, where: str, use: Use) -> None:
+def _compare(api: Any, expr: Expression, declared: Type, where: str, use: Use, axis: str | None = None) -> None:
     actual = api.lookup_type_or_none(expr)
     if actual is not None:
-        _compare_types(api, actual, declared, where, use, expr)
+        _compare_types(api, actual, declared, where, use, expr, axis)
 
 
-def _compare_types(api: Any, actual: Type, declared: Type, where: str, use: Use, expr: Expression | None) -> None:
-    """Compare two types' placements, a tuple's items pairwise; a variable ``expr`` placed as the bindings that
-    reach it agree (``placed_at_use``: mypy's type of a rebound variable keeps its first placement)."""
+def _compare_types(
+    api: Any, actual: Type, declared: Type, where: str, use: Use, expr: Expression | None, axis: str | None = None
+) -> None:
+    """Compare two types' placements, a tuple's items pairwise, a dict literal's or a ``TypedDict``'s fields with
+    a ``TypedDict``'s; a variable ``expr`` placed as the bindings that reach it agree (``placed_at_use``: mypy's
+    type of a rebound variable keeps its first placement); ``axis``: the actual value's axis that the declared
+    one lacks (``tx.scan``'s ``xs``, sliced along it)."""
     found, wanted = get_proper_type(actual), get_proper_type(declared)
+    items = list(dict_fields(expr, wanted))
+    for key, value, field in items:  # each item of a dict literal with its field, reported on the item's line
+        _compare(api, value, field, f"{where} (field {key!r})", use._replace(context=value), axis)
+    for key, found_field, declared_field in [] if items else typed_dict_fields(found, wanted):
+        _compare_types(api, found_field, declared_field, f"{where} (field {key!r})", use, None, axis)
     if isinstance(found, TupleType) and isinstance(wanted, TupleType) and len(found.items) == len(wanted.items):
         for index, (item, declared_item) in enumerate(zip(found.items, wanted.items, strict=True)):
-            _compare_types(api, item, declared_item, f"{where} (item {index})", use, None)
+            _compare_types(api, item, declared_item, f"{where} (item {index})", use, None, axis)
         return
     if not carries_placement(wanted):
         return
-    known, annotated = decode(found), decode(wanted)
+    known, annotated = without_axis(known_shape(found), axis), decode(wanted)
     if known is None or annotated is None or known.named is None or annotated.named is None:
         return
     if set(known.named) != set(annotated.named):

@@ -17,6 +17,7 @@ from mypy.erasetype import erase_typevars
 from mypy.expandtype import expand_type
 from mypy.types import CallableType, FunctionLike, Instance, TupleType, Type, get_proper_type
 
+from .._core._callables import SCAN, scanned_body
 from .._core._constants import flow_value
 from .._core._encoding import NAMED_ARRAY, decode, mentions_group, open_groups
 from .._core._sizes import with_symbols
@@ -33,20 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SCAN", "scan_hook", "scan_signature"]
 
-SCAN = frozenset({"typed_xmap.scan", "typed_xmap._ops._scan.scan"})
-"""``tx.scan`` by full name (the stubs' and the runtime module's)."""
-PARTIAL_CALL = "__mypy_partial"
-"""The extra attribute mypy gives a ``functools.partial``: the signature of what is left to pass."""
-
 
 def _body(api: Any, expr: Expression | None) -> CallableType | None:
     """``f``'s signature, when it takes a carry and a slice (of a ``functools.partial``: what is left to pass)."""
-    typ = get_proper_type(api.get_expression_type(expr)) if expr is not None else None
-    if isinstance(typ, Instance) and typ.extra_attrs is not None:
-        typ = get_proper_type(typ.extra_attrs.attrs.get(PARTIAL_CALL))
-    if isinstance(typ, CallableType) and not typ.is_type_obj() and len(typ.arg_types) >= 2:
-        return typ
-    return None
+    return scanned_body(api.get_expression_type(expr) if expr is not None else None)
 
 
 def _has_group(body: CallableType) -> bool:
@@ -133,6 +124,7 @@ def _without_ys_variable(signature: CallableType) -> CallableType:
 
 def scan_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     """``(carry, ys)``: ``ys`` are ``f``'s outputs with ``axis`` added, its size ``xs``'s or ``length=``."""
+    plugin.containers.record(ctx.api)  # init and xs meet f's parameters: ``_declared`` checks the module
     axis = flow_value(ctx.api, arg_expr(ctx, "axis"))
     body = _body(ctx.api, arg_expr(ctx, "f", 0))
     result = get_proper_type(ctx.default_return_type)

@@ -42,6 +42,7 @@ DEPTH = 8
 
 
 def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
+    plugin.containers.record(ctx.api)  # a placed value may meet a declared type: ``_declared`` checks the module
     types = arg(ctx, "x", 0)
     value = constant_value(ctx.api, arg_expr(ctx, "axis_resources", 1))
     if len(types) != 1 or not isinstance(value, dict):
