@@ -51,8 +51,9 @@ see), which never causes an error. Each rule here is the placement half of one r
   (``update_placement``);
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
   the mesh axes the mapped arguments' axis was split over (JAX carries a sharded mapped dimension's mesh axes
-  to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
-  on a mesh axis that splits another axis of a result is the axis-resource conflict (``vmap_placement``).
+  to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those where the arguments
+  agree). A mapped axis placed on a mesh axis that splits another axis of a result is the axis-resource
+  conflict (``vmap_placement``).
 
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``);
 ``declared_placement_error`` is its static half (the plugin: a placement the checker knows against a declared one).
@@ -417,16 +418,27 @@ def split_placement(names: Iterable[str], placement: Placement, axis: str, *, ev
 
 
 def vmap_placement(
-    mapped: Sequence[str], resources: Placement, arguments: Sequence[Placement], *, operation: str
+    mapped: Sequence[str],
+    resources: Placement,
+    arguments: Sequence[tuple[Iterable[str], Placement]],
+    *,
+    operation: str,
 ) -> dict[str, tuple[str, ...]]:
-    """The placement of the axes ``mapped`` over by ``vmap`` on its results: ``resources`` (``tx.vmap``'s
-    ``axis_resources``, JAX's ``spmd_axis_name``) where given, else the mapped arguments' (``arguments``: the
-    placements of those that carry the axes; differing ones leave it unknown: JAX raises on an Explicit mesh).
-    Each result leaf then meets it with its own placements (``broadcast_placement``: a conflict there raises).
-    JAX also rejects an argument broadcast into the body (not mapped) that is split over a mapped axis's mesh
-    axis; the plugin types ``tx.vmap(f, ...)`` before its arguments are seen, so that is not checked here."""
-    found, _ = _meet(arguments, mapped, operation)
-    return {n: tuple(resources[n]) if n in resources else found[n] for n in mapped if n in resources or n in found}
+    """The placement of the axes ``mapped`` over by ``vmap`` on its results, from ``resources`` (``tx.vmap``'s
+    ``axis_resources``, JAX's ``spmd_axis_name``) and the mapped arguments (``arguments``: each argument leaf's
+    axes and placement; none where they are not seen). JAX carries the mesh axes a mapped argument's axis is
+    split over to the results; inside the function the axis is no axis of the values (JAX types them without
+    it), so its placement cannot meet theirs there. A mapped axis is placed where ``resources`` or the leaves
+    carrying it place it, all alike: two placements (leaves that differ, or ``resources`` against a leaf) leave
+    it unknown (JAX raises on an Explicit mesh, XLA chooses on an Auto one), and so does, without
+    ``resources``, a leaf carrying it whose placement is unknown (it may be whole). Each result leaf then meets
+    it with its own placements (``broadcast_placement``: a conflict there raises). JAX also rejects an argument
+    broadcast into the body (not mapped) split over a mapped axis's mesh axis, where the body combines it with
+    a mapped value; that is not checked here (the body is typed from its annotations)."""
+    carried = [(set(axes), placement) for axes, placement in arguments]
+    unsure = {n for axes, placement in carried for n in mapped if n in axes and n not in placement}
+    found, _ = _meet([resources, *(placement for _, placement in carried)], mapped, operation)
+    return {n: m for n, m in found.items() if n in resources or n not in unsure}
 
 
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
