@@ -42,6 +42,7 @@ DEPTH = 8
 
 
 def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
+    plugin.containers.record(ctx.api)  # a placement made here is checked against declared ones (``_declared``)
     types = arg(ctx, "x", 0)
     value = constant_value(ctx.api, arg_expr(ctx, "axis_resources", 1))
     if len(types) != 1 or not isinstance(value, dict):
