@@ -4,11 +4,11 @@ mypy compares a NamedArray's names and sizes (its TypedDict items), never its pl
 ``_encoding``), so a value placed ``batch@data`` fits a declared ``"batch@model seq"``. This check compares
 them where a value meets a declared type: a ``return`` against the function's declared return type, a call's
 argument against its parameter's annotation, an annotated assignment (``y: NamedArray[f32, "batch@data"] =
-...``) against its annotation; the items of a tuple pairwise; a union's one NamedArray member (``X | None``: ``X``)
-on either side; an overloaded callee's parameter in the overload the call matches (mypy's choice: the first
-whose parameters its arguments fit; none where an argument's type holds ``Any`` and several fit). Gradual: only an axis placed on both sides is
-compared (the algebra's ``declared_placement_error``, ``[axis-resource-conflict]`` as ``@tx.typed``'s
-placement mismatch at run time); a value whose names differ from the declared ones is mypy's own error already.
+...``) against its annotation; the items of a tuple pairwise; a union's one NamedArray member (``X | None``:
+``X``) on either side; an overloaded callee's parameter in the overload the call matches (mypy's choice: the
+first whose parameters its arguments fit; none where an argument's type holds ``Any`` and several fit).
+Gradual: only an axis placed on both sides is compared (the algebra's ``declared_placement_error``,
+``[axis-resource-conflict]`` as ``@tx.typed``'s placement mismatch at run time); a value whose names differ from the declared ones is mypy's own error already.
 
 mypy has no hook for a return or an annotated assignment, so this runs once a module is type-checked, over the
 types the checker inferred (as ``_containers`` does), in a module where one of the plugin's call hooks ran (a
