@@ -8,7 +8,8 @@ argument against its parameter's annotation, an annotated assignment (``y: Named
 ``X``) on either side; an overloaded callee's parameter in the overload the call matches (mypy's choice: the
 first whose parameters its arguments fit; none where an argument's type holds ``Any`` and several fit).
 Gradual: only an axis placed on both sides is compared (the algebra's ``declared_placement_error``,
-``[axis-resource-conflict]`` as ``@tx.typed``'s placement mismatch at run time); a value whose names differ from the declared ones is mypy's own error already.
+``[axis-resource-conflict]`` as ``@tx.typed``'s placement mismatch at run time); a value whose names differ
+from the declared ones is mypy's own error already.
 
 mypy has no hook for a return or an annotated assignment, so this runs once a module is type-checked, over the
 types the checker inferred (as ``_containers`` does), in a module where one of the plugin's call hooks ran (a
