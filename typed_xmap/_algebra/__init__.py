@@ -241,4 +241,5 @@ from ._windows import (
     conv_plan as conv_plan,
     conv_transpose_plan as conv_transpose_plan,
     pool_plan as pool_plan,
+    pooled_split_error as pooled_split_error,
 )

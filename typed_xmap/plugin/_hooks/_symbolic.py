@@ -78,12 +78,24 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             shown = [{**with_symbols(s), **b} for s, b in zip(shapes, built, strict=True)]
             meet_sizes(static, operation=operation_text(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
+            if not _found_by_the_hook(error, shapes):
+                report(ctx.api, error, ctx.context)
             return hook(ctx)
         kept = _kept_sizes(shapes, built)  # the operands' own symbols (a field's as built), not their names'
         return _with(plugin, hook(ctx), kept)
 
     return symbolic
+
+
+def _found_by_the_hook(error: NamedShapeError, shapes: list[Shape]) -> bool:
+    """Whether the clash ``error`` is on is one the wrapped hook's own rule finds and reports: the operands'
+    types give its axis two different int sizes (one clash, one report). The symbolic check reports the rest: a
+    symbol that differs whatever the config, a size known from how a container's field was built."""
+    for name in error.axes:
+        sizes = {s.named.get(name) for s in shapes if s.named is not None}
+        if len({size for size in sizes if isinstance(size, int)}) > 1:
+            return True
+    return False
 
 
 def _kept_sizes(shapes: list[Shape], built: list[dict[str, StaticSize]] | None = None) -> dict[str, StaticSize]:
