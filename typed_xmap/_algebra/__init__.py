@@ -189,6 +189,7 @@ from ._spec import (
     parse_named_axes as parse_named_axes,
     parse_positional as parse_positional,
     parse_shape_spec as parse_shape_spec,
+    partition_entry as partition_entry,
     syntax_error as syntax_error,
 )
 from ._structure import (

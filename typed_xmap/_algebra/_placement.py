@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from ._errors import ErrorKind, NamedShapeError
 from ._resources import conflict_error, resource_conflicts
 from ._shapes import Mismatch
-from ._spec import format_mesh_axes
+from ._spec import format_mesh_axes, partition_entry
 
 __all__ = [
     "Collective",
@@ -478,7 +478,7 @@ def declared_placement_error(where: str, declared: Placement, known: Placement) 
     mismatch = mismatch or _mesh_axis_taken(declared, known)
     if mismatch is None or mismatch.axis is None:
         return None
-    wanted = {n: m[0] if len(m) == 1 else tuple(m) for n, m in declared.items()}
+    wanted = {n: partition_entry(m) for n, m in declared.items()}
     return NamedShapeError(
         f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
         f"tx.constrain(..., {wanted!r}), or correct the annotation",
