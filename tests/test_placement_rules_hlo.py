@@ -126,14 +126,14 @@ def test_vmap_carries_the_mapped_arguments_placement_to_its_results(kind):
 @pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
 def test_vmap_over_arguments_placed_two_ways_leaves_the_mapped_axis_unknown(kind):
     """Two placements of the mapped axis: JAX raises on an Explicit mesh, XLA chooses on an Auto one (here
-    neither: the result is whole), so the rule leaves it unknown; a leaf whose placement is unknown too."""
+    neither: the result is whole), so the rule leaves it unknown; a leaf whose placement is unknown too;
+    ``axis_resources`` (``spmd_axis_name``) places it whatever the arguments."""
     placed, other = (("batch",), {"batch": ("data",)}), (("batch",), {"batch": ("model",)})
     assert vmap_placement(["batch"], {}, [placed, other], operation="tx.vmap") == {}
     assert vmap_placement(["batch"], {}, [placed, (("batch",), {})], operation="tx.vmap") == {}
-    assert vmap_placement(["batch"], {"batch": ("model",)}, [placed], operation="tx.vmap") == {}
-    assert vmap_placement(["batch"], {"batch": ("model",)}, [(("batch",), {})], operation="tx.vmap") == {
-        "batch": ("model",)
-    }
+    resources = {"batch": ("model",)}  # spmd_axis_name places the body's values: it wins (Explicit: JAX raises)
+    assert vmap_placement(["batch"], resources, [placed], operation="tx.vmap") == resources
+    assert vmap_placement(["batch"], resources, [(("batch",), {})], operation="tx.vmap") == resources
     with jax.set_mesh(_mesh(kind)):
         x = tx.shard(tx.named(jnp.ones((8, 16)), ["batch", "seq"]), {"batch": "data"})
         y = tx.shard(tx.named(jnp.ones((8, 16)), ["batch", "seq"]), {"batch": "model"})

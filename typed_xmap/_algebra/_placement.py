@@ -428,17 +428,19 @@ def vmap_placement(
     ``axis_resources``, JAX's ``spmd_axis_name``) and the mapped arguments (``arguments``: each argument leaf's
     axes and placement; none where they are not seen). JAX carries the mesh axes a mapped argument's axis is
     split over to the results; inside the function the axis is no axis of the values (JAX types them without
-    it), so its placement cannot meet theirs there. A mapped axis is placed where ``resources`` or the leaves
-    carrying it place it, all alike: two placements (leaves that differ, or ``resources`` against a leaf) leave
-    it unknown (JAX raises on an Explicit mesh, XLA chooses on an Auto one), and so does, without
-    ``resources``, a leaf carrying it whose placement is unknown (it may be whole). Each result leaf then meets
-    it with its own placements (``broadcast_placement``: a conflict there raises). JAX also rejects an argument
-    broadcast into the body (not mapped) split over a mapped axis's mesh axis, where the body combines it with
-    a mapped value; that is not checked here (the body is typed from its annotations)."""
+    it), so its placement cannot meet theirs there. A mapped axis is placed where ``resources`` place it
+    (``spmd_axis_name`` places the function's values, so a result's own axis on that mesh axis conflicts; JAX
+    raises on an Explicit mesh where an argument places the axis otherwise), else where the leaves carrying it
+    place it, all alike: leaves that differ leave it unknown (JAX raises on an Explicit mesh, XLA chooses on an
+    Auto one), and so does a leaf carrying it whose placement is unknown (it may be whole). Each result leaf
+    then meets it with its own placements (``broadcast_placement``: a conflict there raises). JAX also rejects
+    an argument broadcast into the body (not mapped) split over a mapped axis's mesh axis, where the body
+    combines it with a mapped value; that is not checked here (the body is typed from its annotations)."""
     carried = [(set(axes), placement) for axes, placement in arguments]
     unsure = {n for axes, placement in carried for n in mapped if n in axes and n not in placement}
-    found, _ = _meet([resources, *(placement for _, placement in carried)], mapped, operation)
-    return {n: m for n, m in found.items() if n in resources or n not in unsure}
+    found, _ = _meet([placement for _, placement in carried], mapped, operation)
+    known = {n: m for n, m in found.items() if n not in unsure}
+    return {n: tuple(resources[n]) if n in resources else known[n] for n in mapped if n in resources or n in known}
 
 
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
