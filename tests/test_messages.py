@@ -825,6 +825,11 @@ CASES = {
         K.AXIS_SIZE,
     ),
     "windows: window not a dict": (lambda: tnp.avg_pool(image(), 2), E, K.INVALID_ARGUMENT),  # type: ignore[arg-type]
+    "windows: pooled size of a split axis the mesh axis does not divide": (
+        on_mesh(lambda: tnp.max_pool(tx.shard(image(), {"height": "y"}), {"height": 2}, strides={"height": 1})),
+        E,
+        K.AXIS_SIZE,
+    ),
     "windows: positional kernel dims": (
         lambda: tnp.conv(
             image(), tx.named(jnp.ones((2, 3, 3, 3)), {1: "kh", 2: "kw", 3: "channels"}), {"height": "kh"}, "channels"
@@ -1823,6 +1828,12 @@ MESSAGES = {
     ),
     "windows: window not a dict": (
         "tnp.avg_pool: window maps axis names to window sizes, got 2. Fix: write window={'height': 2, 'width': 2}"
+    ),
+    "windows: pooled size of a split axis the mesh axis does not divide": (
+        "tnp.max_pool: axis 'height' (size 6) is split over mesh axis 'y' in 2 parts, and pools to size 5, which 2 "
+        "does not divide: on an Explicit mesh a pooled axis stays split, so its pooled size must divide into the "
+        "parts. Fix: choose a window, strides or padding whose pooled size of 'height' is a multiple of 2, or make "
+        "'height' whole first (tx.constrain with a mapping without 'height')"
     ),
     "windows: positional kernel dims": (
         "tnp.conv: kernel has 1 positional dims; a kernel's dims are all named (windows, contracted and output "

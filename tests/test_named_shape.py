@@ -8,10 +8,15 @@ from typed_xmap._algebra import (
     ErrorKind,
     Mismatch,
     broadcast_positional,
+    einsum_result,
     match_shape_spec,
+    meet_sizes,
     merge_bindings,
+    parse_einsum,
     parse_shape_spec,
     reduce_named_shape,
+    size_add,
+    symbol,
     union_named_shapes,
 )
 
@@ -107,3 +112,19 @@ def test_merge_equals_direct_match(named, bindings):
         assert isinstance(merged, Mismatch)
     else:
         assert {**bindings, **direct} == {**bindings, **merged}
+
+
+def test_size_clashes_of_broadcast_einsum_and_symbols_record_their_axis():
+    """A size clash names the axis it is on (``error.axes``), as a missing axis does: the plugin reads it to
+    tell a clash on declared axes (certain, whatever a ``*rest`` group holds) and which rule reports it."""
+    with pytest.raises(NamedShapeError) as broadcast:
+        union_named_shapes([{"batch": 4, "embed": 3}, {"batch": 8}], operation="a + b")
+    spec = parse_einsum("{batch,embed},{batch}->{embed}")
+    with pytest.raises(NamedShapeError) as contraction:
+        einsum_result(spec, [{"batch": 4, "embed": 3}, {"batch": 8}], [(), ()], operation="einsum")
+    n = symbol("cfg.n")
+    with pytest.raises(NamedShapeError) as symbolic:
+        meet_sizes([{"e": size_add(n, 1), "f": 2}, {"e": n}], operation="a * b")
+    for error in (broadcast, contraction, symbolic):
+        assert error.value.kind is ErrorKind.AXIS_SIZE
+    assert (broadcast.value.axes, contraction.value.axes, symbolic.value.axes) == (("batch",), ("batch",), ("e",))

@@ -1,5 +1,5 @@
-"""The placement rules of ``top_k``, ``split``, gathers and updates (``_algebra/_placement.py``) against what JAX
-and XLA do on 8 emulated devices: the results' placement and the collective kinds in the compiled HLO."""
+"""The placement rules of ``top_k``, ``split``, gathers, updates and ``vmap`` (``_algebra/_placement.py``) against
+what JAX and XLA do on 8 emulated devices: the results' placement and the collective kinds in the compiled HLO."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
-from typed_xmap._algebra import CollectiveKind, gather_placement, select_placement, split_placement, update_placement
+from typed_xmap._algebra import (
+    CollectiveKind,
+    gather_placement,
+    select_placement,
+    split_placement,
+    update_placement,
+    vmap_placement,
+)
 
 COLLECTIVES = r"= \S+ (all-reduce|all-gather|all-to-all|collective-permute|reduce-scatter)(?:-start)?\("
 
@@ -94,3 +101,44 @@ def test_an_update_placed_otherwise_is_placed_as_its_operand(kind):
         updated = jax.jit(lambda x, row: x.at[{"seq": 1}].set(row))(x, row)
         sliced = jax.jit(lambda x, u: tnp.dynamic_update_slice(x, u, {"seq": 0}))(x, u)
     assert tx.resources_of(updated) == tx.resources_of(sliced) == {"embed": "data"}
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_vmap_carries_the_mapped_arguments_placement_to_its_results(kind):
+    """``tx.vmap`` without ``axis_resources``: the results' mapped axis is split as the arguments split it; inside
+    the function the values are typed without it (``float32[16@model]``: only their own axes' placement)."""
+    x_leaf = (("batch", "seq"), {"batch": ("data",), "seq": ("model",)})
+    found = vmap_placement(["batch"], {}, [x_leaf, x_leaf], operation="tx.vmap")
+    inside = []
+
+    def per(v, w):
+        inside.append(jax.typeof(v.data))
+        return v + w
+
+    with jax.set_mesh(_mesh(kind)):
+        x = tx.shard(tx.named(jnp.ones((8, 16)), ["batch", "seq"]), {"batch": "data", "seq": "model"})
+        result = jax.jit(tx.vmap(per, axis="batch"))(x, x)
+    assert found == {"batch": ("data",)}
+    assert tx.resources_of(result) == {"batch": "data", "seq": "model"}
+    assert str(inside[0]) == ("float32[16@model]" if kind == AxisType.Explicit else "float32[16]")
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_vmap_over_arguments_placed_two_ways_leaves_the_mapped_axis_unknown(kind):
+    """Two placements of the mapped axis: JAX raises on an Explicit mesh, XLA chooses on an Auto one (here
+    neither: the result is whole), so the rule leaves it unknown; a leaf whose placement is unknown too;
+    ``axis_resources`` (``spmd_axis_name``) places it whatever the arguments."""
+    placed, other = (("batch",), {"batch": ("data",)}), (("batch",), {"batch": ("model",)})
+    assert vmap_placement(["batch"], {}, [placed, other], operation="tx.vmap") == {}
+    assert vmap_placement(["batch"], {}, [placed, (("batch",), {})], operation="tx.vmap") == {}
+    resources = {"batch": ("model",)}  # spmd_axis_name places the body's values: it wins (Explicit: JAX raises)
+    assert vmap_placement(["batch"], resources, [placed], operation="tx.vmap") == resources
+    assert vmap_placement(["batch"], resources, [(("batch",), {})], operation="tx.vmap") == resources
+    with jax.set_mesh(_mesh(kind)):
+        x = tx.shard(tx.named(jnp.ones((8, 16)), ["batch", "seq"]), {"batch": "data"})
+        y = tx.shard(tx.named(jnp.ones((8, 16)), ["batch", "seq"]), {"batch": "model"})
+        if kind == AxisType.Explicit:
+            with pytest.raises(ValueError, match="should be sharded the same"):
+                jax.jit(tx.vmap(lambda a, b: a + b, axis="batch"))(x, y)
+        else:
+            assert "batch" not in tx.resources_of(jax.jit(tx.vmap(lambda a, b: a + b, axis="batch"))(x, y))

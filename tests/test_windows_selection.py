@@ -489,3 +489,16 @@ def test_conv_window_axes_are_named_errors(kernel_axes, shape, spatial, contract
     x = tx.named(jnp.ones((5, 5, 2)), ["height", "width", "channels"])
     with pytest.raises(tx.NamedShapeError, match=r"tnp\.conv: kernel axis 'kh'.*Fix:"):
         tnp.conv(x, tx.named(jnp.ones(shape), kernel_axes), spatial, contract)
+
+
+def test_a_pool_whose_pooled_split_axis_the_mesh_does_not_divide_names_the_axis_and_the_fix_works():
+    """On an Explicit mesh a pooled axis stays split; a pooled size its parts do not divide is typed_xmap's error
+    (JAX's own is a bare ``ShardingTypeError``); the fix it gives (make the axis whole first) runs."""
+    with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"))):
+        x = tx.shard(tx.named(jnp.ones((2, 8, 3)), ["batch", "width", "chan"]), {"width": "model"})
+        with pytest.raises(tx.NamedShapeError, match="axis 'width' \\(size 8\\) is split over mesh axis 'model' in 4"):
+            tnp.avg_pool(x, {"width": 2}, strides={"width": 1})
+        fixed = tnp.avg_pool(tx.constrain(x, {}), {"width": 2}, strides={"width": 1})
+        evenly = tnp.max_pool(x, {"width": 2})
+    assert fixed.named_shape["width"] == 7
+    assert tx.resources_of(evenly) == {"width": "model"} and evenly.named_shape["width"] == 4

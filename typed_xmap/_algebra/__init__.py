@@ -189,6 +189,7 @@ from ._spec import (
     parse_named_axes as parse_named_axes,
     parse_positional as parse_positional,
     parse_shape_spec as parse_shape_spec,
+    partition_entry as partition_entry,
     syntax_error as syntax_error,
 )
 from ._structure import (
@@ -241,4 +242,5 @@ from ._windows import (
     conv_plan as conv_plan,
     conv_transpose_plan as conv_transpose_plan,
     pool_plan as pool_plan,
+    pooled_split_error as pooled_split_error,
 )

@@ -51,8 +51,9 @@ see), which never causes an error. Each rule here is the placement half of one r
   (``update_placement``);
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
   the mesh axes the mapped arguments' axis was split over (JAX carries a sharded mapped dimension's mesh axes
-  to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those). A mapped axis placed
-  on a mesh axis that splits another axis of a result is the axis-resource conflict (``vmap_placement``).
+  to the outputs; with ``spmd_axis_name``, ``tx.vmap``'s ``axis_resources``, over those where the arguments
+  agree). A mapped axis placed on a mesh axis that splits another axis of a result is the axis-resource
+  conflict (``vmap_placement``).
 
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``);
 ``declared_placement_error`` is its static half (the plugin: a placement the checker knows against a declared one).
@@ -69,7 +70,7 @@ from dataclasses import dataclass
 from ._errors import ErrorKind, NamedShapeError
 from ._resources import conflict_error, resource_conflicts
 from ._shapes import Mismatch
-from ._spec import format_mesh_axes
+from ._spec import format_mesh_axes, partition_entry
 
 __all__ = [
     "Collective",
@@ -417,16 +418,29 @@ def split_placement(names: Iterable[str], placement: Placement, axis: str, *, ev
 
 
 def vmap_placement(
-    mapped: Sequence[str], resources: Placement, arguments: Sequence[Placement], *, operation: str
+    mapped: Sequence[str],
+    resources: Placement,
+    arguments: Sequence[tuple[Iterable[str], Placement]],
+    *,
+    operation: str,
 ) -> dict[str, tuple[str, ...]]:
-    """The placement of the axes ``mapped`` over by ``vmap`` on its results: ``resources`` (``tx.vmap``'s
-    ``axis_resources``, JAX's ``spmd_axis_name``) where given, else the mapped arguments' (``arguments``: the
-    placements of those that carry the axes; differing ones leave it unknown: JAX raises on an Explicit mesh).
-    Each result leaf then meets it with its own placements (``broadcast_placement``: a conflict there raises).
-    JAX also rejects an argument broadcast into the body (not mapped) that is split over a mapped axis's mesh
-    axis; the plugin types ``tx.vmap(f, ...)`` before its arguments are seen, so that is not checked here."""
-    found, _ = _meet(arguments, mapped, operation)
-    return {n: tuple(resources[n]) if n in resources else found[n] for n in mapped if n in resources or n in found}
+    """The placement of the axes ``mapped`` over by ``vmap`` on its results, from ``resources`` (``tx.vmap``'s
+    ``axis_resources``, JAX's ``spmd_axis_name``) and the mapped arguments (``arguments``: each argument leaf's
+    axes and placement; none where they are not seen). JAX carries the mesh axes a mapped argument's axis is
+    split over to the results; inside the function the axis is no axis of the values (JAX types them without
+    it), so its placement cannot meet theirs there. A mapped axis is placed where ``resources`` place it
+    (``spmd_axis_name`` places the function's values, so a result's own axis on that mesh axis conflicts; JAX
+    raises on an Explicit mesh where an argument places the axis otherwise), else where the leaves carrying it
+    place it, all alike: leaves that differ leave it unknown (JAX raises on an Explicit mesh, XLA chooses on an
+    Auto one), and so does a leaf carrying it whose placement is unknown (it may be whole). Each result leaf
+    then meets it with its own placements (``broadcast_placement``: a conflict there raises). JAX also rejects
+    an argument broadcast into the body (not mapped) split over a mapped axis's mesh axis, where the body
+    combines it with a mapped value; that is not checked here (the body is typed from its annotations)."""
+    carried = [(set(axes), placement) for axes, placement in arguments]
+    unsure = {n for axes, placement in carried for n in mapped if n in axes and n not in placement}
+    found, _ = _meet([placement for _, placement in carried], mapped, operation)
+    known = {n: m for n, m in found.items() if n not in unsure}
+    return {n: tuple(resources[n]) if n in resources else known[n] for n in mapped if n in resources or n in known}
 
 
 def rename_placement(placement: Placement, renames: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
@@ -466,7 +480,7 @@ def declared_placement_error(where: str, declared: Placement, known: Placement) 
     mismatch = mismatch or _mesh_axis_taken(declared, known)
     if mismatch is None or mismatch.axis is None:
         return None
-    wanted = {n: m[0] if len(m) == 1 else tuple(m) for n, m in declared.items()}
+    wanted = {n: partition_entry(m) for n, m in declared.items()}
     return NamedShapeError(
         f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
         f"tx.constrain(..., {wanted!r}), or correct the annotation",

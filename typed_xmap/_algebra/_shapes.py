@@ -76,6 +76,7 @@ def union_named_shapes(
                     f"Fix: rename one of the axes, or slice the larger to the smaller size: "
                     f"x[{{{name!r}: slice(0, {min(known, size)})}}]",
                     kind=ErrorKind.AXIS_SIZE,
+                    axes=[name],
                 )
     return result
 

@@ -34,6 +34,7 @@ __all__ = [
     "parse_named_axes",
     "parse_positional",
     "parse_shape_spec",
+    "partition_entry",
     "syntax_error",
 ]
 
@@ -65,6 +66,12 @@ PositionalDim = int | str
 def format_mesh_axes(mesh_axes: Sequence[str]) -> str:
     """``("data",)`` -> ``"data"``; ``("x", "y")`` -> ``"(x,y)"`` (JAX's notation, one token)."""
     return mesh_axes[0] if len(mesh_axes) == 1 else f"({','.join(mesh_axes)})"
+
+
+def partition_entry(mesh_axes: Sequence[str]) -> str | tuple[str, ...] | None:
+    """Where an axis split over ``mesh_axes`` is placed, as a ``PartitionSpec`` entry and as users write a
+    mapping's value (``axis_resources``): one mesh axis by its name, several as a tuple, none as ``None``."""
+    return None if not mesh_axes else mesh_axes[0] if len(mesh_axes) == 1 else tuple(mesh_axes)
 
 
 def format_placed_name(name: str, mesh_axes: Sequence[str] | None) -> str:

@@ -282,6 +282,7 @@ def meet_sizes(
                     f"must have one size, and these differ whatever the config. Fix: build both from the same "
                     f"size, or rename one of the axes",
                     kind=ErrorKind.AXIS_SIZE,
+                    axes=[name],
                 )
             elif name not in result or (size is not None and not isinstance(known, int)):
                 result[name], owner[name] = size, index

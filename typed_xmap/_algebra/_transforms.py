@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from ._errors import ErrorKind, NamedShapeError
 from ._shapes import is_size
+from ._spec import partition_entry
 
 __all__ = [
     "check_carry",
@@ -159,7 +160,7 @@ def check_carry_placement(
     for name in sorted(set(before) | set(after)):
         was, now = before.get(name, ()), after.get(name, ())
         if was != now:
-            target = {name: now[0] if len(now) == 1 else now} if now else {}
+            target = {name: partition_entry(now)} if now else {}
             raise NamedShapeError(
                 f"{operation}: axis {name!r} of the carry{path} goes in {_placed(was)} but comes out "
                 f"{_placed(now)}; on an Explicit mesh a carry keeps its placement from step to step. Fix: place "

@@ -18,9 +18,10 @@ from dataclasses import dataclass, replace
 
 from ._errors import ErrorKind, NamedShapeError
 from ._shapes import Size, is_size
+from ._spec import format_mesh_axes
 from ._structure import carried_axis, require_axis
 
-__all__ = ["ConvPlan", "Padding", "PoolPlan", "conv_plan", "conv_transpose_plan", "pool_plan"]
+__all__ = ["ConvPlan", "Padding", "PoolPlan", "conv_plan", "conv_transpose_plan", "pool_plan", "pooled_split_error"]
 
 Shape = Mapping[str, Size]
 Padding = str | tuple[tuple[int, int], ...]
@@ -403,3 +404,23 @@ def pool_plan(
     pad = _padding(padding, names, operation=operation)
     out = dict(x) | _windowed(x, sizes, stride, (1,) * len(sizes), pad, operation=operation)
     return PoolPlan(sizes, stride, pad, out)
+
+
+def pooled_split_error(
+    axis: str, size: int, pooled: int, mesh_axes: Sequence[str], parts: int, *, operation: str
+) -> NamedShapeError | None:
+    """A pool keeps a split window axis split (``window_placement``); on an Explicit mesh JAX then needs its
+    pooled size to divide into the ``parts`` its ``mesh_axes`` cut it in (else it raises a bare
+    ``ShardingTypeError``): the error for an axis whose pooled size does not, ``None`` where it does."""
+    if not mesh_axes or pooled % parts == 0:
+        return None
+    where = f"mesh axis {mesh_axes[0]!r}" if len(mesh_axes) == 1 else f"mesh axes {format_mesh_axes(mesh_axes)}"
+    return NamedShapeError(
+        f"{operation}: axis {axis!r} (size {size}) is split over {where} in {parts} parts, and pools to size "
+        f"{pooled}, which {parts} does not divide: on an Explicit mesh a pooled axis stays split, so its pooled "
+        f"size must divide into the parts. Fix: choose a window, strides or padding whose pooled size of "
+        f"{axis!r} is a multiple of {parts}, or make {axis!r} whole first (tx.constrain with a mapping "
+        f"without {axis!r})",
+        kind=ErrorKind.AXIS_SIZE,
+        axes=[axis],
+    )

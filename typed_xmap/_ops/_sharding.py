@@ -24,6 +24,7 @@ from .._algebra import (
     check_fits,
     normalize_axis_resources,
     parse_axis_map,
+    partition_entry,
 )
 from .._value._compat import tracing
 from .._value._named_array import NamedArray, wrap
@@ -79,15 +80,11 @@ def _check_placement(
     check_divisible(named_shape, resources, mesh_shape)
 
 
-def _spec_entry(assigned: tuple[str, ...]) -> Any:
-    return None if not assigned else assigned[0] if len(assigned) == 1 else assigned
-
-
 def partition_spec(ndim: int, dims: Mapping[str, int], resources: Mapping[str, tuple[str, ...]]) -> PartitionSpec:
     """The positional spec of ``ndim`` dims that puts the axis at each dim (``dims``: name -> dim) on its mesh axes."""
     entries: list[Any] = [None] * ndim
     for name, dim in dims.items():
-        entries[dim] = _spec_entry(resources.get(name, ()))
+        entries[dim] = partition_entry(resources.get(name, ()))
     return PartitionSpec(*entries)
 
 
@@ -100,7 +97,7 @@ def on_own_mesh(data: Any, spec: PartitionSpec) -> NamedSharding:
 def on_own_mesh_by_dim(data: Any, assigned: Sequence[tuple[str, ...]]) -> NamedSharding:
     """The sharding that splits each dim of a value over ``assigned[dim]`` (as ``dim_resources`` reads them),
     on ``data``'s own mesh."""
-    return on_own_mesh(data, PartitionSpec(*(_spec_entry(a) for a in assigned)))
+    return on_own_mesh(data, PartitionSpec(*(partition_entry(a) for a in assigned)))
 
 
 def split_count(data: Any, assigned: tuple[str, ...]) -> int:
@@ -305,7 +302,8 @@ def resources_of(x: NamedArray) -> dict[str, str | tuple[str, ...]]:
             kind=ErrorKind.INVALID_ARGUMENT,
         )
     assigned = _traced_dims(x) if isinstance(x.data, Tracer) else _placed_dims(x)
-    return {name: a[0] if len(a) == 1 else a for name, a in zip(x.axes, assigned[x.ndim :], strict=True) if a}
+    placed = zip(x.axes, assigned[x.ndim :], strict=True)
+    return {name: entry for name, a in placed if (entry := partition_entry(a)) is not None}
 
 
 def _placed_dims(x: NamedArray) -> tuple[tuple[str, ...], ...]:

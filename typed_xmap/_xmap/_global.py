@@ -16,7 +16,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import tree_flatten, tree_unflatten
 
-from .._algebra import ErrorKind, NamedShapeError, SerialLoop
+from .._algebra import ErrorKind, NamedShapeError, SerialLoop, partition_entry
 from .._value._named_array import NamedArray, wrap
 from ._specs import SpecTree, match_inputs
 
@@ -50,7 +50,7 @@ def globalize(
         entries: list[Any] = [None] * len(data.shape)
         for dim, name in leaf.dims:
             assigned = tuple(r for r in resources.get(name, ()) if not isinstance(r, SerialLoop))
-            entries[dim] = None if not assigned else assigned[0] if len(assigned) == 1 else assigned
+            entries[dim] = partition_entry(assigned)
         sharding = NamedSharding(mesh, PartitionSpec(*entries))
         array = jax.make_array_from_process_local_data(sharding, np.asarray(data))
         out.append(wrap(array, value.axes, value.mapped) if isinstance(value, NamedArray) else array)

@@ -21,9 +21,9 @@ import jax
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from jax.tree_util import tree_flatten, tree_unflatten
 
-from .._algebra import AxisMap
+from .._algebra import AxisMap, partition_entry
 from ._mesh import abstract_mesh_scope, explicit_axes
-from ._plan import Plan, partition_entry
+from ._plan import Plan
 from ._specs import Leaf
 
 __all__ = ["input_spec", "output_spec", "output_specs", "run_constrained", "run_on_mesh"]

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import tree_flatten
 
-from .._algebra import Resource, SerialLoop
+from .._algebra import Resource, SerialLoop, partition_entry
 from .._value._frames import Frame, active_frames
 from .._value._named_array import NamedArray
 from ._checks import check_defined, check_in_scope, check_nesting
@@ -25,7 +25,7 @@ from ._config import Config
 from ._loops import loop_axis
 from ._specs import Leaf, infer_sizes, match_inputs
 
-__all__ = ["Plan", "element_avals", "make_plan", "partition_entry", "unwrap_arguments"]
+__all__ = ["Plan", "element_avals", "make_plan", "unwrap_arguments"]
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,6 @@ def element_avals(plan: Plan, data: Sequence[Any]) -> list[Any]:
         element_shape = tuple(s for d, s in enumerate(shape) if d not in named_dims)
         avals.append(jax.ShapeDtypeStruct(element_shape, jnp.result_type(value)))
     return avals
-
-
-def partition_entry(mesh_axes: Sequence[str]) -> Any:
-    return None if not mesh_axes else mesh_axes[0] if len(mesh_axes) == 1 else tuple(mesh_axes)
 
 
 def _is_named(obj: Any) -> bool:

@@ -22,10 +22,19 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..._algebra import ConvPlan, ErrorKind, NamedShapeError, conv_plan, conv_transpose_plan, pool_plan
+from ..._algebra import (
+    ConvPlan,
+    ErrorKind,
+    NamedShapeError,
+    conv_plan,
+    conv_transpose_plan,
+    pool_plan,
+    pooled_split_error,
+)
 from ..._value._layout import index_mapped
 from ..._value._named_array import NamedArray, wrap
 from .._memory import allocatable
+from .._sharding import dim_resources, split_count
 from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
@@ -341,6 +350,7 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
             pads[d] = plan.padding[i]
     padding_arg = plan.padding if isinstance(plan.padding, str) else pads
     data = value.data
+    _check_split_windows(value, plan.named_shape, [axis for axis, _ in plan.window], operation=operation)
     if average:
         total = _accumulator(data.dtype)
         out = lax.reduce_window(data.astype(total), np.zeros((), total), lax.add, dims, steps, padding_arg)
@@ -351,6 +361,24 @@ def _pool(x: Any, window: Any, strides: Any, padding: Any, *, operation: str, av
     if isinstance(x, NamedArray):
         return result
     return _per_element(result, value.named_shape, names, operation=operation)
+
+
+def _check_split_windows(
+    value: NamedArray, pooled: Mapping[str, Any], windowed: Sequence[str], *, operation: str
+) -> None:
+    """On an Explicit mesh, each split window axis's pooled size must divide into its parts
+    (``pooled_split_error``)."""
+    entries = dim_resources(value.data)
+    if entries is None:
+        return
+    for axis in windowed:
+        mesh_axes = entries[value.ndim + value.axes.index(axis)]
+        if mesh_axes:
+            parts = split_count(value.data, mesh_axes)
+            size = value.named_shape[axis]
+            error = pooled_split_error(axis, size, pooled[axis], mesh_axes, parts, operation=operation)
+            if error is not None:
+                raise error
 
 
 def _averaged(dtype: Any) -> Any:

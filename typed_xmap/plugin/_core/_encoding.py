@@ -197,7 +197,9 @@ def _placement_of(text: str, names: frozenset[str]) -> Placement:
     return {n: m for n, m in parse_placed_text(text).items() if n in names}
 
 
-_SYMBOL = re.compile(r"=(?:[^\d]|\d+ [-+*/])")
+_SYMBOL = re.compile(r"=(?:[^\d]|\d+ [-+*/]{1,2} )")
+"""A symbolic size in a shown shape: ``=cfg.n``, ``=2 * n`` (an operator between spaces; ``batch=4 *rest`` is a
+size and a group)."""
 
 
 def _shown_text(typ: Type) -> str | None:

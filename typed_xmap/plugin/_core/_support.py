@@ -254,10 +254,17 @@ def operands(ctx: Any) -> tuple[list[Shape], list[str], list[Expression | None]]
 
 
 def operation_text(ctx: Any, labels: Sequence[str]) -> str:
-    """How a message names the operation: ``x * w``, ``tnp.einsum(x, w)`` (``labels``: the operands')."""
+    """How a message names the operation: ``x * w``, ``tnp.einsum(x, w)``, ``x.mean()`` (``labels``: the
+    operands', a method's receiver first: it is named before the dot, not again among the arguments;
+    ``(...).mean()`` where the receiver has no name)."""
     context = ctx.context
     if isinstance(context, OpExpr):
         return f"{label(context.left, 'x')} {context.op} {label(context.right, 'y')}"
     if isinstance(context, CallExpr):
-        return f"{label(context.callee, 'the call')}({', '.join(labels)})"
+        shown = list(labels)
+        if getattr(ctx, "type", None) is not None and shown and shown[0] == label(receiver_expr(context), "operand 0"):
+            shown = shown[1:]
+        callee = context.callee  # a method of a receiver without a name: ``(...).mean()``
+        name = label(callee, f"(...).{callee.name}" if isinstance(callee, MemberExpr) else "the call")
+        return f"{name}({', '.join(shown)})"
     return "this operation"

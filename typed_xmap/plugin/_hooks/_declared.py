@@ -4,9 +4,12 @@ mypy compares a NamedArray's names and sizes (its TypedDict items), never its pl
 ``_encoding``), so a value placed ``batch@data`` fits a declared ``"batch@model seq"``. This check compares
 them where a value meets a declared type: a ``return`` against the function's declared return type, a call's
 argument against its parameter's annotation, an annotated assignment (``y: NamedArray[f32, "batch@data"] =
-...``) against its annotation; the items of a tuple pairwise. Gradual: only an axis placed on both sides is
-compared (the algebra's ``declared_placement_error``, ``[axis-resource-conflict]`` as ``@tx.typed``'s
-placement mismatch at run time); a value whose names differ from the declared ones is mypy's own error already.
+...``) against its annotation; the items of a tuple pairwise; a union's one NamedArray member (``X | None``:
+``X``) on either side; an overloaded callee's parameter in the overload the call matches (mypy's choice: the
+first whose parameters its arguments fit; none where an argument's type holds ``Any`` and several fit).
+Gradual: only an axis placed on both sides is compared (the algebra's ``declared_placement_error``,
+``[axis-resource-conflict]`` as ``@tx.typed``'s placement mismatch at run time); a value whose names differ
+from the declared ones is mypy's own error already.
 
 mypy has no hook for a return or an annotated assignment, so this runs once a module is type-checked, over the
 types the checker inferred (as ``_containers`` does), in a module where one of the plugin's call hooks ran (a
@@ -19,9 +22,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mypy.argmap import map_actuals_to_formals
-from mypy.nodes import AssignmentStmt, CallExpr, FuncDef, FuncItem, ReturnStmt
+from mypy.checkexpr import has_any_type
+from mypy.nodes import ARG_NAMED, ARG_POS, AssignmentStmt, CallExpr, FuncDef, FuncItem, ReturnStmt
+from mypy.subtypes import is_subtype
 from mypy.typeops import get_all_type_vars
-from mypy.types import CallableType, TupleType, Type, get_proper_type
+from mypy.types import CallableType, Overloaded, TupleType, Type, UnionType, get_proper_type
 
 from ..._algebra import declared_placement_error
 from .._core._callables import called_signature
@@ -76,19 +81,13 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
     for scanned in scan_arguments(api, call):  # tx.scan(f, init, xs): init and xs's slices meet f's parameters
         use = Use(scanned.argument, function, tree)
         _compare(api, scanned.argument, scanned.declared, scanned.where, use, scanned.axis)
-    callee = called_signature(api.lookup_type_or_none(call.callee))  # a functools.partial: what is left to pass
-    if callee is None or not any(declares_placement(t) for t in callee.arg_types):
+    callee = _callee(api, call)
+    if callee is None or not any(declares_placement(_named_member(t)) for t in callee.arg_types):
         return
-    formals = map_actuals_to_formals(
-        call.arg_kinds,
-        call.arg_names,
-        callee.arg_kinds,
-        callee.arg_names,
-        lambda index: api.lookup_type_or_none(call.args[index]),
-    )
+    formals = _formals(api, call, callee)
     name = label(call.callee, "the function")
     for formal, actuals in enumerate(formals):
-        if len(actuals) != 1 or not declares_placement(callee.arg_types[formal]):
+        if len(actuals) != 1 or not declares_placement(_named_member(callee.arg_types[formal])):
             continue
         parameter = callee.arg_names[formal] or str(formal + 1)
         if _solved(callee, callee.arg_names[formal]):
@@ -96,6 +95,59 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
         where = f"argument {parameter!r} of {name}"
         argument = call.args[actuals[0]]
         _compare(api, argument, callee.arg_types[formal], where, Use(argument, function, tree))
+
+
+def _callee(api: Any, call: CallExpr) -> CallableType | None:
+    """The signature ``call`` is checked against: an overloaded callee's matching overload (``_matched``), a
+    function's, a ``functools.partial``'s (what is left to pass)."""
+    found = get_proper_type(api.lookup_type_or_none(call.callee))
+    return _matched(api, call, found) if isinstance(found, Overloaded) else called_signature(found)
+
+
+def _formals(api: Any, call: CallExpr, callee: CallableType) -> list[list[int]]:
+    """The actual arguments of ``call`` each of ``callee``'s parameters takes."""
+    return map_actuals_to_formals(
+        call.arg_kinds,
+        call.arg_names,
+        callee.arg_kinds,
+        callee.arg_names,
+        lambda index: api.lookup_type_or_none(call.args[index]),
+    )
+
+
+def _matched(api: Any, call: CallExpr, callee: Overloaded) -> CallableType | None:
+    """The overload of ``callee`` that ``call`` matches, as mypy chooses it: the first whose parameters its
+    arguments fit. ``None`` where that is not sure: a star argument, a generic overload (mypy solves its type
+    variables), an argument's type holding ``Any`` where several overloads fit."""
+    if any(kind not in (ARG_POS, ARG_NAMED) for kind in call.arg_kinds):
+        return None
+    types = [api.lookup_type_or_none(argument) for argument in call.args]
+    if any(t is None for t in types):
+        return None
+    fitting: list[CallableType] = []
+    for item in callee.items:
+        if item.variables:
+            return None
+        formals = _formals(api, call, item)
+        taken = sorted(a for actuals in formals for a in actuals)
+        if taken != list(range(len(call.args))) or any(
+            kind.is_required() and not actuals for kind, actuals in zip(item.arg_kinds, formals, strict=True)
+        ):
+            continue
+        if all(is_subtype(types[a], item.arg_types[f]) for f, actuals in enumerate(formals) for a in actuals):
+            fitting.append(item)
+    if len(fitting) > 1 and any(has_any_type(t) for t in types if t is not None):
+        return None
+    return fitting[0] if fitting else None
+
+
+def _named_member(typ: Type) -> Type:
+    """A union's one NamedArray member (``X | None``: ``X``), where it has exactly one; else ``typ``."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, UnionType):
+        return typ
+    named = [m for m in proper.items if (shape := decode(m)) is not None and not shape.scalar]
+    return named[0] if len(named) == 1 else typ
 
 
 def _solved(callee: CallableType, parameter: str | None) -> bool:
@@ -121,10 +173,10 @@ def _compare_types(
     api: Any, actual: Type, declared: Type, where: str, use: Use, expr: Expression | None, axis: str | None = None
 ) -> None:
     """Compare two types' placements, a tuple's items pairwise, a dict literal's or a ``TypedDict``'s fields with
-    a ``TypedDict``'s; a variable ``expr`` placed as the bindings that reach it agree (``placed_at_use``: mypy's
-    type of a rebound variable keeps its first placement); ``axis``: the actual value's axis that the declared
-    one lacks (``tx.scan``'s ``xs``, sliced along it)."""
-    found, wanted = get_proper_type(actual), get_proper_type(declared)
+    a ``TypedDict``'s, a union through its one NamedArray member (``X | None``); a variable ``expr`` placed as the
+    bindings that reach it agree (``placed_at_use``: mypy's type of a rebound variable keeps its first placement);
+    ``axis``: the actual value's axis that the declared one lacks (``tx.scan``'s ``xs``, sliced along it)."""
+    found, wanted = get_proper_type(_named_member(actual)), get_proper_type(_named_member(declared))
     items = list(dict_fields(expr, wanted))
     for key, value, field in items:  # each item of a dict literal with its field, reported on the item's line
         _compare(api, value, field, f"{where} (field {key!r})", use._replace(context=value), axis)

@@ -26,9 +26,9 @@ from ._open_arguments import read_without_call
 
 if TYPE_CHECKING:
     from mypy.nodes import Expression
-    from mypy.plugin import FunctionSigContext
+    from mypy.plugin import FunctionContext, FunctionSigContext
 
-__all__ = ["called_lambda_signature", "forget_typed_lambdas", "typed_by_its_call"]
+__all__ = ["called_lambda_signature", "caller", "forget_typed_lambdas", "typed_by_its_call"]
 
 _PARAMETERS: dict[int, Var] = {}
 """The parameters of the lambdas typed by their call, by id (the node kept, so an id is never another's)."""
@@ -47,7 +47,7 @@ def typed_by_its_call(expr: Expression | None, typ: Type) -> bool:
     return node is not None and _PARAMETERS.get(id(node)) is node and isinstance(get_proper_type(typ), AnyType)
 
 
-def _caller(ctx: FunctionSigContext) -> CallExpr | None:
+def caller(ctx: FunctionSigContext | FunctionContext) -> CallExpr | None:
     """The call whose callee is this call (``jax.jit(f)(x)``: the call of ``x``), in the function being checked
     (or the module)."""
     for expr in expressions(checked_statements(ctx.api)):
@@ -65,12 +65,12 @@ def called_lambda_signature(ctx: FunctionSigContext) -> FunctionLike:
         return signature
     if any(argument.type_annotation is not None for argument in first.arguments):
         return signature
-    caller = _caller(ctx)
-    if caller is None or any(kind != ARG_POS for kind in caller.arg_kinds) or len(caller.args) != len(first.arguments):
+    outer = caller(ctx)
+    if outer is None or any(kind != ARG_POS for kind in outer.arg_kinds) or len(outer.args) != len(first.arguments):
         return signature
-    if first.arg_kinds != [ARG_POS] * len(caller.args) or not all(read_without_call(a) for a in caller.args):
+    if first.arg_kinds != [ARG_POS] * len(outer.args) or not all(read_without_call(a) for a in outer.args):
         return signature
-    types = [ctx.api.get_expression_type(argument) for argument in caller.args]
+    types = [ctx.api.get_expression_type(argument) for argument in outer.args]
     _PARAMETERS.update((id(argument.variable), argument.variable) for argument in first.arguments)
     expected = CallableType(
         types,

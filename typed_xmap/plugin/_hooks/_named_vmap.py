@@ -7,19 +7,36 @@ optionally ``batch`` (the axis is a non-required key of the closed named shape),
 type with ``batch`` added to each NamedArray leaf (in a tuple, a ``TypedDict``, a dict or list value).
 ``f`` is written per example, without the axis: ``tx.vmap(jax.grad(loss), axis="batch")(params, xs, ys)``
 has the type of ``params`` with ``batch`` added to every leaf.
+
+The results' mapped axis is placed by ``axis_resources`` and, where ``tx.vmap(f, ...)`` is called at once
+(``tx.vmap(f, axis="batch")(x)``), by the placements of the argument leaves that carry it (the algebra's
+``vmap_placement``: JAX carries a mapped axis's mesh axes to the results); the results' other axes are placed
+as ``f``'s declared return type places them (as a call of ``f`` is typed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from mypy.types import CallableType, Instance, LiteralType, TupleType, Type, TypedDictType, get_proper_type
+from mypy.nodes import ARG_NAMED, ARG_POS
+from mypy.types import (
+    CallableType,
+    Instance,
+    LiteralType,
+    NoneType,
+    TupleType,
+    Type,
+    TypedDictType,
+    get_proper_type,
+)
 
 from .._core._encoding import NAMED_ARRAY, decode, has_group, open_groups
 from .._core._literals import literal_value
 from .._core._support import arg_expr
+from ._lambdas import caller
+from ._open_arguments import read_without_call
 from ._placement import vmap_resources, vmapped_leaf
 
 if TYPE_CHECKING:
@@ -39,6 +56,8 @@ COVARIANT = {"builtins.dict": "typing.Mapping", "builtins.list": "typing.Sequenc
 """A parameter's invariant container, read-only in the typed result: a ``Params`` fits its changed type."""
 POSITIONAL = frozenset({"jax._src.basearray.Array", "builtins.float", "builtins.int", "builtins.bool"})
 """Output leaves the runtime turns into a NamedArray with the mapped axes (``jnp.asarray`` of them)."""
+UNNAMED = POSITIONAL | {"builtins.str", "numpy.ndarray"}
+"""Argument leaves (and a dict's keys) that carry no named axis."""
 DEPTH = 8
 
 
@@ -55,7 +74,7 @@ def named_vmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
         ret_type=leaves(
             plugin,
             fun.ret_type,
-            partial(_returning, plugin, ctx, names, vmap_resources(ctx, names)),
+            partial(_returning, plugin, ctx, names, vmap_resources(ctx, names, _called_with(ctx, names))),
             DEPTH,
             read_only=False,
         ),
@@ -86,6 +105,46 @@ def leaves(
         info = plugin.types.info(covariant) if covariant is not None else None
         return Instance(info, args) if info is not None else proper.copy_modified(args=args)
     return typ
+
+
+def _called_with(ctx: FunctionContext, names: tuple[str, ...]) -> list[tuple[Sequence[str], Placement]]:
+    """The axes and placement of each argument leaf of the call of ``tx.vmap(f, ...)`` right after it
+    (``tx.vmap(f, axis="batch")(x)``): none where it is not called at once, or is called with an argument read
+    by a call (it is typed after this, and typing it here would check it twice) or a star argument."""
+    outer = caller(ctx)
+    if outer is None or any(kind not in (ARG_POS, ARG_NAMED) for kind in outer.arg_kinds):
+        return []
+    if not all(read_without_call(argument) for argument in outer.args):
+        return []
+    return [leaf for a in outer.args for leaf in _carried(ctx.api.get_expression_type(a), names, DEPTH)]
+
+
+def _carried(typ: Type, names: tuple[str, ...], depth: int) -> list[tuple[Sequence[str], Placement]]:
+    """The axes and placement of each NamedArray leaf of an argument's type; a leaf whose axes are unknown
+    (``Any``, a class the checker cannot see into, a ``*rest`` group) may carry every mapped axis, placed
+    unknown."""
+    unknown: list[tuple[Sequence[str], Placement]] = [(names, {})]
+    shape = decode(typ)
+    if shape is not None:
+        if shape.scalar:
+            return []
+        return unknown if shape.named is None or has_group(shape.named) else [(tuple(shape.named), shape.placement)]
+    proper = get_proper_type(typ)
+    proper = proper.fallback if isinstance(proper, LiteralType) else proper
+    if depth == 0:
+        return unknown
+    items: list[Type] | None = None
+    if isinstance(proper, TupleType):
+        items = proper.items
+    elif isinstance(proper, TypedDictType):
+        items = list(proper.items.values())
+    elif isinstance(proper, Instance) and proper.type.fullname in CONTAINERS:
+        items = list(proper.args)
+    elif isinstance(proper, NoneType) or (isinstance(proper, Instance) and proper.type.fullname in UNNAMED):
+        return []
+    if items is None:
+        return unknown
+    return [leaf for item in items for leaf in _carried(item, names, depth - 1)]
 
 
 def _accepting(plugin: TypedXmapPlugin, names: tuple[str, ...], typ: Type) -> Type | None:

@@ -478,11 +478,14 @@ def literal_resources(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
         return None  # the runtime's check words it; gradual here
 
 
-def vmap_resources(ctx: Any, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def vmap_resources(
+    ctx: Any, names: Sequence[str], arguments: Sequence[tuple[Sequence[str], Placement]]
+) -> dict[str, tuple[str, ...]]:
     """``tx.vmap(f, axis=names, axis_resources=...)``: where its results' mapped axes are placed
-    (``vmap_placement``), from a literal or constant ``axis_resources``; empty (unknown) without one."""
-    resources = literal_resources(ctx, "axis_resources")
-    return vmap_placement(names, resources, [], operation="tx.vmap") if resources else {}
+    (``vmap_placement``), from a literal or constant ``axis_resources`` and the placements of the argument
+    leaves it is called with (``arguments``: empty where the call is not seen); unknown without either."""
+    resources = literal_resources(ctx, "axis_resources") or {}
+    return vmap_placement(names, resources, arguments, operation="tx.vmap")
 
 
 def vmapped_leaf(plugin: TypedXmapPlugin, ctx: Any, own: Placement, result: Type, mapped: Placement) -> Type:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, NameExpr, OpExpr, StrExpr
-from mypy.types import Type
+from mypy.types import AnyType, Type, get_proper_type
 
 from ..._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
 from .._core._encoding import Shape, carries_symbols, decode
@@ -78,12 +78,30 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             shown = [{**with_symbols(s), **b} for s, b in zip(shapes, built, strict=True)]
             meet_sizes(static, operation=operation_text(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
-            report(ctx.api, error, ctx.context)
+            if not _found_by_the_hook(ctx, error, shapes):
+                report(ctx.api, error, ctx.context)
             return hook(ctx)
         kept = _kept_sizes(shapes, built)  # the operands' own symbols (a field's as built), not their names'
         return _with(plugin, hook(ctx), kept)
 
     return symbolic
+
+
+def _found_by_the_hook(ctx: Any, error: NamedShapeError, shapes: list[Shape]) -> bool:
+    """Whether the clash ``error`` is on is one the wrapped hook's own rule finds and reports: the operands'
+    types give its axis two different int sizes, and the rule sees every operand (none is ``Any`` or of unknown
+    named shape, where it gives up): one clash, one report. The symbolic check reports the rest: a symbol that
+    differs whatever the config, a size known from how a container's field was built."""
+    receiver = getattr(ctx, "type", None)
+    for typ in [*([receiver] if receiver is not None else []), *(t for group in ctx.arg_types for t in group)]:
+        shape = decode(typ)
+        if isinstance(get_proper_type(typ), AnyType) or (shape is not None and not shape.scalar and not shape.known):
+            return False
+    for name in error.axes:
+        sizes = {s.named.get(name) for s in shapes if s.named is not None}
+        if len({size for size in sizes if isinstance(size, int)}) > 1:
+            return True
+    return False
 
 
 def _kept_sizes(shapes: list[Shape], built: list[dict[str, StaticSize]] | None = None) -> dict[str, StaticSize]:
