@@ -90,6 +90,12 @@ from ._moe_routing import (
     dispatch_axes as dispatch_axes,
     route_axes as route_axes,
 )
+from ._normalise_placement import (
+    NORMALISATIONS as NORMALISATIONS,
+    index_reduce_placement as index_reduce_placement,
+    normalise_placement as normalise_placement,
+    scan_placement as scan_placement,
+)
 from ._operations import (
     OPERATORS as OPERATORS,
     TNP_OPERATIONS as TNP_OPERATIONS,

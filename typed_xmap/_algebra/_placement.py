@@ -201,15 +201,24 @@ def broadcast_placement(names: Sequence[str], placements: Sequence[Placement], *
 
 
 def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation: str) -> Placed:
-    """A reduction over ``reduced``: their placements go; one all-reduce over the mesh axes they were split
-    over (the partial results of each device's block are combined)."""
-    dropped = [n for n in reduced if n in placement]
+    """A reduction over ``reduced``: their placements go; one all-reduce per reduced split axis, over its mesh
+    axes (the partial results of each device's block are combined; XLA combines each axis's blocks on their own).
+    Normalisations, index reductions and scans: ``_normalise_placement``."""
+    dropped = [n for n in dict.fromkeys(reduced) if n in placement]
     kept = {n: m for n, m in placement.items() if n not in set(dropped)}
-    if not dropped:
-        return Placed(kept)
-    mesh_axes, split = _split_over(dropped, placement)
-    why = f"{operation} reduces {split}, split over {format_mesh_axes(mesh_axes)}"
-    return Placed(kept, (Collective(CollectiveKind.ALL_REDUCE, mesh_axes, why),))
+    return Placed(kept, tuple(_summed(dropped, placement, f"{operation} reduces")))
+
+
+def _summed(names: Sequence[str], placement: Placement, doing: str) -> list[Collective]:
+    """One all-reduce per axis of ``names`` (each split in ``placement``), over its mesh axes."""
+    return [
+        Collective(
+            CollectiveKind.ALL_REDUCE,
+            tuple(placement[n]),
+            f"{doing} {n!r}, split over {format_mesh_axes(placement[n])}",
+        )
+        for n in names
+    ]
 
 
 def contract_placement(
@@ -229,11 +238,10 @@ def contract_placement(
     if not summed:
         return Placed(result, tuple(moved))
     mesh_axes, split = _split_over(summed, placement)
-    gathered = any(a in mesh_axes for m in result.values() for a in m)
-    kind = CollectiveKind.ALL_GATHER if gathered else CollectiveKind.ALL_REDUCE
-    where = f"split over {format_mesh_axes(mesh_axes)}"
-    why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
-    return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
+    if not any(a in mesh_axes for m in result.values() for a in m):
+        return Placed(result, (*moved, *_summed(summed, placement, f"{operation} contracts")))
+    why = f"{operation} contracts {split}, split over {format_mesh_axes(mesh_axes)}, where the result is split too"
+    return Placed(result, (*moved, Collective(CollectiveKind.ALL_GATHER, mesh_axes, why)))
 
 
 def keep_placement(names: Iterable[str], placement: Placement, changed: Iterable[str] = ()) -> Placed:
@@ -337,7 +345,13 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
 
 
 def gather_placement(
-    names: Sequence[str], operand: Placement, gathered: Iterable[str], indices: Sequence[Placement], *, operation: str
+    names: Sequence[str],
+    operand: Placement,
+    gathered: Iterable[str],
+    indices: Sequence[Placement],
+    *,
+    operation: str,
+    looked_up: Iterable[str] = (),
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
     per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
@@ -345,7 +359,9 @@ def gather_placement(
     in an elementwise operation: a conflict among them raises ``AxisResourceConflict``). Where a kept axis and an
     indices' axis are on one mesh axis, JAX and XLA run the gather and choose which keeps it (an Explicit mesh
     the indices', an Auto one the operand's, measured on JAX 0.10.2): both placements are unknown, a ``reshard``
-    over it."""
+    over it. Each axis of ``looked_up`` (those of ``gathered`` indexed by an array) split over mesh axes is an
+    all-reduce over them: each device gathers the indices that fall in its block (zeros elsewhere), and the blocks
+    are summed."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
     placement, moved = _meet([kept, *indices], names, operation)
@@ -363,7 +379,8 @@ def gather_placement(
         )
         moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
     _checked(names, placement, operation)
-    return Placed(placement, tuple(moved))
+    summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
+    return Placed(placement, (*moved, *summed))
 
 
 def update_placement(names: Sequence[str], operand: Placement, update: Placement, *, operation: str) -> Placed:

@@ -23,6 +23,7 @@ from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, Memb
 from mypy.types import Instance, TupleType, Type, get_proper_type
 
 from ..._algebra import (
+    NORMALISATIONS,
     NamedShapeError,
     OpKind,
     Placed,
@@ -31,10 +32,13 @@ from ..._algebra import (
     contract_placement,
     conv_placement,
     gather_placement,
+    index_reduce_placement,
     keep_placement,
+    normalise_placement,
     normalize_axis_resources,
     reduce_placement,
     rename_placement,
+    scan_placement,
     select_placement,
     split_placement,
     stack_placement,
@@ -61,6 +65,7 @@ __all__ = [
     "placing",
     "placing_index",
     "placing_update",
+    "rule_key",
     "vmap_resources",
     "vmapped_leaf",
 ]
@@ -89,6 +94,41 @@ def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) 
     assert operand.named is not None
     reduced = [n for n, size in operand.named.items() if n not in result.named or (result.named[n] == 1 and size != 1)]
     return reduce_placement(operand.placement, reduced, operation=operation)
+
+
+def _normalising(function: str) -> Rule:
+    """The rule of the normalisation ``function`` (``softmax``, ``logsumexp``, ``var``, ...): over the axes its
+    ``axis`` names (a literal) or, where it drops them, the operand's axes the result lacks
+    (``normalise_placement``)."""
+
+    def normalise(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+        assert result.named is not None and operands[0].named is not None
+        axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+        named = _strings(axis) if isinstance(axis, str | tuple | list) else set()
+        over = [n for n in operands[0].named if n in named or n not in result.named]
+        return normalise_placement(
+            list(result.named), operands[0].placement, over, function=function, operation=operation
+        )
+
+    return normalise
+
+
+def _index_reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``argmax``/``argmin``: along the operand's axis the result lacks (``index_reduce_placement``)."""
+    assert result.named is not None and operands[0].named is not None
+    reduced = [n for n in operands[0].named if n not in result.named]
+    if len(reduced) != 1:
+        return keep_placement(result.named, operands[0].placement)
+    return index_reduce_placement(list(result.named), operands[0].placement, reduced[0], operation=operation)
+
+
+def _scan(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``cumsum``/``cumprod`` along a literal ``axis`` (``scan_placement``); placed as the operand otherwise."""
+    assert result.named is not None
+    axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+    if not isinstance(axis, str):
+        return keep_placement(result.named, operands[0].placement)
+    return scan_placement(list(result.named), operands[0].placement, axis, operation=operation)
 
 
 def _rename(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -143,8 +183,16 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     axis = _literal(ctx, "axis", 2)
     if not isinstance(axis, str):
         return keep_placement(result.named, {})
-    indices = [s.placement for s in operands[1:2]]
-    return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation)
+    indices = operands[1:2]
+    looked_up = [axis] if any(s.named for s in indices) else []
+    return gather_placement(
+        list(result.named),
+        operands[0].placement,
+        [axis],
+        [s.placement for s in indices],
+        operation=operation,
+        looked_up=looked_up,
+    )
 
 
 def _update(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -228,8 +276,11 @@ RULES: dict[OpKind | str, Rule] = {
     "rename": _rename,
     "astype": _keep,
     "roll": _keep,
-    "cumsum": _keep,
-    "cumprod": _keep,
+    "cumsum": _scan,
+    "cumprod": _scan,
+    **{name: _normalising(name) for name in NORMALISATIONS},
+    "argmax": _index_reduce,
+    "argmin": _index_reduce,
     "pad": _reshaped,
     "merge_axes": _reshaped,
     "split_axis": _reshaped,
@@ -246,8 +297,15 @@ RULES: dict[OpKind | str, Rule] = {
     "dynamic_slice": _reshaped,
     "conv_transpose": _contract,
 }
-"""The placement rule of each kind of operation in the table of operations, and of the structure operations
-(by name) that have one; other operations give results of unknown placement."""
+"""The placement rule of each kind of operation in the table of operations, and of the operations (by name)
+that have their own (structure, normalisations, index reductions, scans: ``rule_key``); other operations give
+results of unknown placement."""
+
+
+def rule_key(kind: OpKind, name: str) -> OpKind | str:
+    """The key of ``RULES`` (and ``MANY``) an operation is placed by: its name where it has a rule of its own, else
+    its kind where that has one, else its name."""
+    return name if name in RULES or kind not in RULES else kind
 
 
 def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
@@ -424,10 +482,13 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         receiver = settled(ctx.api, receiver_expr(ctx.context), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
+        looked_up = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_index_array(ctx.api, v)]
         try:
             placements = [s.placement for s in indices]
             operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
-            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation=operation)
+            found = gather_placement(
+                list(shape.named), receiver.placement, indexed, placements, operation=operation, looked_up=looked_up
+            )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
@@ -435,6 +496,14 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         return _placed_as(plugin, result, found)
 
     return placed
+
+
+def _is_index_array(api: Any, value: Expression) -> bool:
+    """Whether an index value is an array of indices with named axes (a gather), not an int, a slice or a
+    scalar."""
+    typ = api.lookup_type_or_none(value)
+    shape = decode(typ) if typ is not None else None
+    return shape is not None and bool(shape.named)
 
 
 def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
