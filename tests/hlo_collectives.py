@@ -65,10 +65,19 @@ def compiled(function: object, *args: object) -> Listed:
 
 
 def listed(program: Path) -> dict[str, Listed]:
-    """The plugin's list, per function: ``typed-xmap check --comm``'s notes under "In function" lines."""
+    """The plugin's list, per function: ``typed-xmap check --comm``'s notes under "In function" lines (the
+    program must check clean)."""
+    found, errors = listing(program)
+    assert not errors, "\n".join(errors)
+    return found
+
+
+def listing(program: Path) -> tuple[dict[str, Listed], list[str]]:
+    """``typed-xmap check --comm`` on ``program``: the collectives it lists per function, and its error lines."""
     command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", "--comm", str(program.resolve())]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
+    errors = [line for line in result.stdout.splitlines() if ": error: " in line]
+    assert result.returncode == 0 or errors, result.stdout + result.stderr
     found: dict[str, Listed] = {}
     function = ""
     for line in result.stdout.splitlines():
@@ -77,4 +86,19 @@ def listed(program: Path) -> dict[str, Listed]:
         elif note := re.search(r":\d+: note: collective: ([\w-]+) over (\w+|\([\w,]+\)):", line):
             axes = tuple(note[2].strip("()").split(","))
             found.setdefault(function, Counter())[note[1], axes] += 1
-    return found
+    return found, errors
+
+
+def matched(static: Listed, hlo: Listed) -> tuple[Listed, Listed]:
+    """``static`` and ``hlo`` with each listed ``reshard`` over some mesh axes taken out of both, together with
+    the block-moving collectives over those axes it stands for (XLA chooses how to move the blocks)."""
+    static, hlo = Counter(static), Counter(hlo)
+    for kind, axes in list(static):
+        if kind != "reshard":
+            continue
+        moves = [key for key in hlo if key[0] in MOVES and key[1] == axes]
+        if moves:
+            del static[kind, axes]
+            for key in moves:
+                del hlo[key]
+    return static, hlo
