@@ -183,3 +183,16 @@ def test_a_move_that_leaves_a_split_axis_whole_gathers_it_and_one_to_another_axi
         found = move_placement(axes, placed, target, operation="m")
         assert found.placement == target
         assert _listed(found) == _collectives(lambda x, t=target: tx.constrain(x, t), kind, placed, axes)
+
+
+def test_one_index_of_a_split_axis_is_gathered_first_on_an_explicit_mesh_and_sent_by_its_owner_on_an_auto_one():
+    """``x[{"vocab": -1}]`` (an int or a scalar index) along a split axis: the runtime replicates the axis first
+    on an Explicit mesh (JAX indexes a split dim only in place): the all-gather listed. On an Auto mesh XLA
+    chooses otherwise (the owning block's row, summed and permuted): where ``--comm`` and XLA differ."""
+    found = gather_placement(["batch"], X, ["vocab"], [], operation="i", picked=["vocab"])
+    assert found.placement == {"batch": ("data",)}
+    assert _listed(found) == _collectives(lambda x: x[{"vocab": -1}], AxisType.Explicit) == [("all-gather", ("model",))]
+    assert {k for k, _ in _collectives(lambda x: x[{"vocab": -1}], AxisType.Auto)} == {
+        "all-reduce",
+        "collective-permute",
+    }

@@ -352,6 +352,7 @@ def gather_placement(
     *,
     operation: str,
     looked_up: Iterable[str] = (),
+    picked: Iterable[str] = (),
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
     per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
@@ -361,7 +362,9 @@ def gather_placement(
     the indices', an Auto one the operand's, measured on JAX 0.10.2): both placements are unknown, a ``reshard``
     over it. Each axis of ``looked_up`` (those of ``gathered`` indexed by an array) split over mesh axes is an
     all-reduce over them: each device gathers the indices that fall in its block (zeros elsewhere), and the blocks
-    are summed."""
+    are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
+    an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
+    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice)."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
     placement, moved = _meet([kept, *indices], names, operation)
@@ -380,7 +383,16 @@ def gather_placement(
         moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
     _checked(names, placement, operation)
     summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
-    return Placed(placement, (*moved, *summed))
+    whole = [
+        Collective(
+            CollectiveKind.ALL_GATHER,
+            tuple(operand[n]),
+            f"{operation} picks one index of {n!r}, split over {format_mesh_axes(operand[n])}, made whole first",
+        )
+        for n in dict.fromkeys(picked)
+        if operand.get(n)
+    ]
+    return Placed(placement, (*moved, *summed, *whole))
 
 
 def update_placement(names: Sequence[str], operand: Placement, update: Placement, *, operation: str) -> Placed:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, MemberExpr, StrExpr, TupleExpr
-from mypy.types import Instance, TupleType, Type, get_proper_type
+from mypy.types import Instance, LiteralType, TupleType, Type, get_proper_type
 
 from ..._algebra import (
     NORMALISATIONS,
@@ -185,6 +185,7 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
         return keep_placement(result.named, {})
     indices = operands[1:2]
     looked_up = [axis] if any(s.named for s in indices) else []
+    picked = [axis] if any(s.named == {} for s in indices) else []
     return gather_placement(
         list(result.named),
         operands[0].placement,
@@ -192,6 +193,7 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
         [s.placement for s in indices],
         operation=operation,
         looked_up=looked_up,
+        picked=picked,
     )
 
 
@@ -483,11 +485,18 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         receiver = settled(ctx.api, receiver_expr(ctx.context), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         looked_up = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_index_array(ctx.api, v)]
+        picked = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_scalar_index(ctx.api, v)]
         try:
             placements = [s.placement for s in indices]
             operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
             found = gather_placement(
-                list(shape.named), receiver.placement, indexed, placements, operation=operation, looked_up=looked_up
+                list(shape.named),
+                receiver.placement,
+                indexed,
+                placements,
+                operation=operation,
+                looked_up=looked_up,
+                picked=picked,
             )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
@@ -504,6 +513,24 @@ def _is_index_array(api: Any, value: Expression) -> bool:
     typ = api.lookup_type_or_none(value)
     shape = decode(typ) if typ is not None else None
     return shape is not None and bool(shape.named)
+
+
+def _is_scalar_index(api: Any, value: Expression) -> bool:
+    """Whether an index value is one index: an int, a ``jax.Array`` or a NamedArray without named axes."""
+    typ = api.lookup_type_or_none(value)
+    if typ is None:
+        return False
+    proper = get_proper_type(typ)
+    if isinstance(proper, LiteralType):
+        proper = proper.fallback
+    if isinstance(proper, Instance) and proper.type.fullname in (
+        "builtins.int",
+        "jax.Array",
+        "jax._src.basearray.Array",
+    ):
+        return True
+    shape = decode(typ)
+    return shape is not None and shape.named == {}
 
 
 def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
