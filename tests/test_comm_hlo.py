@@ -60,6 +60,16 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
             ),
         }
         calls["xmapped_project"] = (value(["batch", "embed"], {}), value(["embed", "mlp"], {}))
+        split = value(["batch", "vocab"], {"batch": "data", "vocab": "model"})
+        tokens = tx.shard(tx.named(jnp.zeros((8, 8), jnp.int32), ["batch", "seq"]), {"batch": "data"})
+        calls |= {
+            "standardise": (value(["batch", "embed"], {"batch": "data", "embed": "model"}),),
+            "log_probs": (split,),
+            "lookup": (value(["vocab", "embed"], {"vocab": "model"}), tokens),
+            "best": (split,),
+            "running_total": (split,),
+            "regather": (value(["batch", "seq", "embed"], {"batch": "data", "seq": "model"}),),
+        }
         hlo = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
     assert hlo["project"] == Counter({("all-reduce", ("model",)): 1})  # the programs do communicate
     assert hlo["pool"] == Counter({("all-reduce", ("data",)): 1})

@@ -91,6 +91,7 @@ from ._moe_routing import (
     route_axes as route_axes,
 )
 from ._normalise_placement import (
+    COMPUTES as COMPUTES,
     NORMALISATIONS as NORMALISATIONS,
     index_reduce_placement as index_reduce_placement,
     normalise_placement as normalise_placement,

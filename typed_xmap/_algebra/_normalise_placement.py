@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from ._placement import Collective, CollectiveKind, Placed, Placement, keep_placement
 from ._spec import format_mesh_axes
 
-__all__ = ["NORMALISATIONS", "index_reduce_placement", "normalise_placement", "scan_placement"]
+__all__ = ["COMPUTES", "NORMALISATIONS", "index_reduce_placement", "normalise_placement", "scan_placement"]
 
 NORMALISATIONS = {
     "softmax": ("maximum", "sum of exponentials"),
@@ -37,17 +37,32 @@ NORMALISATIONS = {
 }
 """The normalisations by ``tnp`` name, and the two passes each makes over the axes it runs along."""
 
+COMPUTES = {"sum": "sum", "mean": "sum", "max": "max", "min": "min", "maximum": "max"}
+"""The reduction of the operand alone that a reduction (by ``tnp`` name) or a normalisation's first pass (by
+its name in ``NORMALISATIONS``) combines across blocks: XLA computes one value's same reduction along one axis
+once (``tnp.mean(x, "embed")`` and ``tnp.var(x, "embed")`` share the sum; ``tnp.max`` and ``tnp.softmax``
+the maximum; a second pass, of values made from the first, is its own)."""
+
 
 def _per_axis(
-    names: Sequence[str], placement: Placement, over: Iterable[str], kinds: Sequence[tuple[CollectiveKind, str]]
+    names: Sequence[str],
+    placement: Placement,
+    over: Iterable[str],
+    kinds: Sequence[tuple[CollectiveKind, str, str]],
 ) -> Placed:
     """``names`` placed as ``placement`` places them, and for each axis of ``over`` split over mesh axes, one
-    collective per item of ``kinds`` (kind, why) over them (``why`` formatted with the axis and its mesh axes)."""
+    collective per item of ``kinds`` (kind, why, what it computes: ``Collective.computes`` without the axis)
+    over them (``why`` formatted with the axis and its mesh axes)."""
     collectives = [
-        Collective(kind, tuple(placement[axis]), why.format(axis=repr(axis), mesh=format_mesh_axes(placement[axis])))
+        Collective(
+            kind,
+            tuple(placement[axis]),
+            why.format(axis=repr(axis), mesh=format_mesh_axes(placement[axis])),
+            f"{computes} {axis!r}" if computes else "",
+        )
         for axis in dict.fromkeys(over)
         if placement.get(axis)
-        for kind, why in kinds
+        for kind, why, computes in kinds
     ]
     return Placed(keep_placement(names, placement).placement, tuple(collectives))
 
@@ -61,7 +76,10 @@ def normalise_placement(
     all-reduces over M, one per pass."""
     first, second = NORMALISATIONS[function]
     why = f"{operation} normalises over {{axis}}, split over {{mesh}}"
-    kinds = [(CollectiveKind.ALL_REDUCE, f"{why} (its {first})"), (CollectiveKind.ALL_REDUCE, f"{why} (its {second})")]
+    kinds = [
+        (CollectiveKind.ALL_REDUCE, f"{why} (its {first})", COMPUTES[first]),
+        (CollectiveKind.ALL_REDUCE, f"{why} (its {second})", ""),
+    ]
     return _per_axis(names, placement, over, kinds)
 
 
@@ -70,7 +88,7 @@ def index_reduce_placement(names: Sequence[str], placement: Placement, axis: str
     kept axes keep their placements; a split ``axis`` needs its blocks' best values and their indices gathered:
     two all-gathers over its mesh axes."""
     why = f"{operation} searches {{axis}}, split over {{mesh}}: each block's best"
-    kinds = [(CollectiveKind.ALL_GATHER, f"{why} values"), (CollectiveKind.ALL_GATHER, f"{why} indices")]
+    kinds = [(CollectiveKind.ALL_GATHER, f"{why} values", ""), (CollectiveKind.ALL_GATHER, f"{why} indices", "")]
     return _per_axis(names, placement, (axis,), kinds)
 
 
@@ -79,4 +97,4 @@ def scan_placement(names: Sequence[str], placement: Placement, axis: str, *, ope
     operand's): placed as the operand is; a split ``axis`` is all-gathered over its mesh axes (each block needs
     the blocks before it)."""
     why = f"{operation} scans along {{axis}}, split over {{mesh}} (each block needs the blocks before it)"
-    return _per_axis(names, placement, (axis,), [(CollectiveKind.ALL_GATHER, why)])
+    return _per_axis(names, placement, (axis,), [(CollectiveKind.ALL_GATHER, why, "")])

@@ -119,6 +119,9 @@ class Collective:
     kind: CollectiveKind
     mesh_axes: tuple[str, ...]
     why: str
+    computes: str = ""
+    """For an all-reduce that combines one reduction of its operand along one axis (``"sum 'embed'"``): XLA
+    computes the same reduction of one value once, so a second one is no second collective."""
 
     def __str__(self) -> str:
         return f"{self.kind.value} over {format_mesh_axes(self.mesh_axes)}: {self.why}"
@@ -200,22 +203,25 @@ def broadcast_placement(names: Sequence[str], placements: Sequence[Placement], *
     return Placed(placement, tuple(moved))
 
 
-def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation: str) -> Placed:
+def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation: str, computes: str = "") -> Placed:
     """A reduction over ``reduced``: their placements go; one all-reduce per reduced split axis, over its mesh
     axes (the partial results of each device's block are combined; XLA combines each axis's blocks on their own).
+    ``computes`` names the reduction (``"sum"`` for a sum or a mean, ``"max"``: ``Collective.computes``).
     Normalisations, index reductions and scans: ``_normalise_placement``."""
     dropped = [n for n in dict.fromkeys(reduced) if n in placement]
     kept = {n: m for n, m in placement.items() if n not in set(dropped)}
-    return Placed(kept, tuple(_summed(dropped, placement, f"{operation} reduces")))
+    return Placed(kept, tuple(_summed(dropped, placement, f"{operation} reduces", computes)))
 
 
-def _summed(names: Sequence[str], placement: Placement, doing: str) -> list[Collective]:
-    """One all-reduce per axis of ``names`` (each split in ``placement``), over its mesh axes."""
+def _summed(names: Sequence[str], placement: Placement, doing: str, computes: str = "") -> list[Collective]:
+    """One all-reduce per axis of ``names`` (each split in ``placement``), over its mesh axes; ``computes``: the
+    reduction it combines (``Collective.computes``), if one of the operand alone."""
     return [
         Collective(
             CollectiveKind.ALL_REDUCE,
             tuple(placement[n]),
             f"{doing} {n!r}, split over {format_mesh_axes(placement[n])}",
+            f"{computes} {n!r}" if computes else "",
         )
         for n in names
     ]

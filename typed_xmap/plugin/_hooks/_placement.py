@@ -23,7 +23,9 @@ from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, Memb
 from mypy.types import Instance, LiteralType, TupleType, Type, get_proper_type
 
 from ..._algebra import (
+    COMPUTES,
     NORMALISATIONS,
+    Collective,
     NamedShapeError,
     OpKind,
     Placed,
@@ -51,8 +53,9 @@ from .._core._constants import constant_value, resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg_expr, fail, label, operands, operation_text, receiver_expr, report
+from .._core._tree import checked_function
 from ._indexing import bound_key
-from ._merges import rebound, settled
+from ._merges import one_value, rebound, settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -87,13 +90,24 @@ def _contract(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any
     return contract_placement(list(result.named), contracted, placements, operation=operation)
 
 
-def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
-    """The operand's axes the result lacks, or keeps at size 1 (``keepdims``), are reduced."""
+def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any, computes: str = "") -> Placed:
+    """The operand's axes the result lacks, or keeps at size 1 (``keepdims``), are reduced (``computes``: what
+    the reduction is, where known: ``reduce_placement``)."""
     assert result.named is not None
     operand = operands[0]
     assert operand.named is not None
     reduced = [n for n, size in operand.named.items() if n not in result.named or (result.named[n] == 1 and size != 1)]
-    return reduce_placement(operand.placement, reduced, operation=operation)
+    return reduce_placement(operand.placement, reduced, operation=operation, computes=computes)
+
+
+def _reducing(function: str) -> Rule:
+    """``_reduce`` for the reduction ``function`` (``sum``, ``mean``, ``max``, ``min``), which says what its
+    all-reduces combine (``COMPUTES``: XLA computes one value's same reduction once)."""
+
+    def reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+        return _reduce(result, operands, operation, ctx, COMPUTES[function])
+
+    return reduce
 
 
 def _normalising(function: str) -> Rule:
@@ -281,6 +295,7 @@ RULES: dict[OpKind | str, Rule] = {
     "cumsum": _scan,
     "cumprod": _scan,
     **{name: _normalising(name) for name in NORMALISATIONS},
+    **{name: _reducing(name) for name in ("sum", "mean", "max", "min")},
     "argmax": _index_reduce,
     "argmin": _index_reduce,
     "pad": _reshaped,
@@ -343,7 +358,7 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         except NamedShapeError as error:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
-        note_collectives(ctx, found)
+        note_collectives(ctx, found, exprs[0])
         return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed
@@ -449,11 +464,33 @@ def _in_body(shape: Shape, body: Placement) -> Shape:
     return replace(shape, placement={**shape.placement, **added}) if added else shape
 
 
-def note_collectives(ctx: Any, found: Placed) -> None:
-    """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``)."""
+def note_collectives(ctx: Any, found: Placed, operand: Expression | None = None) -> None:
+    """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``); one that computes
+    a reduction of ``operand`` (a variable holding one value in its function) which an earlier site of the
+    function computes too is left out: XLA computes it once (``Collective.computes``)."""
     if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
         for collective in found.collectives:
-            fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+            if not _computed_before(ctx, collective, operand):
+                fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+
+
+_FIRST_SITE: dict[tuple[int, int, str], tuple[str, int, int]] = {}
+"""(function node, variable, reduction) -> the function's name and the line and column of the first site that
+computes it (a check of the same function again, as mypy's deferral does, finds its own site there)."""
+
+
+def _computed_before(ctx: Any, collective: Collective, operand: Expression | None) -> bool:
+    var = one_value(ctx.api, operand) if collective.computes else None
+    function = checked_function(ctx.api)
+    if var is None or function is None:
+        return False
+    if len(_FIRST_SITE) > 4096:
+        _FIRST_SITE.clear()
+    site = (function.fullname, ctx.context.line, ctx.context.column)
+    first = _FIRST_SITE.setdefault((id(function), id(var), collective.computes), site)
+    if first[0] != site[0]:  # a stale entry (a function since freed, its id reused)
+        _FIRST_SITE[id(function), id(var), collective.computes] = first = site
+    return first != site
 
 
 def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
