@@ -13,7 +13,8 @@ see), which never causes an error. Each rule here is the placement half of one r
   (``resource_conflicts``/``conflict_error``, the rule ``xmap`` and ``tx.shard`` check), raised at the
   operation that makes that value;
 - a reduction drops the reduced axes' placements; a reduced axis that was split needs an ``all-reduce``
-  over its mesh axes;
+  over its mesh axes, one per axis (``Collective.computes`` names the reduction, which XLA computes once per
+  value and axis); normalisations, index reductions and scans: ``_normalise_placement``;
 - a contraction (einsum, dot) over a split axis needs an ``all-reduce`` over its mesh axes (each device
   sums its block; the partial sums are combined), unless the result is itself split over one of them (another
   operand's axis lives there: the FSDP pattern, a weight split along the axis it is contracted over, the
@@ -46,7 +47,9 @@ see), which never causes an error. Each rule here is the placement half of one r
 - a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
   indices' axes where the gathered axis was, placed as the indices are, and the operand's other axes placed
   as it places them; where one of those and an indices' axis are on one mesh axis, JAX/XLA run the gather and
-  choose which keeps it: both unknown, a ``reshard`` (``gather_placement``). An update (``x.at[...].set(v)``,
+  choose which keeps it: both unknown, a ``reshard``. A lookup by an index array along a split axis is an
+  ``all-reduce`` over its mesh axes (the blocks summed); one index (an int, a scalar) of a split axis an
+  ``all-gather`` (it is made whole first) (``gather_placement``). An update (``x.at[...].set(v)``,
   ``dynamic_update_slice``) is placed as its operand; an update placed otherwise is moved: a ``reshard``
   (``update_placement``);
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
