@@ -24,6 +24,7 @@ from typed_xmap._algebra import (
     reduce_placement,
     scan_placement,
     select_placement,
+    sort_placement,
     split_placement,
     update_placement,
 )
@@ -196,3 +197,11 @@ def test_one_index_of_a_split_axis_is_gathered_first_on_an_explicit_mesh_and_sen
         "all-reduce",
         "collective-permute",
     }
+
+
+def test_a_sort_along_a_split_axis_keeps_it_split_and_gathers_it_on_an_explicit_mesh():
+    found = sort_placement(["batch", "vocab"], X, "vocab", operation="s")
+    assert found.placement == X
+    for sort in (lambda x: tnp.sort(x, "vocab"), lambda x: tnp.argsort(x, "vocab")):
+        assert _listed(found) == _collectives(sort, AxisType.Explicit) == [("all-gather", ("model",))]
+        assert ("all-to-all", ("model",)) in _collectives(sort, AxisType.Auto)  # XLA's own choice there

@@ -96,6 +96,7 @@ from ._normalise_placement import (
     index_reduce_placement as index_reduce_placement,
     normalise_placement as normalise_placement,
     scan_placement as scan_placement,
+    sort_placement as sort_placement,
 )
 from ._operations import (
     OPERATORS as OPERATORS,

@@ -13,7 +13,8 @@ split over mesh axes M that the operation runs along:
   gathered and the best of them chosen on every device: two ``all-gather``s over M (the values and the
   indices), the axis dropped (``index_reduce_placement``);
 - a scan (``cumsum``/``cumprod``) along the axis needs every earlier block: one ``all-gather`` over M, and the
-  result keeps the axis placed as it was (``scan_placement``).
+  result keeps the axis placed as it was (``scan_placement``); so does a sort (``sort``/``argsort``) on an
+  Explicit mesh (``sort_placement``; on an Auto one XLA may sort across devices instead).
 
 Several split axes at once: the collectives of each, over its own mesh axes (XLA combines each axis's blocks on
 their own, as it does for a sum over two split axes: ``reduce_placement``).
@@ -26,7 +27,14 @@ from collections.abc import Iterable, Sequence
 from ._placement import Collective, CollectiveKind, Placed, Placement, keep_placement
 from ._spec import format_mesh_axes
 
-__all__ = ["COMPUTES", "NORMALISATIONS", "index_reduce_placement", "normalise_placement", "scan_placement"]
+__all__ = [
+    "COMPUTES",
+    "NORMALISATIONS",
+    "index_reduce_placement",
+    "normalise_placement",
+    "scan_placement",
+    "sort_placement",
+]
 
 NORMALISATIONS = {
     "softmax": ("maximum", "sum of exponentials"),
@@ -97,4 +105,12 @@ def scan_placement(names: Sequence[str], placement: Placement, axis: str, *, ope
     operand's): placed as the operand is; a split ``axis`` is all-gathered over its mesh axes (each block needs
     the blocks before it)."""
     why = f"{operation} scans along {{axis}}, split over {{mesh}} (each block needs the blocks before it)"
+    return _per_axis(names, placement, (axis,), [(CollectiveKind.ALL_GATHER, why, "")])
+
+
+def sort_placement(names: Sequence[str], placement: Placement, axis: str, *, operation: str) -> Placed:
+    """``sort``/``argsort`` along ``axis``, as ``scan_placement``: placed as the operand is (JAX keeps a sorted
+    split axis split), a split ``axis`` all-gathered (each block needs the others). On an Explicit mesh; on an
+    Auto one XLA may sort across devices instead (all-to-alls), its own choice."""
+    why = f"{operation} sorts along {{axis}}, split over {{mesh}} (each block needs the others)"
     return _per_axis(names, placement, (axis,), [(CollectiveKind.ALL_GATHER, why, "")])

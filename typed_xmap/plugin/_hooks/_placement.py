@@ -42,6 +42,7 @@ from ..._algebra import (
     rename_placement,
     scan_placement,
     select_placement,
+    sort_placement,
     split_placement,
     stack_placement,
     update_placement,
@@ -136,13 +137,19 @@ def _index_reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx:
     return index_reduce_placement(list(result.named), operands[0].placement, reduced[0], operation=operation)
 
 
-def _scan(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
-    """``cumsum``/``cumprod`` along a literal ``axis`` (``scan_placement``); placed as the operand otherwise."""
-    assert result.named is not None
-    axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
-    if not isinstance(axis, str):
-        return keep_placement(result.named, operands[0].placement)
-    return scan_placement(list(result.named), operands[0].placement, axis, operation=operation)
+def _along(placement_rule: Callable[..., Placed]) -> Rule:
+    """The rule of an operation along a literal ``axis`` that keeps its operand's axes (``cumsum``: the algebra's
+    ``scan_placement``; ``sort``: ``sort_placement``); with ``axis`` not literal, placed as the operand is (JAX
+    keeps the placement), the collective not known."""
+
+    def along(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+        assert result.named is not None
+        axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+        if not isinstance(axis, str):
+            return _keep(result, operands, operation, ctx)
+        return placement_rule(list(result.named), operands[0].placement, axis, operation=operation)
+
+    return along
 
 
 def _rename(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -292,8 +299,8 @@ RULES: dict[OpKind | str, Rule] = {
     "rename": _rename,
     "astype": _keep,
     "roll": _keep,
-    "cumsum": _scan,
-    "cumprod": _scan,
+    "cumsum": _along(scan_placement),
+    "cumprod": _along(scan_placement),
     **{name: _normalising(name) for name in NORMALISATIONS},
     **{name: _reducing(name) for name in ("sum", "mean", "max", "min")},
     "argmax": _index_reduce,
@@ -302,8 +309,8 @@ RULES: dict[OpKind | str, Rule] = {
     "merge_axes": _reshaped,
     "split_axis": _reshaped,
     "broadcast_to": _reshaped,
-    "sort": _reshaped,
-    "argsort": _reshaped,
+    "sort": _along(sort_placement),
+    "argsort": _along(sort_placement),
     "conv": _conv,
     "max_pool": _pool,
     "avg_pool": _pool,
