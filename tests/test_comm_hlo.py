@@ -60,6 +60,16 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
             ),
         }
         calls["xmapped_project"] = (value(["batch", "embed"], {}), value(["embed", "mlp"], {}))
+        split = value(["batch", "vocab"], {"batch": "data", "vocab": "model"})
+        tokens = tx.shard(tx.named(jnp.zeros((8, 8), jnp.int32), ["batch", "seq"]), {"batch": "data"})
+        calls |= {
+            "standardise": (value(["batch", "embed"], {"batch": "data", "embed": "model"}),),
+            "log_probs": (split,),
+            "lookup": (value(["vocab", "embed"], {"vocab": "model"}), tokens),
+            "best": (split,),
+            "running_total": (split,),
+            "regather": (value(["batch", "seq", "embed"], {"batch": "data", "seq": "model"}),),
+        }
         hlo = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
     assert hlo["project"] == Counter({("all-reduce", ("model",)): 1})  # the programs do communicate
     assert hlo["pool"] == Counter({("all-reduce", ("data",)): 1})
@@ -185,25 +195,26 @@ CALLS = {
 }
 """The model functions each calls (its HLO holds their collectives)."""
 UNLISTED = {
-    # params["embed"][{"vocab": tokens}]: a gather of rows of an embedding whose vocab is split over model; each
-    # device gathers from its block and the blocks are summed. The checker has no rule for a gather by an array.
-    ("transformer", "logits"): Counter({("all-reduce", ("model",)): 1}),
-    # tnp.log_softmax over vocab split over model: its max and its sum over vocab (softmax, a normalisation
-    # that keeps the axis, has no communication rule); then log_probs[{"vocab": targets}], a gather over the
-    # split vocab (summed over model) which XLA partitions by moving the batch's index blocks over data.
-    ("transformer", "token_losses"): Counter(
-        {("all-reduce", ("model",)): 3, ("all-gather", ("data",)): 1, ("all-reduce", ("data",)): 1}
-    ),
-    # norm(x)[{"patch": 0}] and log_probs[{"label": labels}] on a batch split over data: gathers, which XLA
-    # partitions by its own choice (permutes, a gather of the indices, a sum over the data blocks).
+    # log_probs[{"vocab": targets}]: targets shares batch (split over data) and seq with log_probs, a gather
+    # pointwise along them, which the runtime carries out with an arange index per shared axis (numpy's
+    # take_along_axis form); XLA's partitioner does not see those as batch dims of the gather, so it gathers
+    # the index blocks over data and sums the result's blocks over data (its own choice: with
+    # lax.gather's batching dims the same gather compiles to the lookup's all-reduce over model alone,
+    # measured on JAX 0.10.2). The lookup along the split vocab and log_softmax's two passes are listed.
+    ("transformer", "token_losses"): Counter({("all-gather", ("data",)): 1, ("all-reduce", ("data",)): 1}),
+    # log_probs[{"label": labels}], pointwise along batch (split over data), as above; with model free, XLA
+    # moves the index blocks with permutes over (data, model), gathers over model and sums over data.
+    # (norm(x)[{"patch": 0}] indexes a whole axis: nothing.)
     ("vit", "loss"): Counter(
         {("collective-permute", ("data", "model")): 2, ("all-gather", ("model",)): 1, ("all-reduce", ("data",)): 1}
     ),
-    # PARAMS also places the router's expert axis on model, which its annotation leaves unknown: declared, the
-    # router's logits would hold batch and expert both on model, the checker's axis-resource-conflict; XLA
-    # gathers the router over model instead.
+    # PARAMS places every 'expert' axis on model, the router's too, whose annotation says "embed expert":
+    # declared expert@model, the router's logits would hold batch and expert both on model, which the checker
+    # reports as axis-resource-conflict (one result split along two axes over one mesh axis). At run time
+    # tnp.einsum's out_sharding keeps batch's mesh axes (the first output dim's) and leaves expert whole, so XLA
+    # gathers the router over model.
     ("moe", "experts"): Counter({("all-gather", ("model",)): 1}),
-    # log_probs[{"vocab": targets}] with the batch split over (data, model): XLA gathers the index blocks.
+    # log_probs[{"vocab": targets}], pointwise along batch (split over (data, model)), as in the transformer's.
     ("moe", "loss"): Counter({("all-gather", ("data", "model")): 1}),
 }
 """What XLA compiles that ``--comm`` does not list, per function, and why (the comments)."""

@@ -1,5 +1,7 @@
-"""The placement rules of ``top_k``, ``split``, gathers, updates and ``vmap`` (``_algebra/_placement.py``) against
-what JAX and XLA do on 8 emulated devices: the results' placement and the collective kinds in the compiled HLO."""
+"""The placement rules of ``top_k``, ``split``, gathers, updates, moves, ``vmap``, reductions over several split axes
+(``_algebra/_placement.py``) and of normalisations, index reductions and scans (``_normalise_placement.py``)
+against what JAX and XLA do on 8 emulated devices: the results' placement and the collectives in the compiled
+HLO (kinds, and for the rules that say so, mesh axes and counts)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import re
 import jax
 import jax.numpy as jnp
 import pytest
+from hlo_collectives import MESH, compiled
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
@@ -15,7 +18,13 @@ import typed_xmap.numpy as tnp
 from typed_xmap._algebra import (
     CollectiveKind,
     gather_placement,
+    index_reduce_placement,
+    move_placement,
+    normalise_placement,
+    reduce_placement,
+    scan_placement,
     select_placement,
+    sort_placement,
     split_placement,
     update_placement,
     vmap_placement,
@@ -142,3 +151,99 @@ def test_vmap_over_arguments_placed_two_ways_leaves_the_mapped_axis_unknown(kind
                 jax.jit(tx.vmap(lambda a, b: a + b, axis="batch"))(x, y)
         else:
             assert "batch" not in tx.resources_of(jax.jit(tx.vmap(lambda a, b: a + b, axis="batch"))(x, y))
+
+
+def _collectives(f, kind, placement=None, axes=("batch", "vocab")) -> list[tuple[str, tuple[str, ...]]]:
+    """The compiled HLO's collectives of ``f`` on a NamedArray of 8 per axis placed ``placement`` (``X``) on
+    hlo_collectives' mesh (data=4, model=2): (kind, mesh axes) each, sorted."""
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(kind,) * len(MESH))
+    with jax.set_mesh(mesh):
+        x = tx.shard(tx.named(jnp.arange(8.0 ** len(axes)).reshape((8,) * len(axes)), list(axes)), placement or X)
+        return sorted(compiled(jax.jit(f), x).elements())
+
+
+def _listed(placed) -> list[tuple[str, tuple[str, ...]]]:
+    return sorted((c.kind.value, c.mesh_axes) for c in placed.collectives)
+
+
+X = {"batch": ("data",), "vocab": ("model",)}
+"""A value ``batch vocab`` placed ``batch@data vocab@model``."""
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+@pytest.mark.parametrize(
+    ("function", "runtime", "over", "names"),
+    [
+        ("softmax", lambda x: tnp.softmax(x, "vocab"), ["vocab"], ["batch", "vocab"]),
+        ("log_softmax", lambda x: tnp.log_softmax(x, "vocab"), ["vocab"], ["batch", "vocab"]),
+        ("logsumexp", lambda x: tnp.logsumexp(x, "vocab"), ["vocab"], ["batch"]),
+        ("var", lambda x: x.var("vocab"), ["vocab"], ["batch"]),
+        ("std", lambda x: tnp.std(x, ("batch", "vocab")), ["batch", "vocab"], []),
+        ("log_softmax", lambda x: tnp.log_softmax(x, ("batch", "vocab")), ["batch", "vocab"], ["batch", "vocab"]),
+    ],
+)
+def test_a_normalisation_over_a_split_axis_is_two_all_reduces_over_it(function, runtime, over, names, kind):
+    found = normalise_placement(names, X, over, function=function, operation="n")
+    assert found.placement == {n: X[n] for n in names}
+    assert _listed(found) == _collectives(runtime, kind)
+    assert len(found.collectives) == 2 * len(over)
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_an_index_reduction_and_a_scan_along_a_split_axis_gather_it(kind):
+    argmax = index_reduce_placement(["batch"], X, "vocab", operation="a")
+    assert argmax.placement == {"batch": ("data",)}
+    assert _listed(argmax) == _collectives(lambda x: tnp.argmax(x, "vocab"), kind)
+    assert [c.kind for c in argmax.collectives] == [CollectiveKind.ALL_GATHER] * 2
+    cumsum = scan_placement(["batch", "vocab"], X, "vocab", operation="c")
+    assert cumsum.placement == X
+    assert _listed(cumsum) == _collectives(lambda x: tnp.cumsum(x, "vocab"), kind)
+    assert _listed(scan_placement(["batch", "vocab"], X, "batch", operation="c")) == [("all-gather", ("data",))]
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_a_reduction_over_two_split_axes_is_one_all_reduce_per_axis(kind):
+    found = reduce_placement(X, ["batch", "vocab"], operation="s")
+    assert _listed(found) == _collectives(lambda x: tnp.sum(x, ("batch", "vocab")), kind)
+    assert len(found.collectives) == 2
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_a_lookup_along_a_split_axis_sums_the_blocks(kind):
+    """``table[{"vocab": ids}]`` with ``vocab`` split: each device gathers the ids in its block; an all-reduce."""
+    found = gather_placement(["k", "batch"], X, ["vocab"], [{}], operation="g", looked_up=["vocab"])
+    assert found.placement == {"batch": ("data",)}
+    ids = tx.named(jnp.array([1, 5, 7]), ["k"])
+    assert _listed(found) == _collectives(lambda x: x[{"vocab": ids}], kind)
+    assert not gather_placement(["k", "batch"], X, ["vocab"], [{}], operation="g").collectives  # a slice: none
+
+
+@pytest.mark.parametrize("kind", [AxisType.Explicit, AxisType.Auto])
+def test_a_move_that_leaves_a_split_axis_whole_gathers_it_and_one_to_another_axis_is_an_all_to_all(kind):
+    """``tx.constrain`` of a value of known placement (``move_placement``)."""
+    axes, placed = ("batch", "seq", "embed"), {"batch": ("data",), "seq": ("model",)}
+    for target in ({"batch": ("data",)}, {"batch": ("data",), "embed": ("model",)}):
+        found = move_placement(axes, placed, target, operation="m")
+        assert found.placement == target
+        assert _listed(found) == _collectives(lambda x, t=target: tx.constrain(x, t), kind, placed, axes)
+
+
+def test_one_index_of_a_split_axis_is_gathered_first_on_an_explicit_mesh_and_sent_by_its_owner_on_an_auto_one():
+    """``x[{"vocab": -1}]`` (an int or a scalar index) along a split axis: the runtime replicates the axis first
+    on an Explicit mesh (JAX indexes a split dim only in place): the all-gather listed. On an Auto mesh XLA
+    chooses otherwise (the owning block's row, summed and permuted): where ``--comm`` and XLA differ."""
+    found = gather_placement(["batch"], X, ["vocab"], [], operation="i", picked=["vocab"])
+    assert found.placement == {"batch": ("data",)}
+    assert _listed(found) == _collectives(lambda x: x[{"vocab": -1}], AxisType.Explicit) == [("all-gather", ("model",))]
+    assert {k for k, _ in _collectives(lambda x: x[{"vocab": -1}], AxisType.Auto)} == {
+        "all-reduce",
+        "collective-permute",
+    }
+
+
+def test_a_sort_along_a_split_axis_keeps_it_split_and_gathers_it_on_an_explicit_mesh():
+    found = sort_placement(["batch", "vocab"], X, "vocab", operation="s")
+    assert found.placement == X
+    for sort in (lambda x: tnp.sort(x, "vocab"), lambda x: tnp.argsort(x, "vocab")):
+        assert _listed(found) == _collectives(sort, AxisType.Explicit) == [("all-gather", ("model",))]
+        assert ("all-to-all", ("model",)) in _collectives(sort, AxisType.Auto)  # XLA's own choice there

@@ -7,7 +7,7 @@ import jax
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
-from typed_xmap import NamedArray, f32
+from typed_xmap import NamedArray, f32, i32
 
 
 @jax.jit
@@ -70,3 +70,38 @@ def conv_windows(
 def xmapped_project(x: NamedArray[f32, "batch embed"], w: NamedArray[f32, "embed mlp"]) -> NamedArray[f32, "batch mlp"]:
     """Placed by xmap's axis_resources: inside the body x is batch@data embed@model, w embed@model."""
     return tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", x, w)
+
+
+@jax.jit
+@tx.typed
+def standardise(x: NamedArray[f32, "batch@data embed@model"]) -> NamedArray[f32, "batch@data embed@model"]:
+    """The mean is computed once (tnp.var's first pass is the same sum): two all-reduces, not three."""
+    return (x - tnp.mean(x, "embed")) / tnp.sqrt(tnp.var(x, "embed") + 1e-5)
+
+
+@jax.jit
+def log_probs(x: NamedArray[f32, "batch@data vocab@model"]) -> NamedArray:
+    return tnp.log_softmax(x, "vocab")
+
+
+@jax.jit
+@tx.typed
+def lookup(
+    emb: NamedArray[f32, "vocab@model embed"], tokens: NamedArray[i32, "batch@data seq"]
+) -> NamedArray[f32, "batch@data seq embed"]:
+    return emb[{"vocab": tokens}]
+
+
+@jax.jit
+def best(x: NamedArray[f32, "batch@data vocab@model"]) -> NamedArray:
+    return tnp.argmax(x, "vocab")
+
+
+@jax.jit
+def running_total(x: NamedArray[f32, "batch@data vocab@model"]) -> NamedArray:
+    return tnp.cumsum(x, "vocab")
+
+
+@jax.jit
+def regather(x: NamedArray[f32, "batch@data seq@model embed"]) -> NamedArray:
+    return tx.constrain(x, {"batch": "data"})

@@ -90,6 +90,14 @@ from ._moe_routing import (
     dispatch_axes as dispatch_axes,
     route_axes as route_axes,
 )
+from ._normalise_placement import (
+    COMPUTES as COMPUTES,
+    NORMALISATIONS as NORMALISATIONS,
+    index_reduce_placement as index_reduce_placement,
+    normalise_placement as normalise_placement,
+    scan_placement as scan_placement,
+    sort_placement as sort_placement,
+)
 from ._operations import (
     OPERATORS as OPERATORS,
     TNP_OPERATIONS as TNP_OPERATIONS,

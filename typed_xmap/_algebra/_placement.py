@@ -13,7 +13,8 @@ see), which never causes an error. Each rule here is the placement half of one r
   (``resource_conflicts``/``conflict_error``, the rule ``xmap`` and ``tx.shard`` check), raised at the
   operation that makes that value;
 - a reduction drops the reduced axes' placements; a reduced axis that was split needs an ``all-reduce``
-  over its mesh axes;
+  over its mesh axes, one per axis (``Collective.computes`` names the reduction, which XLA computes once per
+  value and axis); normalisations, index reductions and scans: ``_normalise_placement``;
 - a contraction (einsum, dot) over a split axis needs an ``all-reduce`` over its mesh axes (each device
   sums its block; the partial sums are combined), unless the result is itself split over one of them (another
   operand's axis lives there: the FSDP pattern, a weight split along the axis it is contracted over, the
@@ -46,7 +47,9 @@ see), which never causes an error. Each rule here is the placement half of one r
 - a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
   indices' axes where the gathered axis was, placed as the indices are, and the operand's other axes placed
   as it places them; where one of those and an indices' axis are on one mesh axis, JAX/XLA run the gather and
-  choose which keeps it: both unknown, a ``reshard`` (``gather_placement``). An update (``x.at[...].set(v)``,
+  choose which keeps it: both unknown, a ``reshard``. A lookup by an index array along a split axis is an
+  ``all-reduce`` over its mesh axes (the blocks summed); one index (an int, a scalar) of a split axis an
+  ``all-gather`` (it is made whole first) (``gather_placement``). An update (``x.at[...].set(v)``,
   ``dynamic_update_slice``) is placed as its operand; an update placed otherwise is moved: a ``reshard``
   (``update_placement``);
 - ``vmap`` over named axes: the mapped axes leave the body's values and come back on the result, placed over
@@ -120,6 +123,9 @@ class Collective:
     kind: CollectiveKind
     mesh_axes: tuple[str, ...]
     why: str
+    computes: str = ""
+    """For an all-reduce that combines one reduction of its operand along one axis (``"sum 'embed'"``): XLA
+    computes the same reduction of one value once, so a second one is no second collective."""
 
     def __str__(self) -> str:
         return f"{self.kind.value} over {format_mesh_axes(self.mesh_axes)}: {self.why}"
@@ -201,16 +207,28 @@ def broadcast_placement(names: Sequence[str], placements: Sequence[Placement], *
     return Placed(placement, tuple(moved))
 
 
-def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation: str) -> Placed:
-    """A reduction over ``reduced``: their placements go; one all-reduce over the mesh axes they were split
-    over (the partial results of each device's block are combined)."""
-    dropped = [n for n in reduced if n in placement]
+def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation: str, computes: str = "") -> Placed:
+    """A reduction over ``reduced``: their placements go; one all-reduce per reduced split axis, over its mesh
+    axes (the partial results of each device's block are combined; XLA combines each axis's blocks on their own).
+    ``computes`` names the reduction (``"sum"`` for a sum or a mean, ``"max"``: ``Collective.computes``).
+    Normalisations, index reductions and scans: ``_normalise_placement``."""
+    dropped = [n for n in dict.fromkeys(reduced) if n in placement]
     kept = {n: m for n, m in placement.items() if n not in set(dropped)}
-    if not dropped:
-        return Placed(kept)
-    mesh_axes, split = _split_over(dropped, placement)
-    why = f"{operation} reduces {split}, split over {format_mesh_axes(mesh_axes)}"
-    return Placed(kept, (Collective(CollectiveKind.ALL_REDUCE, mesh_axes, why),))
+    return Placed(kept, tuple(_summed(dropped, placement, f"{operation} reduces", computes)))
+
+
+def _summed(names: Sequence[str], placement: Placement, doing: str, computes: str = "") -> list[Collective]:
+    """One all-reduce per axis of ``names`` (each split in ``placement``), over its mesh axes; ``computes``: the
+    reduction it combines (``Collective.computes``), if one of the operand alone."""
+    return [
+        Collective(
+            CollectiveKind.ALL_REDUCE,
+            tuple(placement[n]),
+            f"{doing} {n!r}, split over {format_mesh_axes(placement[n])}",
+            f"{computes} {n!r}" if computes else "",
+        )
+        for n in names
+    ]
 
 
 def contract_placement(
@@ -230,11 +248,10 @@ def contract_placement(
     if not summed:
         return Placed(result, tuple(moved))
     mesh_axes, split = _split_over(summed, placement)
-    gathered = any(a in mesh_axes for m in result.values() for a in m)
-    kind = CollectiveKind.ALL_GATHER if gathered else CollectiveKind.ALL_REDUCE
-    where = f"split over {format_mesh_axes(mesh_axes)}"
-    why = f"{operation} contracts {split}, {where}" + (", where the result is split too" if gathered else "")
-    return Placed(result, (*moved, Collective(kind, mesh_axes, why)))
+    if not any(a in mesh_axes for m in result.values() for a in m):
+        return Placed(result, (*moved, *_summed(summed, placement, f"{operation} contracts")))
+    why = f"{operation} contracts {split}, split over {format_mesh_axes(mesh_axes)}, where the result is split too"
+    return Placed(result, (*moved, Collective(CollectiveKind.ALL_GATHER, mesh_axes, why)))
 
 
 def keep_placement(names: Iterable[str], placement: Placement, changed: Iterable[str] = ()) -> Placed:
@@ -338,7 +355,14 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
 
 
 def gather_placement(
-    names: Sequence[str], operand: Placement, gathered: Iterable[str], indices: Sequence[Placement], *, operation: str
+    names: Sequence[str],
+    operand: Placement,
+    gathered: Iterable[str],
+    indices: Sequence[Placement],
+    *,
+    operation: str,
+    looked_up: Iterable[str] = (),
+    picked: Iterable[str] = (),
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
     per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
@@ -346,7 +370,11 @@ def gather_placement(
     in an elementwise operation: a conflict among them raises ``AxisResourceConflict``). Where a kept axis and an
     indices' axis are on one mesh axis, JAX and XLA run the gather and choose which keeps it (an Explicit mesh
     the indices', an Auto one the operand's, measured on JAX 0.10.2): both placements are unknown, a ``reshard``
-    over it."""
+    over it. Each axis of ``looked_up`` (those of ``gathered`` indexed by an array) split over mesh axes is an
+    all-reduce over them: each device gathers the indices that fall in its block (zeros elsewhere), and the blocks
+    are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
+    an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
+    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice)."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
     placement, moved = _meet([kept, *indices], names, operation)
@@ -364,7 +392,17 @@ def gather_placement(
         )
         moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
     _checked(names, placement, operation)
-    return Placed(placement, tuple(moved))
+    summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
+    whole = [
+        Collective(
+            CollectiveKind.ALL_GATHER,
+            tuple(operand[n]),
+            f"{operation} picks one index of {n!r}, split over {format_mesh_axes(operand[n])}, made whole first",
+        )
+        for n in dict.fromkeys(picked)
+        if operand.get(n)
+    ]
+    return Placed(placement, (*moved, *summed, *whole))
 
 
 def update_placement(names: Sequence[str], operand: Placement, update: Placement, *, operation: str) -> Placed:

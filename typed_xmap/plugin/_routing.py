@@ -31,7 +31,7 @@ from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._moves import placing_moved
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
-from ._hooks._placement import RULES as PLACED, placing, placing_index, placing_update
+from ._hooks._placement import placing, placing_index, placing_update, rule_key
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -171,7 +171,7 @@ class Routes:
                 hook = meeting(plugin, hook)
             elif operation.kind in KEEPING:
                 hook = keeping(plugin, hook)
-            hook = placing(plugin, operation.kind if operation.kind in PLACED else operation.name, hook)
+            hook = placing(plugin, rule_key(operation.kind, operation.name), hook)
             return noting_unknowns(plugin, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, plugin)
@@ -235,7 +235,9 @@ class Routes:
         if fullname in STRUCTURE_METHODS:
             method: Callable[[Any], Type] = partial(method_hook, plugin, STRUCTURE_METHODS[fullname])
             if STRUCTURE_METHODS[fullname] in REDUCTION_METHODS:
-                method = placing(plugin, OpKind.REDUCTION, keeping(plugin, method))
+                method = placing(
+                    plugin, rule_key(OpKind.REDUCTION, STRUCTURE_METHODS[fullname]), keeping(plugin, method)
+                )
             else:
                 method = placing(plugin, STRUCTURE_METHODS[fullname], method)
             return checked(noting_unknowns(plugin, method, _short(fullname)))

@@ -49,7 +49,7 @@ from mypy.types import CallableType, Type
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._tree import checked_function, checked_statements, expressions
 
-__all__ = ["placed_at_use", "rebound", "settled"]
+__all__ = ["one_value", "placed_at_use", "rebound", "settled"]
 
 Site = Type | None
 """The type bound at one site (``None``: unknown, or a part of a value)."""
@@ -157,6 +157,17 @@ def _block_sites(api: Any, var: Var, line: int, body: Sequence[Statement], outer
     if branch is not None:  # the walruses of the whole statement count (its conditions' reach the branch)
         return _block_sites(api, var, line, branch.body, sites + _walrus_sites(api, var, [statement]))
     return sites + _sites_in(api, var, [statement])  # a compound statement: all its sites (a loop's reach it)
+
+
+def one_value(api: Any, expr: Expression | None) -> Var | None:
+    """The variable ``expr`` names when it holds one value wherever the function mypy is checking reads it (a
+    parameter never rebound, a local bound at one site), else ``None``."""
+    function = checked_function(api)
+    if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var) or not isinstance(function, FuncItem):
+        return None
+    sites = len(_sites_in(api, expr.node, function.body.body))
+    parameter = any(argument.variable is expr.node for argument in function.arguments)
+    return expr.node if sites == (0 if parameter else 1) else None
 
 
 def _sites_in(api: Any, var: Var, reached: Sequence[Statement]) -> list[Site]:

@@ -20,9 +20,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, MemberExpr, StrExpr, TupleExpr
-from mypy.types import Instance, TupleType, Type, get_proper_type
+from mypy.types import Instance, LiteralType, TupleType, Type, get_proper_type
 
 from ..._algebra import (
+    COMPUTES,
+    NORMALISATIONS,
+    Collective,
     NamedShapeError,
     OpKind,
     Placed,
@@ -31,11 +34,15 @@ from ..._algebra import (
     contract_placement,
     conv_placement,
     gather_placement,
+    index_reduce_placement,
     keep_placement,
+    normalise_placement,
     normalize_axis_resources,
     reduce_placement,
     rename_placement,
+    scan_placement,
     select_placement,
+    sort_placement,
     split_placement,
     stack_placement,
     update_placement,
@@ -47,8 +54,9 @@ from .._core._constants import constant_value, resolved
 from .._core._encoding import Shape, carries_placement, decode
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg_expr, fail, label, operands, operation_text, receiver_expr, report
+from .._core._tree import checked_function
 from ._indexing import bound_key
-from ._merges import rebound, settled
+from ._merges import one_value, rebound, settled
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -61,6 +69,7 @@ __all__ = [
     "placing",
     "placing_index",
     "placing_update",
+    "rule_key",
     "vmap_resources",
     "vmapped_leaf",
 ]
@@ -82,13 +91,65 @@ def _contract(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any
     return contract_placement(list(result.named), contracted, placements, operation=operation)
 
 
-def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
-    """The operand's axes the result lacks, or keeps at size 1 (``keepdims``), are reduced."""
+def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any, computes: str = "") -> Placed:
+    """The operand's axes the result lacks, or keeps at size 1 (``keepdims``), are reduced (``computes``: what
+    the reduction is, where known: ``reduce_placement``)."""
     assert result.named is not None
     operand = operands[0]
     assert operand.named is not None
     reduced = [n for n, size in operand.named.items() if n not in result.named or (result.named[n] == 1 and size != 1)]
-    return reduce_placement(operand.placement, reduced, operation=operation)
+    return reduce_placement(operand.placement, reduced, operation=operation, computes=computes)
+
+
+def _reducing(function: str) -> Rule:
+    """``_reduce`` for the reduction ``function`` (``sum``, ``mean``, ``max``, ``min``), which says what its
+    all-reduces combine (``COMPUTES``: XLA computes one value's same reduction once)."""
+
+    def reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+        return _reduce(result, operands, operation, ctx, COMPUTES[function])
+
+    return reduce
+
+
+def _normalising(function: str) -> Rule:
+    """The rule of the normalisation ``function`` (``softmax``, ``logsumexp``, ``var``, ...): over the axes its
+    ``axis`` names (a literal) or, where it drops them, the operand's axes the result lacks
+    (``normalise_placement``)."""
+
+    def normalise(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+        assert result.named is not None and operands[0].named is not None
+        axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+        named = _strings(axis) if isinstance(axis, str | tuple | list) else set()
+        over = [n for n in operands[0].named if n in named or n not in result.named]
+        return normalise_placement(
+            list(result.named), operands[0].placement, over, function=function, operation=operation
+        )
+
+    return normalise
+
+
+def _index_reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+    """``argmax``/``argmin``: along the operand's axis the result lacks (``index_reduce_placement``)."""
+    assert result.named is not None and operands[0].named is not None
+    reduced = [n for n in operands[0].named if n not in result.named]
+    if len(reduced) != 1:
+        return keep_placement(result.named, operands[0].placement)
+    return index_reduce_placement(list(result.named), operands[0].placement, reduced[0], operation=operation)
+
+
+def _along(placement_rule: Callable[..., Placed]) -> Rule:
+    """The rule of an operation along a literal ``axis`` that keeps its operand's axes (``cumsum``: the algebra's
+    ``scan_placement``; ``sort``: ``sort_placement``); with ``axis`` not literal, placed as the operand is (JAX
+    keeps the placement), the collective not known."""
+
+    def along(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
+        assert result.named is not None
+        axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+        if not isinstance(axis, str):
+            return _keep(result, operands, operation, ctx)
+        return placement_rule(list(result.named), operands[0].placement, axis, operation=operation)
+
+    return along
 
 
 def _rename(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -143,8 +204,18 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     axis = _literal(ctx, "axis", 2)
     if not isinstance(axis, str):
         return keep_placement(result.named, {})
-    indices = [s.placement for s in operands[1:2]]
-    return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation)
+    indices = operands[1:2]
+    looked_up = [axis] if any(s.named for s in indices) else []
+    picked = [axis] if any(s.named == {} for s in indices) else []
+    return gather_placement(
+        list(result.named),
+        operands[0].placement,
+        [axis],
+        [s.placement for s in indices],
+        operation=operation,
+        looked_up=looked_up,
+        picked=picked,
+    )
 
 
 def _update(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -228,14 +299,18 @@ RULES: dict[OpKind | str, Rule] = {
     "rename": _rename,
     "astype": _keep,
     "roll": _keep,
-    "cumsum": _keep,
-    "cumprod": _keep,
+    "cumsum": _along(scan_placement),
+    "cumprod": _along(scan_placement),
+    **{name: _normalising(name) for name in NORMALISATIONS},
+    **{name: _reducing(name) for name in ("sum", "mean", "max", "min")},
+    "argmax": _index_reduce,
+    "argmin": _index_reduce,
     "pad": _reshaped,
     "merge_axes": _reshaped,
     "split_axis": _reshaped,
     "broadcast_to": _reshaped,
-    "sort": _reshaped,
-    "argsort": _reshaped,
+    "sort": _along(sort_placement),
+    "argsort": _along(sort_placement),
     "conv": _conv,
     "max_pool": _pool,
     "avg_pool": _pool,
@@ -246,8 +321,15 @@ RULES: dict[OpKind | str, Rule] = {
     "dynamic_slice": _reshaped,
     "conv_transpose": _contract,
 }
-"""The placement rule of each kind of operation in the table of operations, and of the structure operations
-(by name) that have one; other operations give results of unknown placement."""
+"""The placement rule of each kind of operation in the table of operations, and of the operations (by name)
+that have their own (structure, normalisations, index reductions, scans: ``rule_key``); other operations give
+results of unknown placement."""
+
+
+def rule_key(kind: OpKind, name: str) -> OpKind | str:
+    """The key of ``RULES`` (and ``MANY``) an operation is placed by: its name where it has a rule of its own, else
+    its kind where that has one, else its name."""
+    return name if name in RULES or kind not in RULES else kind
 
 
 def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
@@ -283,7 +365,7 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         except NamedShapeError as error:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
-        note_collectives(ctx, found)
+        note_collectives(ctx, found, exprs[0])
         return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed
@@ -389,11 +471,33 @@ def _in_body(shape: Shape, body: Placement) -> Shape:
     return replace(shape, placement={**shape.placement, **added}) if added else shape
 
 
-def note_collectives(ctx: Any, found: Placed) -> None:
-    """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``)."""
+def note_collectives(ctx: Any, found: Placed, operand: Expression | None = None) -> None:
+    """The collectives ``found`` needs, as ``named-comm`` notes (``typed-xmap check --comm``); one that computes
+    a reduction of ``operand`` (a variable holding one value in its function) which an earlier site of the
+    function computes too is left out: XLA computes it once (``Collective.computes``)."""
     if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
         for collective in found.collectives:
-            fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+            if not _computed_before(ctx, collective, operand):
+                fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+
+
+_FIRST_SITE: dict[tuple[int, int, str], tuple[str, int, int]] = {}
+"""(function node, variable, reduction) -> the function's name and the line and column of the first site that
+computes it (a check of the same function again, as mypy's deferral does, finds its own site there)."""
+
+
+def _computed_before(ctx: Any, collective: Collective, operand: Expression | None) -> bool:
+    var = one_value(ctx.api, operand) if collective.computes else None
+    function = checked_function(ctx.api)
+    if var is None or function is None:
+        return False
+    if len(_FIRST_SITE) > 4096:
+        _FIRST_SITE.clear()
+    site = (function.fullname, ctx.context.line, ctx.context.column)
+    first = _FIRST_SITE.setdefault((id(function), id(var), collective.computes), site)
+    if first[0] != site[0]:  # a stale entry (a function since freed, its id reused)
+        _FIRST_SITE[id(function), id(var), collective.computes] = first = site
+    return first != site
 
 
 def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:
@@ -424,10 +528,20 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         receiver = settled(ctx.api, receiver_expr(ctx.context), receiver)
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
+        looked_up = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_index_array(ctx.api, v)]
+        picked = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_scalar_index(ctx.api, v)]
         try:
             placements = [s.placement for s in indices]
             operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
-            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation=operation)
+            found = gather_placement(
+                list(shape.named),
+                receiver.placement,
+                indexed,
+                placements,
+                operation=operation,
+                looked_up=looked_up,
+                picked=picked,
+            )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
@@ -435,6 +549,32 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         return _placed_as(plugin, result, found)
 
     return placed
+
+
+def _is_index_array(api: Any, value: Expression) -> bool:
+    """Whether an index value is an array of indices with named axes (a gather), not an int, a slice or a
+    scalar."""
+    typ = api.lookup_type_or_none(value)
+    shape = decode(typ) if typ is not None else None
+    return shape is not None and bool(shape.named)
+
+
+def _is_scalar_index(api: Any, value: Expression) -> bool:
+    """Whether an index value is one index: an int, a ``jax.Array`` or a NamedArray without named axes."""
+    typ = api.lookup_type_or_none(value)
+    if typ is None:
+        return False
+    proper = get_proper_type(typ)
+    if isinstance(proper, LiteralType):
+        proper = proper.fallback
+    if isinstance(proper, Instance) and proper.type.fullname in (
+        "builtins.int",
+        "jax.Array",
+        "jax._src.basearray.Array",
+    ):
+        return True
+    shape = decode(typ)
+    return shape is not None and shape.named == {}
 
 
 def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:

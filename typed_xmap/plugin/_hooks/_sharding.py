@@ -16,10 +16,12 @@ from mypy.maptype import map_instance_to_supertype
 from mypy.nodes import Var
 from mypy.types import Instance, TupleType, Type, TypedDictType, get_proper_type
 
-from ..._algebra import NamedShapeError, conflict_error, normalize_axis_resources, resource_conflicts
+from ..._algebra import NamedShapeError, conflict_error, move_placement, normalize_axis_resources, resource_conflicts
 from .._core._constants import constant_value
 from .._core._encoding import Shape, decode, describe, has_group
 from .._core._support import arg, arg_expr, label, report
+from ._merges import settled
+from ._placement import note_collectives
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
@@ -63,7 +65,20 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
             where = f"{name}({operand}, ...){' at ' + path if path else ''} (a value with axes {describe(shape.named)})"
             report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
             return ctx.default_return_type
+    if len(leaves) == 1 and not leaves[0][0]:
+        _note_move(ctx, name, leaves[0][1], resources)
     return _placed(plugin, types[0], resources, DEPTH) or ctx.default_return_type
+
+
+def _note_move(ctx: FunctionContext, name: str, shape: Shape, resources: Resources) -> None:
+    """The collectives that move one NamedArray of known placement to ``resources`` (``move_placement``: a mesh
+    axis that splits an axis before and none after is an all-gather, one that splits another after an
+    all-to-all); the axes ``resources`` leaves out end whole, as at run time."""
+    assert shape.named is not None
+    source = settled(ctx.api, arg_expr(ctx, "x", 0), shape).placement
+    if source:
+        target = {n: tuple(str(r) for r in m) for n, m in resources.items()}
+        note_collectives(ctx, move_placement(list(shape.named), source, target, operation=name))
 
 
 def _placed(plugin: TypedXmapPlugin, typ: Type, resources: Resources, depth: int) -> Type | None:
