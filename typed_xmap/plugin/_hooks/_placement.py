@@ -279,11 +279,12 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         shapes = [settled(ctx.api, expr, s) for s, expr in zip(shapes, exprs, strict=True)]
         operation = operation_text(ctx, labels)
         try:
-            found = rule(shape, [_in_body(s, body) for s in shapes], operation, ctx)
+            found = rule(shape, inside := [_in_body(s, body) for s in shapes], operation, ctx)
         except NamedShapeError as error:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
         note_collectives(ctx, found)
+        plugin.backward.record(ctx, key, shape, inside, labels, exprs, found.placement, operation, _names_in_call)
         return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed
