@@ -250,3 +250,115 @@ def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
     assert _listed_example("moe")["experts"] == Counter(
         {("all-to-all", ("model",)): 2, ("all-reduce", ("data", "model")): 1}
     )
+
+
+# ---- backward passes ------------------------------------------------------------------------------------------
+#
+# At a ``jax.grad(f)``/``jax.value_and_grad(f)`` call ``--comm`` lists the collectives of ``f``'s backward pass
+# (the transposes of its placed operations and of the module functions it calls, for the operands whose cotangent
+# is needed), under the function that makes the call. A jitted training step compiles ``f``'s forward pass (its
+# listing, its callees', UNLISTED's) and that backward pass. XLA's all-reduce combiner merges the all-reduces of
+# one step over the same devices into one (a tuple all-reduce: the weights' gradients summed over data become one),
+# and under ``jax.grad`` it drops the forward collectives that only compute the value (a loss's final mean), so
+# counts differ: the test compares which (kind, mesh axes) occur. A listed reduce-scatter (a gradient summed into a
+# weight's blocks) is an all-reduce and a slice on XLA's CPU backend, which forms no reduce-scatter: it is
+# compared as an all-reduce over the same mesh axes.
+
+GRAD_PROGRAM = ROOT / "tests" / "programs" / "grad_comm.py"
+
+
+def _kinds(found: Listed) -> set[tuple[str, tuple[str, ...]]]:
+    """Which (kind, mesh axes) occur, a reduce-scatter read as the all-reduce XLA's CPU backend compiles."""
+    return {("all-reduce" if kind == "reduce-scatter" else kind, axes) for (kind, axes), n in found.items() if n}
+
+
+@pytest.fixture(scope="module")
+def grad_program():
+    sys.path.insert(0, str(GRAD_PROGRAM.parent))
+    try:
+        import grad_comm
+    finally:
+        sys.path.remove(str(GRAD_PROGRAM.parent))
+    return grad_comm
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_listed_backward_collectives_equal_the_compiled_hlos(grad_program, axis_type):
+    """Data-parallel, tensor-parallel and FSDP steps: the forward's listing plus the backward's (at the grad
+    call) equal the compiled step's collectives, by (kind, mesh axes)."""
+    static = listed(GRAD_PROGRAM)
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
+    with jax.set_mesh(mesh):
+
+        def value(axes: list[str], placement: dict[str, str]) -> tx.NamedArray:
+            return tx.shard(tx.named(jnp.ones((8,) * len(axes)), axes), placement)
+
+        x = value(["batch", "embed"], {"batch": "data"})
+        mlp = (value(["embed", "mlp"], {"mlp": "model"}), value(["mlp", "embed"], {"mlp": "model"}), x)
+        calls = {
+            "linear_grad": ("linear_loss", (value(["embed", "mlp"], {}), x)),
+            "mlp_grad": ("mlp_loss", mlp),
+            "mlp_input_grad": ("mlp_loss", mlp),
+            "scale_grad": ("scaled_loss", (value(["embed"], {}), x)),
+            "fsdp_grad": ("fsdp_loss", (value(["embed", "mlp"], {"embed": "data"}), x)),
+        }
+        hlo = {step: compiled(getattr(grad_program, step), *args) for step, (_, args) in calls.items()}
+    backward = {step: static.get(step, Counter()) for step in calls}
+    # The backward passes communicate, and only there: a data-parallel weight's gradient summed over data, the
+    # tensor-parallel input's cotangent summed over model (the weights' not needed), the FSDP weight's gradient
+    # summed into its blocks over data.
+    assert backward["linear_grad"] == Counter({("all-reduce", ("data",)): 1})
+    assert backward["mlp_grad"] == Counter({("all-reduce", ("data",)): 2})
+    assert backward["mlp_input_grad"] == Counter({("all-reduce", ("model",)): 1})
+    assert backward["scale_grad"] == Counter({("all-reduce", ("data",)): 1})
+    assert backward["fsdp_grad"] == Counter({("reduce-scatter", ("data",)): 1})
+    assert hlo["mlp_input_grad"] == Counter({("all-reduce", ("model",)): 2, ("all-reduce", ("data",)): 1})
+    expected = {step: _kinds(backward[step] + static.get(loss, Counter())) for step, (loss, _) in calls.items()}
+    assert expected == {step: _kinds(found) for step, found in hlo.items()}
+
+
+AUTO_PLACED = {
+    # patches: the class token (``tnp.zeros_like(p["cls"], new_axes={"batch": ...})``, batch whole) concatenated
+    # with the tokens split along batch over data. On Explicit axes JAX places its cotangent as the token (whole):
+    # the listed all-gather; on Auto axes XLA keeps the cotangent split and gathers nothing.
+    "vit": {("all-gather", ("data",))},
+}
+"""Listed backward collectives that XLA leaves out on Auto axes, where it places the cotangents itself."""
+BACKWARD_UNLISTED = {
+    # The router's gradient: PARAMS places the router's expert axis on model, which its annotation leaves unknown
+    # (the forward's UNLISTED all-gather of the router); XLA sums its gradient over model to that placement.
+    "moe": {("all-reduce", ("model",))},
+}
+"""What the backward passes compile that ``--comm`` does not list, and why (the comments)."""
+
+
+def _train_step(name: str, module, calls: dict[str, tuple]):
+    """The example's jitted ``train_step`` and its arguments (the optimizer's state made from the params)."""
+    params, *data = calls["loss"]
+    step = module.train_step
+    if "capacity" in inspect.signature(step).parameters:
+        step = jax.jit(functools.partial(step, capacity=module.Config().capacity))
+    return step, (params, module.OPTIMIZER.init(params), *data)
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+@pytest.mark.parametrize("name", list(EXAMPLE_MODELS))
+def test_the_examples_train_steps_listed_collectives_equal_the_compiled_hlos(name, axis_type):
+    """Each example's jitted ``train_step`` (``jax.value_and_grad(loss)``, then the optimizer's elementwise
+    update): the compiled HLO's collectives, by (kind, mesh axes), are those of ``loss``'s forward pass (as
+    test_the_examples_listed_collectives_equal_the_compiled_hlos compares them) and of its backward pass, which
+    ``--comm`` lists at the ``jax.value_and_grad`` call, in ``train_step``."""
+    module = _example(name)
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
+    with jax.set_mesh(mesh):
+        step, args = _train_step(name, module, ARGUMENTS[name](module))
+        hlo = compiled(step, *args)
+    backward = _listed_example(name).get("train_step", Counter())
+    # the weights' gradients summed over the split batch; the activations' cotangents over split heads/mlp
+    assert {"transformer": {("all-reduce", ("data",)), ("all-reduce", ("model",))}}.get(name, _kinds(backward)) == (
+        _kinds(backward)
+    )
+    assert backward  # the backward pass communicates
+    placed_by_xla = AUTO_PLACED.get(name, set()) if axis_type == AxisType.Auto else set()
+    expected = _kinds(_expected(name, "loss") + backward) - placed_by_xla | BACKWARD_UNLISTED.get(name, set())
+    assert expected == _kinds(hlo)

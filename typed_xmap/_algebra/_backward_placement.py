@@ -12,10 +12,12 @@ the axes of its sources that the target lacks are summed, and per mesh axis
   combined), or a ``reduce-scatter`` where the target is split along one of its own axes over it (and no source
   holds that split already), or an ``all-gather`` of the source split along the summed axis where a source
   already holds the target's split there (the forward FSDP pattern, as ``contract_placement``);
-- one that splits a source along an axis the target keeps but gives to another of its axes is an ``all-gather``
-  of that source (a weight split along ``embed`` over ``data``, the FSDP pattern, contracted into activations
-  split along ``batch`` over ``data``), one that splits it where the target places that axis elsewhere a
-  ``reshard``.
+- one that splits a source along an axis the target keeps whole (its placement does not name it) or gives to
+  another of its axes is an ``all-gather`` of that source (a weight split along ``embed`` over ``data``, the FSDP
+  pattern, contracted into activations split along ``batch`` over ``data``; the cotangent of a value whose
+  ``batch`` is whole, concatenated with values split along it); one that splits it where the target places that
+  axis on other mesh axes a ``reshard``. As in the forward rules, an axis a placement does not name is read as
+  whole (its placement may be unknown: then XLA may place it split, and no all-gather runs).
 
 Per rule (``BackwardRule``):
 
@@ -28,6 +30,8 @@ Per rule (``BackwardRule``):
 - reduction over an axis: its transpose is a broadcast along it, no communication;
 - normalisation along an axis (``softmax``, ``log_softmax``): its VJP sums ``dC`` (times the result) along the
   axis: an all-reduce over its mesh axes;
+- ``stack``/``concatenate``: the transpose slices the cotangent into the operands' parts, each placed as its
+  operand (``BROADCAST``'s rule: only a placement change communicates);
 - operations that keep their operand's placement (rename, astype, roll, cumsum): none.
 
 Only the cotangents that are needed count (``BackwardOperand.needed``: the operand depends on a differentiated
@@ -112,10 +116,10 @@ def _into(target: BackwardOperand, sources: Sequence[BackwardOperand], what: str
                     summed.setdefault(mesh, []).append(name)
                 elif owner.get(mesh) == name:
                     held.add(mesh)
-                elif mesh in owner:
-                    gathered.setdefault(mesh, []).append(name)
-                elif name in target.placement:
+                elif name in target.placement and mesh not in owner:
                     moved.setdefault(mesh, []).append(name)
+                else:
+                    gathered.setdefault(mesh, []).append(name)
     kinds: dict[CollectiveKind, dict[str, list[str]]] = {}
     for mesh, names in summed.items():
         kind = (

@@ -50,6 +50,8 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
     OpKind.SELECT: BackwardRule.BROADCAST,
     OpKind.CONTRACTION: BackwardRule.CONTRACTION,
     OpKind.SHAPE_KEEPING: BackwardRule.NORMALISATION,
+    "stack": BackwardRule.BROADCAST,
+    "concatenate": BackwardRule.BROADCAST,
 }
 """The placement rules (``_placement.RULES``' keys) whose transpose may communicate; the others' does not (a
 reduction's is a broadcast) or has no rule here (gathers, windows, selections: not listed)."""
@@ -80,7 +82,7 @@ class BackwardSteps:
 
     def record(self, ctx: Any, key: OpKind | str, result: Shape, operands: Sequence[Shape], labels: Sequence[str],
                exprs: Sequence[Expression | None], placement: dict[str, tuple[str, ...]], operation: str,
-               names_in_call: Callable[[Any], set[str] | None]) -> None:  # fmt: skip
+               names_in_call: Callable[[Any], set[str] | None] | None = None) -> None:  # fmt: skip
         """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on and it has a transpose;
         ``names_in_call``: the axis names the call's other arguments hold, a normalisation's axes)."""
         rule = BACKWARD_RULES.get(key)
@@ -102,7 +104,7 @@ class BackwardSteps:
             sides,
             tuple(exprs),
             tuple(_differentiable(s.dtype) for s in operands),
-            tuple(sorted(names_in_call(ctx) or ())) if rule is BackwardRule.NORMALISATION else (),
+            tuple(sorted(names_in_call(ctx) or ())) if rule is BackwardRule.NORMALISATION and names_in_call else (),
         )
         self._steps.setdefault(function.fullname, {})[ctx.context.line, ctx.context.column, operation] = step
 

@@ -344,6 +344,11 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
+        known = [(s, item) for s, item in zip(shapes, items.items, strict=True) if s is not None]
+        labels = [label(item, f"item {i}") for i, (_, item) in enumerate(known)]
+        exprs = [item for _, item in known]
+        operation = f"tnp.{_name(ctx)}"
+        plugin.backward.record(ctx, _name(ctx), shape, [s for s, _ in known], labels, exprs, found.placement, operation)
         return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
 
     return placed
