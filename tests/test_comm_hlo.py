@@ -317,6 +317,16 @@ def test_listed_backward_collectives_equal_the_compiled_hlos(grad_program, axis_
     assert expected == {step: _kinds(found) for step, found in hlo.items()}
 
 
+BACKWARD_KINDS = {
+    # the weights' gradients summed over the batch split over data; the activations' cotangents summed over
+    # heads and mlp split over model (Megatron's backward all-reduces)
+    "transformer": {("all-reduce", ("data",)), ("all-reduce", ("model",))},
+    # the same, and the class token's cotangent gathered over data (it is whole along batch)
+    "vit": {("all-reduce", ("data",)), ("all-reduce", ("model",)), ("all-gather", ("data",))},
+    # the batch is split over (data, model); the experts' weights (expert on model) sum it over data only
+    "moe": {("all-reduce", ("data", "model")), ("all-reduce", ("data",))},
+}
+"""What each example's backward pass lists, by (kind, mesh axes)."""
 AUTO_PLACED = {
     # patches: the class token (``tnp.zeros_like(p["cls"], new_axes={"batch": ...})``, batch whole) concatenated
     # with the tokens split along batch over data. On Explicit axes JAX places its cotangent as the token (whole):
@@ -354,11 +364,7 @@ def test_the_examples_train_steps_listed_collectives_equal_the_compiled_hlos(nam
         step, args = _train_step(name, module, ARGUMENTS[name](module))
         hlo = compiled(step, *args)
     backward = _listed_example(name).get("train_step", Counter())
-    # the weights' gradients summed over the split batch; the activations' cotangents over split heads/mlp
-    assert {"transformer": {("all-reduce", ("data",)), ("all-reduce", ("model",))}}.get(name, _kinds(backward)) == (
-        _kinds(backward)
-    )
-    assert backward  # the backward pass communicates
+    assert _kinds(backward) == BACKWARD_KINDS[name]
     placed_by_xla = AUTO_PLACED.get(name, set()) if axis_type == AxisType.Auto else set()
     expected = _kinds(_expected(name, "loss") + backward) - placed_by_xla | BACKWARD_UNLISTED.get(name, set())
     assert expected == _kinds(hlo)

@@ -10,6 +10,7 @@ a float operand whose expression depends on a differentiated parameter, followed
 module functions called with such arguments), and asks the algebra for the transposes
 (``backward_collectives``). The steps of a function are recorded when mypy checks it: a function differentiated
 above its definition has none yet (none listed). Each function is read once per set of differentiated parameters.
+A differentiating call under ``vmap`` (per-example gradients: the mapped axis is not summed) is not listed.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape
 from .._core._messages import dtype_marker
 from .._core._support import fail
-from .._core._tree import expressions, statements_in
+from .._core._tree import checked_statements, expressions, statements_in
 
 __all__ = ["BACKWARD_RULES", "BackwardSteps", "Step", "note_backward"]
 
@@ -125,7 +126,7 @@ def note_backward(steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int 
     """The collectives of the backward pass of ``fun`` (a module function) differentiated with respect to its
     positional parameters ``argnums``, as ``named-comm`` notes at the differentiating call."""
     function = _function_of(fun)
-    if function is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+    if function is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM) or _vmapped(ctx):
         return
     positional = [n for n, k in zip(function.arg_names, function.arg_kinds, strict=True) if k.is_positional()]
     indices = (argnums,) if isinstance(argnums, int) else argnums
@@ -136,6 +137,16 @@ def note_backward(steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int 
     for step, collective in _backward(steps, function, differentiated, module, set()):
         where = f"{collective} (backward of {function.name}: line {step.line})"
         fail(ctx.api, f"collective: {where}", ctx.context, NAMED_COMM, note=True)
+
+
+def _vmapped(ctx: Any) -> bool:
+    """Whether the differentiating call is mapped (``tx.vmap(jax.grad(f), axis="batch")``, ``jax.vmap``): each
+    call then differentiates one example, whose axes are not those ``f``'s annotations give (no sum over the
+    mapped axis): not listed."""
+    return any(
+        isinstance(e, CallExpr) and isinstance(e.callee, RefExpr) and e.callee.name == "vmap" and ctx.context in e.args
+        for e in expressions(checked_statements(ctx.api))
+    )
 
 
 def _function_of(expr: Node | None) -> FuncDef | None:
