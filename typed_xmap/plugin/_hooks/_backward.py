@@ -144,7 +144,10 @@ def _vmapped(ctx: Any) -> bool:
     call then differentiates one example, whose axes are not those ``f``'s annotations give (no sum over the
     mapped axis): not listed."""
     return any(
-        isinstance(e, CallExpr) and isinstance(e.callee, RefExpr) and e.callee.name == "vmap" and ctx.context in e.args
+        isinstance(e, CallExpr)
+        and isinstance(e.callee, NameExpr | MemberExpr)
+        and e.callee.name == "vmap"
+        and ctx.context in e.args
         for e in expressions(checked_statements(ctx.api))
     )
 

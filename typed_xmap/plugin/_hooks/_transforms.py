@@ -185,8 +185,7 @@ def transform_hook(plugin: TypedXmapPlugin, kind: str, ctx: FunctionContext) -> 
     fun = _callable(ctx.arg_types[0][0])
     if fun is None or not _mentions_named(fun):
         return ctx.default_return_type
-    argnums = _argnums(arg_expr(ctx, "argnums"))
-    if kind in (GRAD, VALUE_AND_GRAD) and argnums is not None and len(ctx.args[0]) == 1:
+    if kind in (GRAD, VALUE_AND_GRAD) and (argnums := _argnums(arg_expr(ctx, "argnums"))) is not None:
         note_backward(plugin.backward, ctx, ctx.args[0][0], argnums)
     return transformed(plugin, kind, fun, ctx.default_return_type, lambda name: arg_expr(ctx, name))
 
