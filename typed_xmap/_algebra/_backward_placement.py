@@ -96,7 +96,8 @@ def backward_collectives(
             found += _into(operand, [result], what)
         elif rule is BackwardRule.NORMALISATION and normalised:
             kept = tuple(n for n in operand.names if n not in set(normalised))
-            sums = _into(BackwardOperand(kept, operand.placement), [result], what)
+            kept_placement = {n: m for n, m in operand.placement.items() if n in kept}
+            sums = _into(BackwardOperand(kept, kept_placement), [result], what)
             found += [c for c in sums if c.kind is CollectiveKind.ALL_REDUCE]
     return tuple(found)
 
