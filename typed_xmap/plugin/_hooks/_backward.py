@@ -79,7 +79,7 @@ class BackwardSteps:
     may check one several times)."""
 
     def __init__(self) -> None:
-        self._steps: dict[str, dict[tuple[int, int, str], Step]] = {}
+        self._steps: dict[str, tuple[FuncDef, dict[tuple[int, int, str], Step]]] = {}
 
     def record(self, ctx: Any, key: OpKind | str, result: Shape, operands: Sequence[Shape], labels: Sequence[str],
                exprs: Sequence[Expression | None], placement: dict[str, tuple[str, ...]], operation: str,
@@ -87,11 +87,11 @@ class BackwardSteps:
         """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on and it has a transpose;
         ``names_in_call``: the axis names the call's other arguments hold, a normalisation's axes)."""
         rule = BACKWARD_RULES.get(key)
+        if rule is None or result.named is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+            return
         scope = getattr(ctx.api, "scope", None)
         function = scope.top_level_function() if scope is not None else None
-        if rule is None or not isinstance(function, FuncDef) or result.named is None:
-            return
-        if not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+        if not isinstance(function, FuncDef):
             return
         sides = tuple(
             BackwardOperand(tuple(s.named or ()), dict(s.placement), label)
@@ -107,10 +107,14 @@ class BackwardSteps:
             tuple(_differentiable(s.dtype) for s in operands),
             tuple(sorted(names_in_call(ctx) or ())) if rule is BackwardRule.NORMALISATION and names_in_call else (),
         )
-        self._steps.setdefault(function.fullname, {})[ctx.context.line, ctx.context.column, operation] = step
+        node, steps = self._steps.get(function.fullname, (None, {}))
+        if node is not function:  # the function parsed anew (the language server's daemon): its old steps go
+            steps = {}
+            self._steps[function.fullname] = (function, steps)
+        steps[ctx.context.line, ctx.context.column, operation] = step
 
     def steps(self, function: str) -> list[Step]:
-        return list(self._steps.get(function, {}).values())
+        return list(self._steps[function][1].values()) if function in self._steps else []
 
 
 def _differentiable(dtype: Type) -> bool:
