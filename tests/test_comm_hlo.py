@@ -1,9 +1,10 @@
 """``typed-xmap check --comm`` against XLA: the collectives the plugin lists per jitted function (kind, mesh axes)
 equal those in the compiled HLO on an 8-device mesh (data=4, model=2), for tests/programs/placement_comm.py and for
 the model functions of examples/transformer.py, vit.py and moe.py (forward passes; what XLA adds for operations
-the checker has no rule for is recorded per function, with why). Where XLA chooses how to move blocks (a conv over
-a split spatial axis), the plugin lists a ``reshard``, which the test matches with any collective that moves
-blocks over those mesh axes."""
+the checker has no rule for is recorded per function, with why); and for the backward passes of
+tests/programs/grad_comm.py's steps and of the examples' ``train_step`` (which kinds and mesh axes occur: XLA
+combines all-reduces). Where XLA chooses how to move blocks (a conv over a split spatial axis), the plugin lists a
+``reshard``, which the test matches with any collective that moves blocks over those mesh axes."""
 
 from __future__ import annotations
 
@@ -83,10 +84,9 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
 # what ``--comm`` lists in the function, plus what it lists in the model functions it calls (CALLS: a function's
 # HLO holds its callees'; a ``tx.scan``'s step compiles once, in the loop's body), plus UNLISTED: the collectives
 # XLA adds for operations the checker has no communication rule for, recorded here with why, so that a change
-# on either side (a new rule, another XLA choice) fails this test. Backward passes are not compared: the
-# examples' ``train_step`` differentiates ``loss`` (``jax.value_and_grad``), and the transposed contractions and
-# the gradients of weights summed over the split batch are collectives of the backward pass, which ``--comm``
-# does not list (it reads the functions as written).
+# on either side (a new rule, another XLA choice) fails this test. Backward passes are compared below (the
+# examples' ``train_step`` differentiates ``loss`` with ``jax.value_and_grad``: ``--comm`` lists the backward
+# pass's collectives at that call).
 
 EXAMPLE_MODELS = {name: ROOT / "examples" / f"{name}.py" for name in ("transformer", "vit", "moe")}
 
@@ -240,7 +240,8 @@ def test_the_examples_listed_collectives_equal_the_compiled_hlos(name, axis_type
             hlo[function] = compiled(jax.jit(jitted), *args)
     assert any(hlo.values())  # the examples do communicate
     assert {function: _expected(name, function) for function in calls} == hlo
-    assert {f for f, found in _listed_example(name).items() if found} <= set(calls)  # every listing compared
+    # every listing compared (train_step's, its backward pass, by test_the_examples_train_steps_...)
+    assert {f for f, found in _listed_example(name).items() if found} <= {*calls, "train_step"}
 
 
 def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
