@@ -273,6 +273,11 @@ def _kinds(found: Listed) -> set[tuple[str, tuple[str, ...]]]:
     return {("all-reduce" if kind == "reduce-scatter" else kind, axes) for (kind, axes), n in found.items() if n}
 
 
+@functools.cache
+def _listed_grad_program() -> dict[str, Listed]:
+    return listed(GRAD_PROGRAM)
+
+
 @pytest.fixture(scope="module")
 def grad_program():
     sys.path.insert(0, str(GRAD_PROGRAM.parent))
@@ -287,7 +292,7 @@ def grad_program():
 def test_listed_backward_collectives_equal_the_compiled_hlos(grad_program, axis_type):
     """Data-parallel, tensor-parallel and FSDP steps: the forward's listing plus the backward's (at the grad
     call) equal the compiled step's collectives, by (kind, mesh axes)."""
-    static = listed(GRAD_PROGRAM)
+    static = _listed_grad_program()
     mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
     with jax.set_mesh(mesh):
 
