@@ -9,6 +9,7 @@ combines all-reduces). Where XLA chooses how to move blocks (a conv over a split
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import sys
 import typing
@@ -27,14 +28,18 @@ PROGRAM = ROOT / "tests" / "programs" / "placement_comm.py"
 MOE = ROOT / "examples" / "moe.py"
 
 
+def _imported(path):
+    """The module of a program in tests/programs/."""
+    sys.path.insert(0, str(path.parent))
+    try:
+        return importlib.import_module(path.stem)
+    finally:
+        sys.path.remove(str(path.parent))
+
+
 @pytest.fixture(scope="module")
 def program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        import placement_comm
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
-    return placement_comm
+    return _imported(PROGRAM)
 
 
 def test_listed_collectives_equal_the_compiled_hlos(program):
@@ -280,12 +285,7 @@ def _listed_grad_program() -> dict[str, Listed]:
 
 @pytest.fixture(scope="module")
 def grad_program():
-    sys.path.insert(0, str(GRAD_PROGRAM.parent))
-    try:
-        import grad_comm
-    finally:
-        sys.path.remove(str(GRAD_PROGRAM.parent))
-    return grad_comm
+    return _imported(GRAD_PROGRAM)
 
 
 @pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
