@@ -37,7 +37,7 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, Type, get_proper_type
 
-from ..._algebra import BackwardOperand, BackwardRule, OpKind, backward_collectives
+from ..._algebra import BackwardOperand, BackwardRule, Collective, OpKind, backward_collectives
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape
 from .._core._messages import dtype_marker
@@ -165,7 +165,7 @@ def _function_of(expr: Node | None) -> FuncDef | None:
 
 def _backward(
     steps: BackwardSteps, function: FuncDef, differentiated: frozenset[str], module: str, seen: set[object]
-) -> Iterator[tuple[Step, Any]]:
+) -> Iterator[tuple[Step, Collective]]:
     """Each step's transposes in ``function`` and in the module functions it calls, with the parameters whose
     values depend on a differentiated argument."""
     if (function.fullname, differentiated) in seen or not differentiated:
