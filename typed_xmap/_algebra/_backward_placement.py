@@ -47,7 +47,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ._placement import Collective, CollectiveKind
+from ._placement import Collective, CollectiveKind, describe_placed
 from ._spec import format_mesh_axes
 
 __all__ = ["BackwardOperand", "BackwardRule", "backward_collectives"]
@@ -151,8 +151,6 @@ def _collective(
 ) -> Collective:
     mesh_axes = tuple(by_mesh)
     names = ", ".join(repr(n) for n in dict.fromkeys(n for ns in by_mesh.values() for n in ns))
-    placed = " ".join(
-        n if n not in target.placement else f"{n}@{format_mesh_axes(target.placement[n])}" for n in target.names
-    )
-    why = _WHY[kind].format(names=names, mesh=format_mesh_axes(mesh_axes), target=repr(placed))
+    placed = describe_placed(target.names, target.placement)
+    why = _WHY[kind].format(names=names, mesh=format_mesh_axes(mesh_axes), target=placed)
     return Collective(kind, mesh_axes, f"{what} {why}")
