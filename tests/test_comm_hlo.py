@@ -1,13 +1,15 @@
 """``typed-xmap check --comm`` against XLA: the collectives the plugin lists per jitted function (kind, mesh axes)
 equal those in the compiled HLO on an 8-device mesh (data=4, model=2), for tests/programs/placement_comm.py and for
 the model functions of examples/transformer.py, vit.py and moe.py (forward passes; what XLA adds for operations
-the checker has no rule for is recorded per function, with why). Where XLA chooses how to move blocks (a conv over
-a split spatial axis), the plugin lists a ``reshard``, which the test matches with any collective that moves
-blocks over those mesh axes."""
+the checker has no rule for is recorded per function, with why); and for the backward passes of
+tests/programs/grad_comm.py's steps and of the examples' ``train_step`` (which kinds and mesh axes occur: XLA
+combines all-reduces). Where XLA chooses how to move blocks (a conv over a split spatial axis), the plugin lists a
+``reshard``, which the test matches with any collective that moves blocks over those mesh axes."""
 
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import sys
 import typing
@@ -26,14 +28,18 @@ PROGRAM = ROOT / "tests" / "programs" / "placement_comm.py"
 MOE = ROOT / "examples" / "moe.py"
 
 
+def _imported(path):
+    """The module of a program in tests/programs/."""
+    sys.path.insert(0, str(path.parent))
+    try:
+        return importlib.import_module(path.stem)
+    finally:
+        sys.path.remove(str(path.parent))
+
+
 @pytest.fixture(scope="module")
 def program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        import placement_comm
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
-    return placement_comm
+    return _imported(PROGRAM)
 
 
 def test_listed_collectives_equal_the_compiled_hlos(program):
@@ -93,10 +99,9 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
 # what ``--comm`` lists in the function, plus what it lists in the model functions it calls (CALLS: a function's
 # HLO holds its callees'; a ``tx.scan``'s step compiles once, in the loop's body), plus UNLISTED: the collectives
 # XLA adds for operations the checker has no communication rule for, recorded here with why, so that a change
-# on either side (a new rule, another XLA choice) fails this test. Backward passes are not compared: the
-# examples' ``train_step`` differentiates ``loss`` (``jax.value_and_grad``), and the transposed contractions and
-# the gradients of weights summed over the split batch are collectives of the backward pass, which ``--comm``
-# does not list (it reads the functions as written).
+# on either side (a new rule, another XLA choice) fails this test. Backward passes are compared below (the
+# examples' ``train_step`` differentiates ``loss`` with ``jax.value_and_grad``: ``--comm`` lists the backward
+# pass's collectives at that call).
 
 EXAMPLE_MODELS = {name: ROOT / "examples" / f"{name}.py" for name in ("transformer", "vit", "moe")}
 
@@ -251,7 +256,8 @@ def test_the_examples_listed_collectives_equal_the_compiled_hlos(name, axis_type
             hlo[function] = compiled(jax.jit(jitted), *args)
     assert any(hlo.values())  # the examples do communicate
     assert {function: _expected(name, function) for function in calls} == hlo
-    assert {f for f, found in _listed_example(name).items() if found} <= set(calls)  # every listing compared
+    # every listing compared (train_step's, its backward pass, by test_the_examples_train_steps_...)
+    assert {f for f, found in _listed_example(name).items() if found} <= {*calls, "train_step"}
 
 
 def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
@@ -261,3 +267,121 @@ def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
     assert _listed_example("moe")["experts"] == Counter(
         {("all-to-all", ("model",)): 2, ("all-reduce", ("data", "model")): 1}
     )
+
+
+# ---- backward passes ------------------------------------------------------------------------------------------
+#
+# At a ``jax.grad(f)``/``jax.value_and_grad(f)`` call ``--comm`` lists the collectives of ``f``'s backward pass
+# (the transposes of its placed operations and of the module functions it calls, for the operands whose cotangent
+# is needed), under the function that makes the call. A jitted training step compiles ``f``'s forward pass (its
+# listing, its callees', UNLISTED's) and that backward pass. XLA's all-reduce combiner merges the all-reduces of
+# one step over the same devices into one (a tuple all-reduce: the weights' gradients summed over data become one),
+# and under ``jax.grad`` it drops the forward collectives that only compute the value (a loss's final mean), so
+# counts differ: the test compares which (kind, mesh axes) occur. A listed reduce-scatter (a gradient summed into a
+# weight's blocks) is an all-reduce and a slice on XLA's CPU backend, which forms no reduce-scatter: it is
+# compared as an all-reduce over the same mesh axes.
+
+GRAD_PROGRAM = ROOT / "tests" / "programs" / "grad_comm.py"
+
+
+def _kinds(found: Listed) -> set[tuple[str, tuple[str, ...]]]:
+    """Which (kind, mesh axes) occur, a reduce-scatter read as the all-reduce XLA's CPU backend compiles."""
+    return {("all-reduce" if kind == "reduce-scatter" else kind, axes) for (kind, axes), n in found.items() if n}
+
+
+@functools.cache
+def _listed_grad_program() -> dict[str, Listed]:
+    return listed(GRAD_PROGRAM)
+
+
+@pytest.fixture(scope="module")
+def grad_program():
+    return _imported(GRAD_PROGRAM)
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+def test_listed_backward_collectives_equal_the_compiled_hlos(grad_program, axis_type):
+    """Data-parallel, tensor-parallel and FSDP steps: the forward's listing plus the backward's (at the grad
+    call) equal the compiled step's collectives, by (kind, mesh axes)."""
+    static = _listed_grad_program()
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
+    with jax.set_mesh(mesh):
+
+        def value(axes: list[str], placement: dict[str, str]) -> tx.NamedArray:
+            return tx.shard(tx.named(jnp.ones((8,) * len(axes)), axes), placement)
+
+        x = value(["batch", "embed"], {"batch": "data"})
+        mlp = (value(["embed", "mlp"], {"mlp": "model"}), value(["mlp", "embed"], {"mlp": "model"}), x)
+        calls = {
+            "linear_grad": ("linear_loss", (value(["embed", "mlp"], {}), x)),
+            "mlp_grad": ("mlp_loss", mlp),
+            "mlp_input_grad": ("mlp_loss", mlp),
+            "scale_grad": ("scaled_loss", (value(["embed"], {}), x)),
+            "fsdp_grad": ("fsdp_loss", (value(["embed", "mlp"], {"embed": "data"}), x)),
+        }
+        hlo = {step: compiled(getattr(grad_program, step), *args) for step, (_, args) in calls.items()}
+    backward = {step: static.get(step, Counter()) for step in calls}
+    # The backward passes communicate, and only there: a data-parallel weight's gradient summed over data, the
+    # tensor-parallel input's cotangent summed over model (the weights' not needed), the FSDP weight's gradient
+    # summed into its blocks over data.
+    assert backward["linear_grad"] == Counter({("all-reduce", ("data",)): 1})
+    assert backward["mlp_grad"] == Counter({("all-reduce", ("data",)): 2})
+    assert backward["mlp_input_grad"] == Counter({("all-reduce", ("model",)): 1})
+    assert backward["scale_grad"] == Counter({("all-reduce", ("data",)): 1})
+    assert backward["fsdp_grad"] == Counter({("reduce-scatter", ("data",)): 1})
+    assert hlo["mlp_input_grad"] == Counter({("all-reduce", ("model",)): 2, ("all-reduce", ("data",)): 1})
+    expected = {step: _kinds(backward[step] + static.get(loss, Counter())) for step, (loss, _) in calls.items()}
+    assert expected == {step: _kinds(found) for step, found in hlo.items()}
+
+
+BACKWARD_KINDS = {
+    # the weights' gradients summed over the batch split over data; the activations' cotangents summed over
+    # heads and mlp split over model (Megatron's backward all-reduces)
+    "transformer": {("all-reduce", ("data",)), ("all-reduce", ("model",))},
+    # the same, and the class token's cotangent gathered over data (it is whole along batch)
+    "vit": {("all-reduce", ("data",)), ("all-reduce", ("model",)), ("all-gather", ("data",))},
+    # the batch is split over (data, model); the experts' weights (expert on model) sum it over data only
+    "moe": {("all-reduce", ("data", "model")), ("all-reduce", ("data",))},
+}
+"""What each example's backward pass lists, by (kind, mesh axes)."""
+AUTO_PLACED = {
+    # patches: the class token (``tnp.zeros_like(p["cls"], new_axes={"batch": ...})``, batch whole) concatenated
+    # with the tokens split along batch over data. On Explicit axes JAX places its cotangent as the token (whole):
+    # the listed all-gather; on Auto axes XLA keeps the cotangent split and gathers nothing.
+    "vit": {("all-gather", ("data",))},
+}
+"""Listed backward collectives that XLA leaves out on Auto axes, where it places the cotangents itself."""
+BACKWARD_UNLISTED = {
+    # The router's gradient: PARAMS places the router's expert axis on model, which its annotation leaves unknown
+    # (the forward's UNLISTED all-gather of the router); XLA sums its gradient over model to that placement.
+    "moe": {("all-reduce", ("model",))},
+}
+"""What the backward passes compile that ``--comm`` does not list, and why (the comments)."""
+
+
+def _train_step(name: str, module, calls: dict[str, tuple]):
+    """The example's jitted ``train_step`` and its arguments (the optimizer's state made from the params)."""
+    params, *data = calls["loss"]
+    step = module.train_step
+    if "capacity" in inspect.signature(step).parameters:
+        step = jax.jit(functools.partial(step, capacity=module.Config().capacity))
+    return step, (params, module.OPTIMIZER.init(params), *data)
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
+@pytest.mark.parametrize("name", list(EXAMPLE_MODELS))
+def test_the_examples_train_steps_listed_collectives_equal_the_compiled_hlos(name, axis_type):
+    """Each example's jitted ``train_step`` (``jax.value_and_grad(loss)``, then the optimizer's elementwise
+    update): the compiled HLO's collectives, by (kind, mesh axes), are those of ``loss``'s forward pass (as
+    test_the_examples_listed_collectives_equal_the_compiled_hlos compares them) and of its backward pass, which
+    ``--comm`` lists at the ``jax.value_and_grad`` call, in ``train_step``."""
+    module = _example(name)
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
+    with jax.set_mesh(mesh):
+        step, args = _train_step(name, module, ARGUMENTS[name](module))
+        hlo = compiled(step, *args)
+    backward = _listed_example(name).get("train_step", Counter())
+    assert _kinds(backward) == BACKWARD_KINDS[name]
+    placed_by_xla = AUTO_PLACED.get(name, set()) if axis_type == AxisType.Auto else set()
+    expected = _kinds(_expected(name, "loss") + backward) - placed_by_xla | BACKWARD_UNLISTED.get(name, set())
+    assert expected == _kinds(hlo)

@@ -13,6 +13,11 @@ from ._axis_map import (
     is_axis_map_leaf as is_axis_map_leaf,
     parse_axis_map as parse_axis_map,
 )
+from ._backward_placement import (
+    BackwardOperand as BackwardOperand,
+    BackwardRule as BackwardRule,
+    backward_collectives as backward_collectives,
+)
 from ._containers import (
     leaf_bindings as leaf_bindings,
     meet_fields as meet_fields,

@@ -109,6 +109,8 @@ class CollectiveKind(enum.Enum):
 
     ALL_REDUCE = "all-reduce"
     ALL_GATHER = "all-gather"
+    REDUCE_SCATTER = "reduce-scatter"
+    """Partial sums combined and each device keeps its block of the sum (a gradient of a weight split FSDP-style)."""
     ALL_TO_ALL = "all-to-all"
     COLLECTIVE_PERMUTE = "collective-permute"
     """Each device sends a block to another: the halo exchange of overlapping windows over a split axis."""

@@ -26,6 +26,7 @@ from ._core._config import load_config
 from ._core._encoding import NAMED_ARRAY, TypeFactory
 from ._core._messages import install as install_messages, show_placements
 from ._hooks._annotated import analyze_annotated, analyze_dtype_marker, analyze_group_alias, repair_alias
+from ._hooks._backward import BackwardSteps
 from ._hooks._containers import ContainerChecks
 from ._hooks._gradual import analyze_named_array
 from ._hooks._group_scope import groups_of
@@ -72,6 +73,7 @@ class TypedXmapPlugin(Plugin):
         self.types = TypeFactory(self)
         self.resources = Resources(self)
         self.containers = ContainerChecks()
+        self.backward = BackwardSteps()
         self.in_annotated = 0
         self.routes = Routes(self)
         self._skip_next_hook = False

@@ -74,8 +74,9 @@ def checked_statements(api: Any) -> Sequence[Statement]:
     return getattr(getattr(api, "tree", None), "defs", [])
 
 
-def expressions(statements: Sequence[Statement]) -> Iterator[Expression]:
-    """Every expression of ``statements`` (functions, classes and nested blocks included), outermost first."""
+def expressions(statements: Sequence[Node]) -> Iterator[Expression]:
+    """Every expression of ``statements`` (functions, classes and nested blocks included; or of expressions, those
+    themselves), outermost first."""
     stack: list[Node] = list(reversed(statements))
     while stack:
         node = stack.pop()

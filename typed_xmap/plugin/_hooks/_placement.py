@@ -361,11 +361,12 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
         shapes = [settled(ctx.api, expr, s) for s, expr in zip(shapes, exprs, strict=True)]
         operation = operation_text(ctx, labels)
         try:
-            found = rule(shape, [_in_body(s, body) for s in shapes], operation, ctx)
+            found = rule(shape, inside := [_in_body(s, body) for s in shapes], operation, ctx)
         except NamedShapeError as error:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
         note_collectives(ctx, found, exprs[0])
+        plugin.backward.record(ctx, key, shape, inside, labels, exprs, found.placement, operation, _names_in_call)
         return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed
@@ -425,6 +426,11 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
+        known = [(s, item) for s, item in zip(shapes, items.items, strict=True) if s is not None]
+        labels = [label(item, f"item {i}") for i, (_, item) in enumerate(known)]
+        exprs = [item for _, item in known]
+        operation = f"tnp.{_name(ctx)}"
+        plugin.backward.record(ctx, _name(ctx), shape, [s for s, _ in known], labels, exprs, found.placement, operation)
         return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
 
     return placed

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..._algebra import Resource
     from .._core._config import PluginConfig
     from .._core._encoding import TypeFactory
+    from ._backward import BackwardSteps
     from ._containers import ContainerChecks
 
 __all__ = ["ResourceChecks", "TypedXmapPlugin"]
@@ -48,6 +49,9 @@ class TypedXmapPlugin(Protocol):
 
     @property
     def containers(self) -> ContainerChecks: ...
+
+    @property
+    def backward(self) -> BackwardSteps: ...
 
     def default_analysis(self, ctx: AnalyzeTypeContext) -> Type: ...
 

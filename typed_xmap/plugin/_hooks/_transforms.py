@@ -29,6 +29,7 @@ from mypy.types import AnyType, CallableType, Instance, LiteralType, TupleType, 
 from .._core._encoding import decode, has_group, is_named_array, map_items, open_groups
 from .._core._literals import literal_value
 from .._core._support import arg_expr
+from ._backward import note_backward
 from ._calls import bind_arguments, has_named_params
 
 if TYPE_CHECKING:
@@ -184,6 +185,8 @@ def transform_hook(plugin: TypedXmapPlugin, kind: str, ctx: FunctionContext) -> 
     fun = _callable(ctx.arg_types[0][0])
     if fun is None or not _mentions_named(fun):
         return ctx.default_return_type
+    if kind in (GRAD, VALUE_AND_GRAD) and (argnums := _argnums(arg_expr(ctx, "argnums"))) is not None:
+        note_backward(plugin.backward, ctx, ctx.args[0][0], argnums)
     return transformed(plugin, kind, fun, ctx.default_return_type, lambda name: arg_expr(ctx, name))
 
 

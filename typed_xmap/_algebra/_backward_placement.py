@@ -1,0 +1,156 @@
+"""The backward pass's communication: the transpose of each placement rule (what ``jax.grad`` of a function adds
+to its compiled program, beyond its forward pass's collectives).
+
+Reverse-mode differentiation runs, for each operation on the way from a differentiated argument to the result,
+its transpose: the result's cotangent ``dC`` (placed as the result) gives each operand's cotangent, which JAX
+places as that operand (its transpose rules ask for a cotangent sharded as its primal: ``dot_general``'s
+transpose is a ``dot_general`` with the operand's sharding as its ``out_sharding``, a broadcast's a ``reduce_sum``
+back to the operand's). Every transpose here is one contraction into a value of fixed placement (``_into``):
+the axes of its sources that the target lacks are summed, and per mesh axis
+
+- one that splits a summed axis is an ``all-reduce`` over it (each device sums its block; the partial sums are
+  combined), or a ``reduce-scatter`` where the target is split along one of its own axes over it (and no source
+  holds that split already), or an ``all-gather`` of the source split along the summed axis where a source
+  already holds the target's split there (the forward FSDP pattern, as ``contract_placement``);
+- one that splits a source along an axis the target keeps whole (its placement does not name it) or gives to
+  another of its axes is an ``all-gather`` of that source (a weight split along ``embed`` over ``data``, the FSDP
+  pattern, contracted into activations split along ``batch`` over ``data``; the cotangent of a value whose
+  ``batch`` is whole, concatenated with values split along it); one that splits it where the target places that
+  axis on other mesh axes a ``reshard``. As in the forward rules, an axis a placement does not name is read as
+  whole (its placement may be unknown: then XLA may place it split, and no all-gather runs).
+
+Per rule (``BackwardRule``):
+
+- contraction ``A, B -> C`` (einsum, dot): ``dA = contract(dC, B -> A)`` and ``dB = contract(A, dC -> B)``: the
+  data-parallel gradient of a weight contracts the batch (an all-reduce over its mesh axes), the tensor-parallel
+  cotangent of activations contracts a split ``mlp``/``heads`` (an all-reduce over theirs);
+- broadcast and elementwise (``A * B`` where ``B`` lacks axes of ``C``): ``dB`` is ``dC`` (times ``A``) summed
+  over the axes ``B`` was broadcast along: an all-reduce over the mesh axes they are split over (a layer norm's
+  scale gradient summed over a batch split over ``data``);
+- reduction over an axis: its transpose is a broadcast along it, no communication;
+- normalisation along an axis (``softmax``, ``log_softmax``): its VJP sums ``dC`` (times the result) along the
+  axis: an all-reduce over its mesh axes;
+- ``stack``/``concatenate``: the transpose slices the cotangent into the operands' parts, each placed as its
+  operand (``BROADCAST``'s rule: only a placement change communicates);
+- operations that keep their operand's placement (rename, astype, roll, cumsum): none.
+
+Only the cotangents that are needed count (``BackwardOperand.needed``: the operand depends on a differentiated
+argument); XLA removes the others. Gathers (a scatter-add back), moves (the reverse move), pools, convs,
+selections and updates have no transpose here: their backward communication is not listed.
+
+Pure Python, shared by the mypy plugin (``typed-xmap check --comm``) and anything that lists communication.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ._placement import Collective, CollectiveKind, describe_placed
+from ._spec import format_mesh_axes
+
+__all__ = ["BackwardOperand", "BackwardRule", "backward_collectives"]
+
+
+class BackwardRule(enum.Enum):
+    """Which transpose an operation's backward pass runs."""
+
+    CONTRACTION = "contraction"
+    BROADCAST = "broadcast"
+    NORMALISATION = "normalisation"
+    NONE = "none"
+    """Reductions and the operations that keep their operand's placement: no communication."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackwardOperand:
+    """One side of an operation: its axes, their known placement, how messages name it, and (operands only)
+    whether its cotangent is needed (it depends on a differentiated argument)."""
+
+    names: tuple[str, ...]
+    placement: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    label: str = "the result"
+    needed: bool = True
+
+
+def backward_collectives(
+    rule: BackwardRule,
+    result: BackwardOperand,
+    operands: Sequence[BackwardOperand],
+    *,
+    operation: str,
+    normalised: Sequence[str] = (),
+) -> tuple[Collective, ...]:
+    """The collectives of the backward pass of one operation (``result`` from ``operands``, placed as they are)
+    by ``rule``: one transpose per operand whose cotangent is needed (``normalised``: the axes a normalisation
+    runs along)."""
+    found: list[Collective] = []
+    for index, operand in enumerate(operands):
+        if not operand.needed:
+            continue
+        what = f"{operation} (backward: the cotangent of {operand.label})"
+        if rule is BackwardRule.CONTRACTION:
+            found += _into(operand, [result, *operands[:index], *operands[index + 1 :]], what)
+        elif rule is BackwardRule.BROADCAST:
+            found += _into(operand, [result], what)
+        elif rule is BackwardRule.NORMALISATION and normalised:
+            kept = tuple(n for n in operand.names if n not in set(normalised))
+            kept_placement = {n: m for n, m in operand.placement.items() if n in kept}
+            sums = _into(BackwardOperand(kept, kept_placement), [result], what)
+            found += [c for c in sums if c.kind is CollectiveKind.ALL_REDUCE]
+    return tuple(found)
+
+
+def _into(target: BackwardOperand, sources: Sequence[BackwardOperand], what: str) -> list[Collective]:
+    """The collectives of one contraction of ``sources`` into a value placed as ``target``: the sources' axes
+    that ``target`` lacks are summed (see the module's docstring for the rule per mesh axis)."""
+    owner = {mesh: name for name, mesh_axes in target.placement.items() for mesh in mesh_axes}
+    summed: dict[str, list[str]] = {}
+    held: set[str] = set()
+    gathered: dict[str, list[str]] = {}
+    moved: dict[str, list[str]] = {}
+    for source in sources:
+        for name, mesh_axes in source.placement.items():
+            for mesh in mesh_axes:
+                if name not in target.names:
+                    summed.setdefault(mesh, []).append(name)
+                elif owner.get(mesh) == name:
+                    held.add(mesh)
+                elif name in target.placement and mesh not in owner:
+                    moved.setdefault(mesh, []).append(name)
+                else:
+                    gathered.setdefault(mesh, []).append(name)
+    kinds: dict[CollectiveKind, dict[str, list[str]]] = {}
+    for mesh, names in summed.items():
+        kind = (
+            CollectiveKind.ALL_REDUCE
+            if mesh not in owner
+            else CollectiveKind.ALL_GATHER
+            if mesh in held
+            else CollectiveKind.REDUCE_SCATTER
+        )
+        kinds.setdefault(kind, {})[mesh] = names
+    for mesh, names in gathered.items():
+        kinds.setdefault(CollectiveKind.ALL_GATHER, {}).setdefault(mesh, []).extend(names)
+    for mesh, names in moved.items():
+        kinds.setdefault(CollectiveKind.RESHARD, {})[mesh] = names
+    return [_collective(kind, by_mesh, target, what) for kind, by_mesh in kinds.items()]
+
+
+_WHY = {
+    CollectiveKind.ALL_REDUCE: "sums {names}, split over {mesh}",
+    CollectiveKind.REDUCE_SCATTER: "sums {names}, split over {mesh}, into {target} split over it",
+    CollectiveKind.ALL_GATHER: "leaves {names} whole, split over {mesh}, for {target}",
+    CollectiveKind.RESHARD: "places {names} otherwise than {target}, split over {mesh}",
+}
+
+
+def _collective(
+    kind: CollectiveKind, by_mesh: Mapping[str, list[str]], target: BackwardOperand, what: str
+) -> Collective:
+    mesh_axes = tuple(by_mesh)
+    names = ", ".join(repr(n) for n in dict.fromkeys(n for ns in by_mesh.values() for n in ns))
+    placed = describe_placed(target.names, target.placement)
+    why = _WHY[kind].format(names=names, mesh=format_mesh_axes(mesh_axes), target=placed)
+    return Collective(kind, mesh_axes, f"{what} {why}")

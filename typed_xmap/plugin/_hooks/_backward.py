@@ -1,0 +1,257 @@
+"""The backward pass's communication in ``typed-xmap check --comm``: where a module function ``f`` is differentiated
+(``jax.grad(f)``, ``jax.value_and_grad(f, argnums=...)``), the collectives ``f``'s backward pass adds are noted at
+that call, under the function that makes it (the jitted step, whose compiled program holds them), each naming the
+operation of ``f`` (or of a function ``f`` calls) it transposes and its line.
+
+Only while ``named-comm`` is on: each placed operation (``_placement.placing``) records a ``Step`` (its placed
+operands, their expressions, its result) under its top-level function (``BackwardSteps``); the grad call reads the
+steps of ``f`` and of the module functions it calls, the operands whose cotangent is needed marked (``needed``:
+a float operand whose expression depends on a differentiated parameter, followed through assignments and into the
+module functions called with such arguments), and asks the algebra for the transposes
+(``backward_collectives``). The steps of a function are recorded when mypy checks it: a function differentiated
+above its definition has none yet (none listed). Each function is read once per set of differentiated parameters.
+A differentiating call under ``vmap`` (per-example gradients: the mapped axis is not summed) is not listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mypy.nodes import (
+    ARG_NAMED,
+    ARG_POS,
+    AssignmentStmt,
+    CallExpr,
+    Decorator,
+    Expression,
+    ForStmt,
+    FuncDef,
+    MemberExpr,
+    NameExpr,
+    Node,
+    OperatorAssignmentStmt,
+    RefExpr,
+    WithStmt,
+)
+from mypy.types import Instance, Type, get_proper_type
+
+from ..._algebra import BackwardOperand, BackwardRule, Collective, OpKind, backward_collectives
+from .._core._codes import NAMED_COMM
+from .._core._encoding import Shape
+from .._core._messages import dtype_marker
+from .._core._support import fail
+from .._core._tree import checked_statements, expressions, statements_in
+
+__all__ = ["BACKWARD_RULES", "BackwardSteps", "Step", "note_backward"]
+
+BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
+    OpKind.ELEMENTWISE: BackwardRule.BROADCAST,
+    OpKind.SELECT: BackwardRule.BROADCAST,
+    OpKind.CONTRACTION: BackwardRule.CONTRACTION,
+    OpKind.SHAPE_KEEPING: BackwardRule.NORMALISATION,
+    "stack": BackwardRule.BROADCAST,
+    "concatenate": BackwardRule.BROADCAST,
+}
+"""The placement rules (``_placement.RULES``' keys) whose transpose may communicate; the others' does not (a
+reduction's is a broadcast) or has no rule here (gathers, windows, selections: not listed)."""
+STATIC_ATTRIBUTES = frozenset({"named_shape", "shape", "ndim", "dtype", "size"})
+"""What an expression reads of an array that carries no value (``x.named_shape["seq"]``): no dependence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One placed operation of a function, as its backward pass needs it."""
+
+    line: int
+    rule: BackwardRule
+    operation: str
+    result: BackwardOperand
+    operands: tuple[BackwardOperand, ...]
+    exprs: tuple[Expression | None, ...]
+    differentiable: tuple[bool, ...]
+    normalised: tuple[str, ...] = ()
+
+
+class BackwardSteps:
+    """The steps recorded per top-level function (full name), one per operation (its line, column and text: mypy
+    may check one several times)."""
+
+    def __init__(self) -> None:
+        self._steps: dict[str, tuple[FuncDef, dict[tuple[int, int, str], Step]]] = {}
+
+    def record(self, ctx: Any, key: OpKind | str, result: Shape, operands: Sequence[Shape], labels: Sequence[str],
+               exprs: Sequence[Expression | None], placement: dict[str, tuple[str, ...]], operation: str,
+               names_in_call: Callable[[Any], set[str] | None] | None = None) -> None:  # fmt: skip
+        """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on and it has a transpose;
+        ``names_in_call``: the axis names the call's other arguments hold, a normalisation's axes)."""
+        rule = BACKWARD_RULES.get(key)
+        if rule is None or result.named is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+            return
+        scope = getattr(ctx.api, "scope", None)
+        function = scope.top_level_function() if scope is not None else None
+        if not isinstance(function, FuncDef):
+            return
+        sides = tuple(
+            BackwardOperand(tuple(s.named or ()), dict(s.placement), label)
+            for s, label in zip(operands, labels, strict=True)
+        )
+        step = Step(
+            ctx.context.line,
+            rule,
+            operation,
+            BackwardOperand(tuple(result.named), placement),
+            sides,
+            tuple(exprs),
+            tuple(_differentiable(s.dtype) for s in operands),
+            tuple(sorted(names_in_call(ctx) or ())) if rule is BackwardRule.NORMALISATION and names_in_call else (),
+        )
+        node, steps = self._steps.get(function.fullname, (None, {}))
+        if node is not function:  # the function parsed anew (the language server's daemon): its old steps go
+            steps = {}
+            self._steps[function.fullname] = (function, steps)
+        steps[ctx.context.line, ctx.context.column, operation] = step
+
+    def steps(self, function: str) -> list[Step]:
+        return list(self._steps[function][1].values()) if function in self._steps else []
+
+
+def _differentiable(dtype: Type) -> bool:
+    """Whether values of ``dtype`` have cotangents: not integers nor booleans (an unknown dtype may)."""
+    proper = get_proper_type(dtype)
+    if isinstance(proper, Instance) and proper.type.fullname in ("numpy.bool", "numpy.bool_"):
+        return False
+    marker = dtype_marker(str(proper))
+    return marker is None or not marker.startswith(("i", "u"))
+
+
+def note_backward(steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int | tuple[int, ...]) -> None:
+    """The collectives of the backward pass of ``fun`` (a module function) differentiated with respect to its
+    positional parameters ``argnums``, as ``named-comm`` notes at the differentiating call."""
+    function = _function_of(fun)
+    if function is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM) or _vmapped(ctx):
+        return
+    positional = [n for n, k in zip(function.arg_names, function.arg_kinds, strict=True) if k.is_positional()]
+    indices = (argnums,) if isinstance(argnums, int) else argnums
+    if any(not -len(positional) <= i < len(positional) for i in indices):
+        return
+    differentiated = frozenset(n for i in indices if (n := positional[i]) is not None)
+    module = function.fullname.rpartition(".")[0]
+    for step, collective in _backward(steps, function, differentiated, module, set()):
+        where = f"{collective} (backward of {function.name}: line {step.line})"
+        fail(ctx.api, f"collective: {where}", ctx.context, NAMED_COMM, note=True)
+
+
+def _vmapped(ctx: Any) -> bool:
+    """Whether the differentiating call is mapped (``tx.vmap(jax.grad(f), axis="batch")``, ``jax.vmap``): each
+    call then differentiates one example, whose axes are not those ``f``'s annotations give (no sum over the
+    mapped axis): not listed."""
+    return any(
+        isinstance(e, CallExpr)
+        and isinstance(e.callee, NameExpr | MemberExpr)
+        and e.callee.name == "vmap"
+        and ctx.context in e.args
+        for e in expressions(checked_statements(ctx.api))
+    )
+
+
+def _function_of(expr: Node | None) -> FuncDef | None:
+    node = expr.node if isinstance(expr, RefExpr) else None
+    if isinstance(node, Decorator):
+        node = node.func
+    return node if isinstance(node, FuncDef) else None
+
+
+def _backward(
+    steps: BackwardSteps, function: FuncDef, differentiated: frozenset[str], module: str, seen: set[object]
+) -> Iterator[tuple[Step, Collective]]:
+    """Each step's transposes in ``function`` and in the module functions it calls, with the parameters whose
+    values depend on a differentiated argument."""
+    if (function.fullname, differentiated) in seen or not differentiated:
+        return
+    seen.add((function.fullname, differentiated))
+    dependent = _dependent_names(function, differentiated)
+    for step in steps.steps(function.fullname):
+        operands = tuple(
+            BackwardOperand(side.names, side.placement, side.label, differentiable and _depends(expr, dependent))
+            for side, expr, differentiable in zip(step.operands, step.exprs, step.differentiable, strict=True)
+        )
+        for collective in backward_collectives(
+            step.rule, step.result, operands, operation=step.operation, normalised=step.normalised
+        ):
+            yield step, collective
+    for callee, parameters in _calls(function, dependent, module):
+        yield from _backward(steps, callee, parameters, module, seen)
+
+
+def _calls(function: FuncDef, dependent: set[str], module: str) -> Iterator[tuple[FuncDef, frozenset[str]]]:
+    """The module functions ``function`` calls, each with its parameters that receive dependent values; a module
+    function passed as a value (``tx.scan(block, x, ...)``) with all of them, where an argument of that call
+    depends."""
+    for call in expressions(function.body.body):
+        if not isinstance(call, CallExpr):
+            continue
+        callee = _function_of(call.callee)
+        if callee is not None and callee.fullname.rpartition(".")[0] == module:
+            yield callee, _bound(callee, call, dependent)
+        if any(_depends(arg, dependent) for arg in call.args):
+            for arg in call.args:
+                passed = _function_of(arg)
+                if passed is not None and passed.fullname.rpartition(".")[0] == module:
+                    yield passed, frozenset(n for n in passed.arg_names if n is not None)
+
+
+def _bound(callee: FuncDef, call: CallExpr, dependent: set[str]) -> frozenset[str]:
+    """``callee``'s parameters that ``call`` passes a dependent value (a star argument: all of them)."""
+    found: set[str] = set()
+    position = 0
+    for arg, kind, name in zip(call.args, call.arg_kinds, call.arg_names, strict=True):
+        depends = _depends(arg, dependent)
+        if kind == ARG_POS:
+            if depends and position < len(callee.arg_names) and (formal := callee.arg_names[position]) is not None:
+                found.add(formal)
+            position += 1
+        elif kind == ARG_NAMED and name is not None:
+            if depends:
+                found.add(name)
+        elif depends:
+            found |= {n for n in callee.arg_names if n is not None}
+    return frozenset(found)
+
+
+def _dependent_names(function: FuncDef, differentiated: frozenset[str]) -> set[str]:
+    """The local names whose value depends on a differentiated parameter: through assignments, loops and
+    ``with`` targets, to a fixed point (wherever they are in the body: an over-approximation)."""
+    flows: list[tuple[list[Expression], Expression]] = []
+    for statement, _ in statements_in(function.body.body):
+        if isinstance(statement, AssignmentStmt):
+            flows.append((statement.lvalues, statement.rvalue))
+        elif isinstance(statement, OperatorAssignmentStmt):
+            flows.append(([statement.lvalue], statement.rvalue))
+        elif isinstance(statement, ForStmt):
+            flows.append(([statement.index], statement.expr))
+        elif isinstance(statement, WithStmt):
+            flows += [([t], e) for t, e in zip(statement.target, statement.expr, strict=True) if t is not None]
+    dependent = set(differentiated)
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in flows:
+            if _depends(value, dependent):
+                for name in expressions(targets):
+                    if isinstance(name, NameExpr) and name.name not in dependent:
+                        dependent.add(name.name)
+                        changed = True
+    return dependent
+
+
+def _depends(expr: Expression | None, dependent: set[str]) -> bool:
+    """Whether ``expr`` reads a dependent name (``None``, an expression not known: it may), other than through
+    what an array carries without its values (``x.named_shape``)."""
+    if expr is None:
+        return True
+    found = list(expressions([expr]))
+    static = [e.expr for e in found if isinstance(e, MemberExpr) and e.name in STATIC_ATTRIBUTES]
+    skipped = {id(e) for inner in static for e in expressions([inner])}
+    return any(isinstance(e, NameExpr) and e.name in dependent and id(e) not in skipped for e in found)
