@@ -5,7 +5,8 @@ attention and MLP blocks in model code's style, with a planted named-axis bug.
 
 - **Start**: from launching the server to the model's first diagnostics (initialize, didOpen included). *Cold*:
   the project has no mypy cache (a full check); the server then leaves one (its cache writer, which this script
-  waits for). *Warm*: the cache is there (as ``typed-xmap check`` also leaves it): a check against it.
+  waits for). *Warm*: the cache is there (as ``typed-xmap check --cache-fine-grained`` also leaves it): a check
+  against it.
 - **New file**: a file created while the server runs, opened: didOpen -> its diagnostics (no daemon restart).
 - **Edits**, once warm: each round plants or removes the bug, either saved (save -> publishDiagnostics) or left
   unsaved in the buffer (didChange -> publishDiagnostics: the server's debounce pause included).

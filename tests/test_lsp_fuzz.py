@@ -111,7 +111,9 @@ class Oracle:
             # mypy's cache takes a file of the same size and whole-second mtime for unchanged: a new mtime each time
             self.stamp += 10
             os.utime(self.folder / name, (self.stamp, self.stamp))
-        flags = [flag for flag in FLAGS if flag != "--use-fine-grained-cache"]  # a daemon's flag
+        # the server's flags but a daemon's own; mypy's fine-grained dependencies written: the sessions start from
+        # this cache
+        flags = [*(flag for flag in FLAGS if flag != "--use-fine-grained-cache"), "--cache-fine-grained"]
         command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", *flags, *sorted(texts)]
         run = subprocess.run(command, cwd=self.folder, capture_output=True, text=True, timeout=600, check=False)
         self.runs += 1

@@ -3,11 +3,13 @@
 The daemon is a child process (``_launch``, running ``_dmypy.EditorServer``) started from options read the way
 ``typed-xmap check`` reads them (the project's mypy config, plus the plugin: ``_check.with_plugin``), so each
 check after the first is mypy's fine-grained incremental update. It starts from mypy's cache of that config
-when there is one (``typed-xmap check`` leaves it): reopening the editor on an unchanged project costs a check
-of the open files against the cache, not a full check. When a start found modules the cache lacks, a cache
-writer (``typed-xmap check`` of the same files, at the lowest priority) leaves them in the cache for the next
-start. mypy reads an open file's unsaved buffer through its shadow (``_shadows``). A request to a daemon that
-died (killed, crashed) starts a new one and is sent again once.
+when that cache holds mypy's fine-grained dependencies: reopening the editor on an unchanged project costs a
+check of the open files against the cache, not a full check. When a start found modules the cache lacks (or a
+cache without those dependencies), a cache writer (``typed-xmap check --cache-fine-grained`` of the same files,
+at the lowest priority) leaves them in the cache for the next start; a ``typed-xmap check`` keeps them up to
+date in a cache that holds them (``_check.holds_fine_grained``). mypy reads an open file's unsaved buffer
+through its shadow (``_shadows``). A request to a daemon that died (killed, crashed) starts a new one and is
+sent again once.
 """
 
 from __future__ import annotations

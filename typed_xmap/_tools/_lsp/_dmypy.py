@@ -8,10 +8,10 @@
 - **No file blocks the others.** A file mypy stops at (a syntax error half-way through typing, a blocking
   error) gets its own messages, and the check goes on as if it held the last text of it that did not block
   (its imports alone for a file never seen whole): every other file keeps its diagnostics, and hovers answer.
-- **A start from mypy's cache** (``--use-fine-grained-cache``; ``typed-xmap check`` writes that cache): mypy
-  loads the modules the cache holds without checking them, then checks what changed. It replays none of the
-  cached modules' errors: they are sent with that first answer, and the next check checks those modules and
-  the files asked for (whose types hovers read).
+- **A start from mypy's cache** (``--use-fine-grained-cache``; the server's cache writer, ``typed-xmap check
+  --cache-fine-grained``, writes that cache): mypy loads the modules the cache holds without checking them,
+  then checks what changed. It replays none of the cached modules' errors: they are sent with that first
+  answer, and the next check checks those modules and the files asked for (whose types hovers read).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 
 The daemon reads the project's config itself (the server need not import mypy's option parser: a daemon
 started early, while the server starts, is ready sooner), the shadows held when it was started from a file.
-The cache writer is ``typed-xmap check`` of the files the daemon checked, at the lowest
+The cache writer is ``typed-xmap check --cache-fine-grained`` of the files the daemon checked, at the lowest
 priority: it leaves mypy's cache with its fine-grained dependencies, which the next daemon starts from.
 
 Neither outlives the server. The server stops them (SIGTERM: the daemon then removes its socket folder and its
@@ -70,15 +70,16 @@ def daemon(parent: str, session: str, status_file: str, shadows_file: str, *flag
 
 
 def cache(parent: str, session: str, *files: str) -> None:
-    """``typed-xmap check FILES`` at the lowest priority, for the cache it writes; its report is not read (its
-    temporary folders go in the session's folder, its ``TMPDIR``)."""
+    """``typed-xmap check --cache-fine-grained FILES`` at the lowest priority, for the cache it writes (with
+    mypy's fine-grained dependencies, which a plain check writes only into a cache that holds them already); its
+    report is not read (its temporary folders go in the session's folder, its ``TMPDIR``)."""
     from .._check import run_check
 
     if hasattr(os, "nice"):
         os.nice(19)
     signal.signal(signal.SIGTERM, _stop)
     watch_parent(int(parent), Path(session))
-    run_check(list(files), [], fast_exit=True)
+    run_check(list(files), ["--cache-fine-grained"], fast_exit=True)
 
 
 COMMANDS: dict[str, Callable[..., None]] = {"daemon": daemon, "cache": cache}
