@@ -15,7 +15,7 @@ no operand's type shows an ``@``, nothing to do (most programs place nothing).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -72,14 +72,21 @@ Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
 
 def _broadcast(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     assert result.named is not None
-    return broadcast_placement(list(result.named), [s.placement for s in operands], operation=operation)
+    placements = [s.placement for s in operands]
+    return broadcast_placement(list(result.named), placements, operation=operation, axes=_axes(operands))
 
 
 def _contract(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     assert result.named is not None
     contracted = [n for n in dict.fromkeys(n for s in operands for n in s.named or ()) if n not in result.named]
     placements = [s.placement for s in operands]
-    return contract_placement(list(result.named), contracted, placements, operation=operation)
+    return contract_placement(list(result.named), contracted, placements, operation=operation, axes=_axes(operands))
+
+
+def _axes(operands: Sequence[Shape]) -> list[Collection[str] | None]:
+    """Each operand's named axes (``None``: unknown), which say where an axis is known whole (``_algebra``'s
+    ``agreed_whole``)."""
+    return [None if s.named is None else s.named.keys() for s in operands]
 
 
 def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -144,7 +151,8 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     if not isinstance(axis, str):
         return keep_placement(result.named, {})
     indices = [s.placement for s in operands[1:2]]
-    return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation)
+    axes = _axes(operands[:2])
+    return gather_placement(list(result.named), operands[0].placement, [axis], indices, operation=operation, axes=axes)
 
 
 def _update(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
@@ -338,7 +346,11 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         try:
             found = stack_placement(
-                list(shape.named), [s.placement if s else {} for s in shapes], axis, operation=f"tnp.{_name(ctx)}"
+                list(shape.named),
+                [s.placement if s else {} for s in shapes],
+                axis,
+                operation=f"tnp.{_name(ctx)}",
+                axes=[s.named.keys() if s and s.named is not None else None for s in shapes],
             )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
@@ -418,7 +430,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         placed = [v for _, v in key.items if (t := ctx.api.lookup_type_or_none(v)) and carries_placement(t)]
         if not carries_placement(ctx.type) and not placed and not rebound(ctx.api, receiver_expr(ctx.context)):
             return result
-        indices = [s for v in placed if (s := _item_shape(ctx.api, v)) is not None]
+        indices = [s for _, v in key.items if (s := _item_shape(ctx.api, v)) is not None]
         receiver, shape = decode(ctx.type), decode(result)
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
@@ -427,7 +439,10 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         try:
             placements = [s.placement for s in indices]
             operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
-            found = gather_placement(list(shape.named), receiver.placement, indexed, placements, operation=operation)
+            axes = _axes([receiver, *indices])
+            found = gather_placement(
+                list(shape.named), receiver.placement, indexed, placements, operation=operation, axes=axes
+            )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
