@@ -69,7 +69,7 @@ def gathered(x: NamedArray[f32, "batch@() embed"]) -> NamedArray[f32, "batch"]:
 
 
 def test_an_axis_declared_whole_takes_a_replicated_value_and_rejects_a_split_one(mesh):
-    """``"batch@()"``: split over no mesh axis (the ``PartitionSpec`` entry ``None``), as the static checker reads it."""
+    """``"batch@()"``: split over no mesh axis (the ``PartitionSpec`` entry ``None``), as the checker reads it."""
     assert gathered(tx.shard(value(), {"embed": "model"})).named_shape == {"batch": 8}
     with pytest.raises(NamedShapeError) as caught:
         gathered(tx.shard(value(), {"batch": "data"}))
