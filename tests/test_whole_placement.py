@@ -132,3 +132,11 @@ def test_whole_against_whole_or_unknown_fits() -> None:
     assert declared_placement_error("x", {"batch": DATA}, {"seq": WHOLE}) is None
     assert placement_mismatch({"batch": WHOLE}, None) is None  # the runtime: placement not known
     assert placement_mismatch({"batch": WHOLE}, {}) is None  # the runtime: replicated
+
+
+def test_hovers_show_a_known_whole_axis_as_its_plain_name() -> None:
+    """``typed-xmap lsp`` hovers and ``typed-xmap inspect`` format types with the plugin's message formatter."""
+    from typed_xmap._tools._lsp._format import format_type
+
+    inspected = "\"NamedArray_[floating[_32Bit], Shape_[Literal['batch@data=8 seq@() embed@()']], tuple[()]]\""
+    assert format_type(inspected) == 'NamedArray[f32, "batch@data=8 seq embed"]'

@@ -23,6 +23,7 @@ from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, ListExpr, Memb
 from mypy.types import Instance, TupleType, Type, get_proper_type
 
 from ..._algebra import (
+    WHOLE,
     NamedShapeError,
     OpKind,
     Placed,
@@ -393,11 +394,12 @@ def _report_own(ctx: Any, error: NamedShapeError, without_body: Callable[[], Pla
 
 
 def _in_body(shape: Shape, body: Placement) -> Shape:
-    """``shape`` inside an xmapped body: its axes that the body's ``axis_resources`` name are placed there
-    (``shape``'s own placements first)."""
+    """``shape`` inside an xmapped body: its axes that the body's ``axis_resources`` name are placed there, and
+    the others are whole (xmap vectorizes an axis without resources on each device, and never splits a
+    positional dim) (``shape``'s own placements first)."""
     if not body or shape.named is None:
         return shape
-    added = {n: m for n, m in body.items() if n in shape.named and n not in shape.placement}
+    added = {n: body.get(n, WHOLE) for n in shape.named if n not in shape.placement}
     return replace(shape, placement={**shape.placement, **added}) if added else shape
 
 
