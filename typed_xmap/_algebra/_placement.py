@@ -375,8 +375,8 @@ def gather_placement(
     over it. ``axes``: the operand's and each indices' axes, where known (``_meet``)."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
-    own = None if axes is None else [None if a is None else [n for n in a if n not in dropped] for a in axes]
-    placement, moved = _meet([kept, *indices], names, operation, own)
+    carried = None if axes is None else [_without(axes[0], dropped), *axes[1:]]  # the operand's gathered axes go
+    placement, moved = _meet([kept, *indices], names, operation, carried)
     from_indices = {n for p in indices for n in p}
     clashes = [
         c for c in resource_conflicts(names, placement) if (c.first in from_indices) != (c.second in from_indices)
@@ -392,6 +392,10 @@ def gather_placement(
         moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
     _checked(names, placement, operation)
     return Placed(placement, tuple(moved))
+
+
+def _without(axes: Collection[str] | None, dropped: Collection[str]) -> Collection[str] | None:
+    return None if axes is None else [n for n in axes if n not in dropped]
 
 
 def update_placement(names: Sequence[str], operand: Placement, update: Placement, *, operation: str) -> Placed:
