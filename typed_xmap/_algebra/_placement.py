@@ -482,9 +482,9 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
 def _misplaced(name: str, found: tuple[str, ...], wanted: tuple[str, ...]) -> str:
     """Why ``name`` placed ``found`` does not fit the annotation's ``wanted``; a whole one (``()``) says so."""
     declared = format_placed_name(name, wanted)
-    if is_whole(found):
+    if not found:  # known whole
         return f"axis {name!r} is whole (replicated) here, but the annotation declares {declared!r}"
-    where = f"mesh axes {found}" if len(found) > 1 else f"mesh axis {found[0]!r}"
+    where = f"mesh axis {found[0]!r}" if len(found) == 1 else f"mesh axes {found}"
     if is_whole(wanted):
         return f"axis {name!r} is split over {where}, but the annotation declares it whole ({declared!r})"
     return f"axis {name!r} is split over {where} but the annotation says {declared}"
