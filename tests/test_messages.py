@@ -277,6 +277,18 @@ def known_against_declared_placement():
     raise error
 
 
+def known_whole_against_declared_split():
+    error = declared_placement_error("argument 'w' of readout", {"hidden": ("model",)}, {"hidden": ()})
+    assert error is not None
+    raise error
+
+
+def known_split_against_declared_whole():
+    error = declared_placement_error("the return value of f", {"batch": ()}, {"batch": ("data",)})
+    assert error is not None
+    raise error
+
+
 def declared_mesh_axis_known_taken():
     error = declared_placement_error("the return value of f", {"embed": ("y",)}, {"seq": ("y",)})
     assert error is not None
@@ -635,6 +647,8 @@ CASES = {
         E,
         K.PLACEMENT,
     ),
+    "placement: a known-whole value where a split is declared": (known_whole_against_declared_split, E, K.PLACEMENT),
+    "placement: a split value where whole is declared": (known_split_against_declared_whole, E, K.PLACEMENT),
     "resources: not a dict": (lambda: xm(axis_resources=["x"]), E, K.INVALID_ARGUMENT),
     "resources: serial loop length": (lambda: tx.SerialLoop(0), E, K.INVALID_ARGUMENT),
     "resources: no resource": (lambda: xm(axis_resources={"a": ()}), E, K.INVALID_ARGUMENT),
@@ -978,7 +992,7 @@ MESSAGES = {
         "    batch@ seq\n"
         "         ^\n"
         "fix: after @ write the mesh axis the named axis is split over, or a parenthesized tuple of them: "
-        '"batch@data seq" or "batch@(x,y) seq"'
+        '"batch@data seq" or "batch@(x,y) seq" ("batch@()": whole, split over none)'
     ),
     "spec: a mesh axis twice": (
         "invalid spec 'batch@(x, x)': '@(x, x)' lists a mesh axis twice\n"
@@ -1501,6 +1515,16 @@ MESSAGES = {
         "the return value of f is placed other than its annotation says: axis 'seq' is split over mesh axis 'y', "
         "which the annotation gives to 'embed' (embed@y). Fix: move the value with tx.constrain(..., {'embed': "
         "'y'}), or correct the annotation"
+    ),
+    "placement: a known-whole value where a split is declared": (
+        "argument 'w' of readout is placed other than its annotation says: axis 'hidden' is whole (replicated) "
+        "here, but the annotation declares 'hidden@model'. Fix: move the value with tx.constrain(..., {'hidden': "
+        "'model'}), or correct the annotation"
+    ),
+    "placement: a split value where whole is declared": (
+        "the return value of f is placed other than its annotation says: axis 'batch' is split over mesh axis "
+        "'data', but the annotation declares it whole ('batch@()'). Fix: move the value with tx.constrain(..., "
+        "{'batch': None}), or correct the annotation"
     ),
     "resources: not a dict": (
         "axis_resources must be a dict from axis names to mesh axes, got list. Fix: write axis_resources={'batch': 'x'}"

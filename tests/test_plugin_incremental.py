@@ -142,3 +142,45 @@ def test_symbolic_sizes_survive_the_cache(tmp_path):
     assert "axis 'mlp' has size CFG.mlp in W_UP" in warm and "CFG.mlp // 2 in w_down" in warm, warm
     assert "caller.py:8" in warm and "[named-axis-size]" in warm
     assert warm == _run(tmp_path, "--no-incremental")
+
+
+WHOLE_LAYERS = textwrap.dedent(
+    """
+    import typed_xmap as tx
+    from typed_xmap import NamedArray, f32
+
+    def gathered(x: NamedArray[f32, "batch@() embed"]) -> NamedArray[f32, "batch@() embed"]:
+        return x
+
+    def placed(x: NamedArray[f32, "batch embed"]) -> NamedArray[f32, "batch@() embed@model"]:
+        return tx.constrain(x, {"embed": "model"})
+    """
+)
+WHOLE_CALLER = textwrap.dedent(
+    """
+    from typed_xmap import NamedArray, f32
+    from layers import gathered, placed
+
+    def split(x: NamedArray[f32, "batch@data embed"]) -> None: ...
+
+    def run(x: NamedArray[f32, "batch@data embed"], y: NamedArray[f32, "batch embed"]) -> None:
+        gathered(x)
+        split(placed(y))
+    """
+)
+
+
+def test_known_whole_survives_the_cache(tmp_path):
+    """``batch@()`` in ``layers``' signatures, read back from mypy's cache when only the caller changes, is still
+    known whole: a split value passed to it, and its whole result passed where a split is declared, are errors."""
+    (tmp_path / "layers.py").write_text(WHOLE_LAYERS)
+    (tmp_path / "caller.py").write_text(WHOLE_CALLER.replace("split(placed(y))", "placed(y)"))
+    cold_first = _run(tmp_path)
+    assert "axis 'batch' is split over mesh axis 'data', but the annotation declares it whole ('batch@()')" in (
+        cold_first
+    )
+    (tmp_path / "caller.py").write_text(WHOLE_CALLER)  # layers.py comes from the cache now
+    warm = _run(tmp_path)
+    assert "caller.py:8" in warm and "caller.py:9" in warm, warm
+    assert "axis 'batch' is whole (replicated) here, but the annotation declares 'batch@data'" in warm, warm
+    assert warm == _run(tmp_path, "--no-incremental")

@@ -53,12 +53,30 @@ def test_a_value_placed_otherwise_is_rejected_where_its_placement_is_known(mesh)
 
 
 def test_a_replicated_value_is_not_split(mesh):
-    with pytest.raises(NamedShapeError, match=r"split over no mesh axis \(it is whole on every device\)"):
+    with pytest.raises(
+        NamedShapeError, match=r"axis 'batch' is whole \(replicated\) here, but the annotation declares 'batch@data'"
+    ):
         pooled(tx.shard(value(), {}))
     with pytest.raises(
         NamedShapeError, match=r"split over mesh axis 'data' but the annotation says batch@\(data,model\)"
     ):
         wide(tx.shard(value(), {"batch": "data"}))
+
+
+@tx.typed
+def gathered(x: NamedArray[f32, "batch@() embed"]) -> NamedArray[f32, "batch"]:
+    return x.sum("embed")
+
+
+def test_an_axis_declared_whole_takes_a_replicated_value_and_rejects_a_split_one(mesh):
+    """``"batch@()"``: split over no mesh axis (the ``PartitionSpec`` entry ``None``), as the checker reads it."""
+    assert gathered(tx.shard(value(), {"embed": "model"})).named_shape == {"batch": 8}
+    with pytest.raises(NamedShapeError) as caught:
+        gathered(tx.shard(value(), {"batch": "data"}))
+    assert "axis 'batch' is split over mesh axis 'data', but the annotation declares it whole ('batch@()')" in str(
+        caught.value
+    )
+    assert gathered(value()).named_shape == {"batch": 8}  # one device's array: placement unknown, not checked
 
 
 def test_a_value_on_one_device_has_no_known_placement():

@@ -199,10 +199,12 @@ from ._spec import (
     format_named_shape as format_named_shape,
     format_placed_name as format_placed_name,
     is_axis_name as is_axis_name,
+    is_whole as is_whole,
     parse_named_axes as parse_named_axes,
     parse_positional as parse_positional,
     parse_shape_spec as parse_shape_spec,
     partition_entry as partition_entry,
+    shown_spec as shown_spec,
     syntax_error as syntax_error,
 )
 from ._structure import (
@@ -247,6 +249,11 @@ from ._transforms import (
     scan_length as scan_length,
     scan_pair_error as scan_pair_error,
     scanned_axis_size as scanned_axis_size,
+)
+from ._whole import (
+    WHOLE as WHOLE,
+    agreed_whole as agreed_whole,
+    mapped_placement as mapped_placement,
 )
 from ._windows import (
     ConvPlan as ConvPlan,

@@ -1,8 +1,10 @@
 """Placement: which mesh axes each named axis of a value is split over, and how each operation changes it.
 
-A placement maps axis names to mesh axes (``{"batch": ("data",)}``, written ``"batch@data"``). It is
-gradual: an axis it leaves out has an *unknown* placement (replicated, or placed where the checker cannot
-see), which never causes an error. Each rule here is the placement half of one rule of the algebra:
+A placement maps axis names to mesh axes (``{"batch": ("data",)}``, written ``"batch@data"``; ``()``, written
+``"batch@()"``: known whole, replicated on every device, ``_whole``). It is gradual: an axis it leaves out has an
+*unknown* placement (replicated, or placed where the checker cannot see), which never causes an error. A whole
+axis meets a split one as the split one is placed, and needs no collective (``_whole``). Each rule here is the
+placement half of one rule of the algebra:
 
 - where values meet by name (elementwise, broadcast, einsum's operands), the result carries the union of
   the operands' placements. One name placed on two different mesh axes by two operands is no error, since
@@ -67,13 +69,14 @@ Pure Python, shared by the mypy plugin and the runtime checker.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._errors import ErrorKind, NamedShapeError
 from ._resources import conflict_error, resource_conflicts
 from ._shapes import Mismatch
-from ._spec import format_mesh_axes, partition_entry
+from ._spec import format_mesh_axes, format_placed_name, is_whole, partition_entry
+from ._whole import agreed_whole
 
 __all__ = [
     "Collective",
@@ -143,7 +146,7 @@ class Placed:
 
 def describe_placed(names: Iterable[str], placement: Placement) -> str:
     """``"'batch@data heads'"``: a value's axes with their known placements (quoted, as messages quote)."""
-    return repr(" ".join(n if n not in placement else f"{n}@{format_mesh_axes(placement[n])}" for n in names))
+    return repr(" ".join(n if not placement.get(n) else format_placed_name(n, placement[n]) for n in names))
 
 
 def parse_placed_text(text: str) -> dict[str, tuple[str, ...]]:
@@ -158,17 +161,22 @@ def parse_placed_text(text: str) -> dict[str, tuple[str, ...]]:
     return found
 
 
+Axes = Sequence[Collection[str] | None] | None
+"""The axes of each operand (``None`` for one of unknown axes), where known: where an axis is known whole."""
+
+
 def _meet(
-    placements: Sequence[Placement], names: Sequence[str], operation: str
+    placements: Sequence[Placement], names: Sequence[str], operation: str, axes: Axes = None
 ) -> tuple[dict[str, tuple[str, ...]], list[Collective]]:
-    """The union of the operands' placements over ``names``; a name placed two ways is left unknown."""
+    """The union of the operands' placements over ``names``; a name placed two ways is left unknown; a whole
+    operand meets a split one as it is split, and the result is whole where the operands agree (``agreed_whole``)."""
     result: dict[str, tuple[str, ...]] = {}
     moved: list[Collective] = []
     clashed: set[str] = set()
     wanted = set(names)
     for placement in placements:
         for name, mesh_axes in placement.items():
-            if name not in wanted or name in clashed:
+            if name not in wanted or name in clashed or not mesh_axes:
                 continue
             known = result.get(name)
             if known is None:
@@ -181,6 +189,7 @@ def _meet(
                     f"{format_mesh_axes(mesh_axes)}; one operand is moved"
                 )
                 moved.append(Collective(CollectiveKind.RESHARD, tuple(dict.fromkeys((*known, *mesh_axes))), why))
+    result.update(agreed_whole([n for n in names if n not in result and n not in clashed], placements, axes))
     return result, moved
 
 
@@ -199,12 +208,15 @@ def _checked(names: Sequence[str], placement: dict[str, tuple[str, ...]], operat
         raise conflict_error(conflicts[0], where)
 
 
-def broadcast_placement(names: Sequence[str], placements: Sequence[Placement], *, operation: str) -> Placed:
-    """Elementwise and broadcast by name: the result (axes ``names``) is placed as its operands are.
+def broadcast_placement(
+    names: Sequence[str], placements: Sequence[Placement], *, operation: str, axes: Axes = None
+) -> Placed:
+    """Elementwise and broadcast by name: the result (axes ``names``) is placed as its operands are (``axes``:
+    the operands' own axes, where known; ``_meet``).
 
     Raises ``AxisResourceConflict`` when two of the result's axes land on one mesh axis.
     """
-    placement, moved = _meet(placements, names, operation)
+    placement, moved = _meet(placements, names, operation, axes)
     _checked(names, placement, operation)
     return Placed(placement, tuple(moved))
 
@@ -216,6 +228,7 @@ def reduce_placement(placement: Placement, reduced: Iterable[str], *, operation:
     Normalisations, index reductions and scans: ``_normalise_placement``."""
     dropped = [n for n in dict.fromkeys(reduced) if n in placement]
     kept = {n: m for n, m in placement.items() if n not in set(dropped)}
+    dropped = [n for n in dropped if placement[n]]  # a whole axis is summed on each device
     return Placed(kept, tuple(_summed(dropped, placement, f"{operation} reduces", computes)))
 
 
@@ -234,7 +247,12 @@ def _summed(names: Sequence[str], placement: Placement, doing: str, computes: st
 
 
 def contract_placement(
-    names: Sequence[str], contracted: Sequence[str], placements: Sequence[Placement], *, operation: str
+    names: Sequence[str],
+    contracted: Sequence[str],
+    placements: Sequence[Placement],
+    *,
+    operation: str,
+    axes: Axes = None,
 ) -> Placed:
     """A contraction (einsum, dot) whose result has axes ``names`` and which sums over ``contracted``.
 
@@ -243,10 +261,10 @@ def contract_placement(
     is split over one of them, the operand split along the contracted axis is all-gathered over them instead
     (what XLA does for a weight split along its contracted axis and activations split along the batch).
     """
-    placement, moved = _meet(placements, [*names, *contracted], operation)
+    placement, moved = _meet(placements, [*names, *contracted], operation, axes)
     result = {n: m for n, m in placement.items() if n not in set(contracted)}
     _checked(names, result, operation)
-    summed = [n for n in contracted if n in placement]
+    summed = [n for n in contracted if placement.get(n)]
     if not summed:
         return Placed(result, tuple(moved))
     mesh_axes, split = _split_over(summed, placement)
@@ -264,7 +282,9 @@ def keep_placement(names: Iterable[str], placement: Placement, changed: Iterable
     return Placed({n: placement[n] for n in names if n in placement and n not in dropped})
 
 
-def stack_placement(names: Sequence[str], placements: Sequence[Placement], axis: str, *, operation: str) -> Placed:
+def stack_placement(
+    names: Sequence[str], placements: Sequence[Placement], axis: str, *, operation: str, axes: Axes = None
+) -> Placed:
     """``tnp.stack`` along a new ``axis`` and ``tnp.concatenate`` along ``axis``: the operands meet by name as in
     an elementwise operation (a conflict in the result raises ``AxisResourceConflict``); ``axis``'s placement
     is unknown (the compiler places a new axis; blocks of a concatenated one are not the operands')."""
@@ -272,6 +292,7 @@ def stack_placement(names: Sequence[str], placements: Sequence[Placement], axis:
         [n for n in names if n != axis],
         [{n: m for n, m in p.items() if n != axis} for p in placements],
         operation=operation,
+        axes=axes,
     )
 
 
@@ -289,7 +310,7 @@ def window_placement(
     collectives: list[Collective] = []
     for name, size in windows.items():
         stride = strides.get(name, 1)
-        if name in placement and size is not None and stride is not None and size > stride:
+        if placement.get(name) and size is not None and stride is not None and size > stride:
             mesh_axes = placement[name]
             why = (
                 f"{operation}'s windows of {size} (stride {stride}) overlap across {name!r}, split over "
@@ -325,7 +346,7 @@ def conv_placement(
             f"{format_mesh_axes(placement[name])} in its operand (moved as XLA chooses)",
         )
         for name, size in windows.items()
-        if name in placement
+        if placement.get(name)
     ]
     return Placed(result, (*contracted.collectives, *moved))
 
@@ -365,6 +386,7 @@ def gather_placement(
     operation: str,
     looked_up: Iterable[str] = (),
     picked: Iterable[str] = (),
+    axes: Axes = None,
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
     per indexing array), whose result has axes ``names``: the gathered axes' placements go, the operand's other
@@ -376,10 +398,12 @@ def gather_placement(
     all-reduce over them: each device gathers the indices that fall in its block (zeros elsewhere), and the blocks
     are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
     an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
-    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice)."""
+    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice).
+    ``axes``: the operand's and each indices' axes, where known (``_meet``)."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
-    placement, moved = _meet([kept, *indices], names, operation)
+    carried = None if axes is None else [_without(axes[0], dropped), *axes[1:]]  # the operand's gathered axes go
+    placement, moved = _meet([kept, *indices], names, operation, carried)
     from_indices = {n for p in indices for n in p}
     clashes = [
         c for c in resource_conflicts(names, placement) if (c.first in from_indices) != (c.second in from_indices)
@@ -407,6 +431,10 @@ def gather_placement(
     return Placed(placement, (*moved, *summed, *whole))
 
 
+def _without(axes: Collection[str] | None, dropped: Collection[str]) -> Collection[str] | None:
+    return None if axes is None else [n for n in axes if n not in dropped]
+
+
 def update_placement(names: Sequence[str], operand: Placement, update: Placement, *, operation: str) -> Placed:
     """An update of ``operand`` (``x.at[...].set(v)``, ``dynamic_update_slice``) by a value placed ``update``,
     whose result has axes ``names``: placed as ``operand`` is (JAX places an update's result like its operand).
@@ -418,6 +446,7 @@ def update_placement(names: Sequence[str], operand: Placement, update: Placement
         name
         for name, mesh_axes in update.items()
         if name in names
+        and mesh_axes  # a whole update: each device takes its block of it
         and ((name in placement and placement[name] != mesh_axes) or any(owner.get(a, name) != name for a in mesh_axes))
     ]
     if not moved:
@@ -496,19 +525,19 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
     for name, wanted in declared.items():
         found = actual.get(name, ())
         if found != wanted:
-            where = (
-                f"mesh axes {found}"
-                if len(found) > 1
-                else f"mesh axis {found[0]!r}"
-                if found
-                else "no mesh axis (it is whole on every device)"
-            )
-            return Mismatch(
-                f"axis {name!r} is split over {where} but the annotation says {name}@{format_mesh_axes(wanted)}",
-                ErrorKind.PLACEMENT,
-                name,
-            )
+            return Mismatch(_misplaced(name, found, wanted), ErrorKind.PLACEMENT, name)
     return None
+
+
+def _misplaced(name: str, found: tuple[str, ...], wanted: tuple[str, ...]) -> str:
+    """Why ``name`` placed ``found`` does not fit the annotation's ``wanted``; a whole one (``()``) says so."""
+    declared = format_placed_name(name, wanted)
+    if not found:  # known whole
+        return f"axis {name!r} is whole (replicated) here, but the annotation declares {declared!r}"
+    where = f"mesh axis {found[0]!r}" if len(found) == 1 else f"mesh axes {found}"
+    if is_whole(wanted):
+        return f"axis {name!r} is split over {where}, but the annotation declares it whole ({declared!r})"
+    return f"axis {name!r} is split over {where} but the annotation says {declared}"
 
 
 def declared_placement_error(where: str, declared: Placement, known: Placement) -> NamedShapeError | None:

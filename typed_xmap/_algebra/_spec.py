@@ -7,8 +7,10 @@ The second lists positional dims, in order: an integer, a symbol bound to one si
 ``_`` for any size, or ``...`` for any number of dims.
 
 A named axis may carry its placement: ``"batch@data=32 seq"`` is ``batch`` split over the mesh axis
-``data``; ``"batch@(x,y)"`` over the mesh axes ``x`` and ``y``, major to minor. An axis without ``@`` has an
-unknown placement (gradual: it is never checked).
+``data``; ``"batch@(x,y)"`` over the mesh axes ``x`` and ``y``, major to minor; ``"batch@()"`` over none: known
+*whole* (replicated on every device, the ``PartitionSpec`` entry ``None``). An axis without ``@`` has an unknown
+placement (gradual: it is never checked). A known-whole axis is shown as its plain name (``shown_spec``), as JAX
+prints an unsplit dim.
 
 Pure Python, shared by the runtime checker and the mypy plugin.
 """
@@ -31,10 +33,12 @@ __all__ = [
     "format_named_shape",
     "format_placed_name",
     "is_axis_name",
+    "is_whole",
     "parse_named_axes",
     "parse_positional",
     "parse_shape_spec",
     "partition_entry",
+    "shown_spec",
     "syntax_error",
 ]
 
@@ -52,6 +56,9 @@ _TOKEN = re.compile(r"(?:\([^)]*\)|[^\s(])+|\(")
 _OUTER_COMMA = re.compile(r",(?![^()]*\))")
 """A comma outside parentheses: it separates names (inside ``@(x,y)`` it separates mesh axes)."""
 _MESH_SEPARATOR = re.compile(r"[\s,]+")
+_WHOLE_TEXT = re.compile(r"\(\s*\)\Z")
+"""``@()``: the empty tuple of mesh axes, a known-whole axis."""
+_WHOLE_MARK = re.compile(r"@\(\s*\)")
 
 
 def is_axis_name(name: object) -> bool:
@@ -64,7 +71,8 @@ PositionalDim = int | str
 
 
 def format_mesh_axes(mesh_axes: Sequence[str]) -> str:
-    """``("data",)`` -> ``"data"``; ``("x", "y")`` -> ``"(x,y)"`` (JAX's notation, one token)."""
+    """``("data",)`` -> ``"data"``; ``("x", "y")`` -> ``"(x,y)"`` (JAX's notation, one token); ``()`` (whole)
+    -> ``"()"``."""
     return mesh_axes[0] if len(mesh_axes) == 1 else f"({','.join(mesh_axes)})"
 
 
@@ -74,9 +82,21 @@ def partition_entry(mesh_axes: Sequence[str]) -> str | tuple[str, ...] | None:
     return None if not mesh_axes else mesh_axes[0] if len(mesh_axes) == 1 else tuple(mesh_axes)
 
 
+def is_whole(mesh_axes: Sequence[str] | None) -> bool:
+    """Whether a placement is known whole: split over no mesh axis (``()``); ``None`` (unknown) is not."""
+    return mesh_axes is not None and not mesh_axes
+
+
 def format_placed_name(name: str, mesh_axes: Sequence[str] | None) -> str:
-    """``"batch"`` placed on ``("data",)`` -> ``"batch@data"``; unknown placement (``None``): the name alone."""
-    return name if not mesh_axes else f"{name}@{format_mesh_axes(mesh_axes)}"
+    """``"batch"`` placed on ``("data",)`` -> ``"batch@data"``; known whole (``()``) -> ``"batch@()"`` (the
+    notation, which ``shown_spec`` shows as ``"batch"``); unknown placement (``None``): the name alone."""
+    return name if mesh_axes is None else f"{name}@{format_mesh_axes(mesh_axes)}"
+
+
+def shown_spec(text: str) -> str:
+    """A named shape in the notation as types, hovers and messages show it: a known-whole axis as its plain
+    name (``"batch@data seq@() embed"`` -> ``"batch@data seq embed"``)."""
+    return _WHOLE_MARK.sub("", text) if "@" in text else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +234,10 @@ def parse_named_axes(spec: str) -> tuple[AxisSpec, ...]:
 
 
 def _placement(spec: str, start: int, text: str) -> tuple[str, ...]:
-    """The mesh axes after ``@`` (``data`` or ``(x,y)``) at ``spec[start:]``, validated."""
+    """The mesh axes after ``@`` (``data`` or ``(x,y)``; ``()``: none, known whole) at ``spec[start:]``,
+    validated."""
+    if _WHOLE_TEXT.match(text):
+        return ()
     inner = text[1:-1] if text.startswith("(") and text.endswith(")") and len(text) > 1 else text
     mesh_axes = tuple(a for a in _MESH_SEPARATOR.split(inner) if a)
     bad = next((a for a in mesh_axes if not _NAME.match(a)), None)
@@ -226,7 +249,7 @@ def _placement(spec: str, start: int, text: str) -> tuple[str, ...]:
             start + len(text),
             problem,
             "after @ write the mesh axis the named axis is split over, or a parenthesized tuple of them: "
-            '"batch@data seq" or "batch@(x,y) seq"',
+            '"batch@data seq" or "batch@(x,y) seq" ("batch@()": whole, split over none)',
         )
     if len(set(mesh_axes)) != len(mesh_axes):
         raise syntax_error(

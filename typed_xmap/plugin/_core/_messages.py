@@ -35,6 +35,7 @@ from typing import Any
 from mypy.messages import format_type_bare
 from mypy.nodes import REVEAL_TYPE, CallExpr, MypyFile, RevealExpr
 
+from ..._algebra import shown_spec
 from ._tree import expressions
 
 __all__ = ["dtype_marker", "install", "installed", "readable", "show_placements"]
@@ -99,7 +100,7 @@ _SPEC = re.compile(r"(?:typed_xmap\._static\.)?Shape_\[Literal\[(['\"])(.*)\1\]\
 
 def _named(text: str) -> str | None:
     if spec := _SPEC.fullmatch(text):  # mypy's errors print the fallback: the shape in the user's notation
-        return spec.group(2)
+        return shown_spec(spec.group(2))  # a known-whole axis ("seq@()") as its plain name
     if not text.startswith("TypedDict("):
         return None  # Any: a shape the checker does not know
     names = []

@@ -15,7 +15,7 @@ no operand's type shows an ``@``, nothing to do (most programs place nothing).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from mypy.types import Instance, LiteralType, TupleType, Type, get_proper_type
 from ..._algebra import (
     COMPUTES,
     NORMALISATIONS,
+    WHOLE,
     Collective,
     NamedShapeError,
     OpKind,
@@ -81,14 +82,21 @@ Rule = Callable[[Shape, Sequence[Shape], str, Any], Placed]
 
 def _broadcast(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     assert result.named is not None
-    return broadcast_placement(list(result.named), [s.placement for s in operands], operation=operation)
+    placements = [s.placement for s in operands]
+    return broadcast_placement(list(result.named), placements, operation=operation, axes=_axes(operands))
 
 
 def _contract(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
     assert result.named is not None
     contracted = [n for n in dict.fromkeys(n for s in operands for n in s.named or ()) if n not in result.named]
     placements = [s.placement for s in operands]
-    return contract_placement(list(result.named), contracted, placements, operation=operation)
+    return contract_placement(list(result.named), contracted, placements, operation=operation, axes=_axes(operands))
+
+
+def _axes(operands: Sequence[Shape]) -> list[Collection[str] | None]:
+    """Each operand's named axes (``None``: unknown), which say where an axis is known whole (``_algebra``'s
+    ``agreed_whole``)."""
+    return [None if s.named is None else s.named.keys() for s in operands]
 
 
 def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any, computes: str = "") -> Placed:
@@ -207,6 +215,7 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
     indices = operands[1:2]
     looked_up = [axis] if any(s.named for s in indices) else []
     picked = [axis] if any(s.named == {} for s in indices) else []
+    axes = _axes(operands[:2])
     return gather_placement(
         list(result.named),
         operands[0].placement,
@@ -215,6 +224,7 @@ def _take(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) ->
         operation=operation,
         looked_up=looked_up,
         picked=picked,
+        axes=axes,
     )
 
 
@@ -421,7 +431,11 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         try:
             found = stack_placement(
-                list(shape.named), [s.placement if s else {} for s in shapes], axis, operation=f"tnp.{_name(ctx)}"
+                list(shape.named),
+                [s.placement if s else {} for s in shapes],
+                axis,
+                operation=f"tnp.{_name(ctx)}",
+                axes=[s.named.keys() if s and s.named is not None else None for s in shapes],
             )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
@@ -469,11 +483,12 @@ def _report_own(ctx: Any, error: NamedShapeError, without_body: Callable[[], Pla
 
 
 def _in_body(shape: Shape, body: Placement) -> Shape:
-    """``shape`` inside an xmapped body: its axes that the body's ``axis_resources`` name are placed there
-    (``shape``'s own placements first)."""
+    """``shape`` inside an xmapped body: its axes that the body's ``axis_resources`` name are placed there, and
+    the others are whole (xmap vectorizes an axis without resources on each device, and never splits a
+    positional dim) (``shape``'s own placements first)."""
     if not body or shape.named is None:
         return shape
-    added = {n: m for n, m in body.items() if n in shape.named and n not in shape.placement}
+    added = {n: body.get(n, WHOLE) for n in shape.named if n not in shape.placement}
     return replace(shape, placement={**shape.placement, **added}) if added else shape
 
 
@@ -528,7 +543,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         placed = [v for _, v in key.items if (t := ctx.api.lookup_type_or_none(v)) and carries_placement(t)]
         if not carries_placement(ctx.type) and not placed and not rebound(ctx.api, receiver_expr(ctx.context)):
             return result
-        indices = [s for v in placed if (s := _item_shape(ctx.api, v)) is not None]
+        indices = [s for _, v in key.items if (s := _item_shape(ctx.api, v)) is not None]
         receiver, shape = decode(ctx.type), decode(result)
         if receiver is None or shape is None or shape.named is None or shape.scalar:
             return result
@@ -539,6 +554,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         try:
             placements = [s.placement for s in indices]
             operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
+            axes = _axes([receiver, *indices])
             found = gather_placement(
                 list(shape.named),
                 receiver.placement,
@@ -547,6 +563,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
                 operation=operation,
                 looked_up=looked_up,
                 picked=picked,
+                axes=axes,
             )
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)

@@ -4,7 +4,8 @@ tuple, ``TypedDict``, ``NamedTuple`` or dataclass of them: one mapping serves ev
 keys it carries, as at run time), as the runtime raises ``AxisResourceConflict``. The mapping is a literal or
 a module-level constant (``RESOURCES = {...}``, ``_constants``). The result of placing one NamedArray carries
 its placement in its type (``NamedArray[f32, "batch@data seq"]``; ``_placement`` carries it on), and so does each
-array of a tuple of them (``tokens, targets = tx.shard(batch, RESOURCES)``)."""
+array of a tuple of them (``tokens, targets = tx.shard(batch, RESOURCES)``). Every axis the mapping does not place
+is known whole there (``mapped_placement``: ``seq@()``, shown as ``seq``), as the ``PartitionSpec`` it builds says."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from mypy.maptype import map_instance_to_supertype
 from mypy.nodes import Var
 from mypy.types import Instance, TupleType, Type, TypedDictType, get_proper_type
 
-from ..._algebra import NamedShapeError, conflict_error, move_placement, normalize_axis_resources, resource_conflicts
+from ..._algebra import (
+    NamedShapeError,
+    conflict_error,
+    mapped_placement,
+    move_placement,
+    normalize_axis_resources,
+    resource_conflicts,
+)
 from .._core._constants import constant_value
 from .._core._encoding import Shape, decode, describe, has_group
 from .._core._support import arg, arg_expr, label, report
@@ -83,11 +91,10 @@ def _note_move(ctx: FunctionContext, name: str, shape: Shape, resources: Resourc
 
 def _placed(plugin: TypedXmapPlugin, typ: Type, resources: Resources, depth: int) -> Type | None:
     """``typ`` (a NamedArray, or a tuple of them, nested) with each array placed by ``resources``: where its axes
-    now live; ``None`` for other types (a dict or dataclass of arrays keeps its declared type)."""
+    now live, the others whole; ``None`` for other types (a dict or dataclass of arrays keeps its declared type)."""
     shape = decode(typ)
     if shape is not None and not shape.scalar and shape.named is not None and not has_group(shape.named):
-        placement = {n: tuple(str(r) for r in resources[n]) for n in shape.named if n in resources}
-        return plugin.types.encode(replace(shape, placement=placement))
+        return plugin.types.encode(replace(shape, placement=mapped_placement(shape.named, resources)))
     proper = get_proper_type(typ)
     if isinstance(proper, TupleType) and depth > 0:
         items = [_placed(plugin, item, resources, depth - 1) for item in proper.items]
