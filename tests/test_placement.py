@@ -185,3 +185,25 @@ def test_a_move_places_by_its_target_and_swaps_or_gathers_mesh_axes() -> None:
     assert move_placement(names, {}, experts, operation="m").collectives == ()  # unknown source: none listed
     with pytest.raises(AxisResourceConflict):
         move_placement(names, {}, {"batch": MODEL, "expert": MODEL}, operation="m")
+
+
+def test_a_move_lists_its_collectives_per_named_axis() -> None:
+    """Each named axis's change on its own (as XLA compiles it): an all-gather per axis made whole, an all-to-all
+    per pair of axes a mesh axis moves between, a reshard where another mesh axis takes one's place."""
+    names, placed = ["batch", "seq", "embed"], {"batch": DATA, "seq": MODEL}
+
+    def listed(source: dict[str, tuple[str, ...]], target: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
+        return [(c.kind.value, c.why) for c in move_placement(names, source, target, operation="m").collectives]
+
+    assert listed(placed, {}) == [
+        ("all-gather", "m leaves 'batch' whole, split over data"),
+        ("all-gather", "m leaves 'seq' whole, split over model"),
+    ]
+    assert listed(placed, {"seq": DATA, "embed": MODEL}) == [
+        ("all-to-all", "m moves data from one axis to another ('batch' -> 'seq')"),
+        ("all-to-all", "m moves model from one axis to another ('seq' -> 'embed')"),
+    ]
+    assert listed({"batch": DATA}, {"batch": MODEL}) == [
+        ("reshard", "m puts model where data split 'batch' (moved as XLA chooses)")
+    ]
+    assert listed({"batch": DATA}, {"batch": ("data", "model")}) == []  # a local slice

@@ -131,7 +131,6 @@ from ._placement import (
     describe_placed as describe_placed,
     gather_placement as gather_placement,
     keep_placement as keep_placement,
-    move_placement as move_placement,
     parse_placed_text as parse_placed_text,
     placement_mismatch as placement_mismatch,
     reduce_placement as reduce_placement,
@@ -143,6 +142,7 @@ from ._placement import (
     vmap_placement as vmap_placement,
     window_placement as window_placement,
 )
+from ._placement_moves import move_placement as move_placement
 from ._reductions import (
     AxisArgument as AxisArgument,
     positional_dims as positional_dims,

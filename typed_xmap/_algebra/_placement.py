@@ -22,9 +22,8 @@ placement half of one rule of the algebra:
   operand's axis lives there: the FSDP pattern, a weight split along the axis it is contracted over, the
   activations along the batch), where the split operand is ``all-gather``-ed over them instead;
 - a rename moves the placement with the name;
-- a move (``tx.moe_dispatch``/``tx.moe_combine`` from ``from_resources`` to ``resources``): the value is placed
-  as the target says; each mesh axis that splits one named axis before and another after is an
-  ``all-to-all`` over it, one that splits an axis before and none after an ``all-gather`` (``move_placement``);
+- a move (``tx.shard``/``tx.constrain`` of a known placement, ``tx.moe_dispatch``/``tx.moe_combine``):
+  ``_placement_moves``;
 - structure: an operation that keeps its operand's axes keeps their placements, but the axes whose extent it
   changes or makes (``keep_placement``'s ``changed``: the padded axes, a merged or split axis, a broadcast's new
   axes) have an unknown one; ``tnp.stack`` and ``tnp.concatenate`` meet their operands as elementwise
@@ -90,7 +89,6 @@ __all__ = [
     "describe_placed",
     "gather_placement",
     "keep_placement",
-    "move_placement",
     "parse_placed_text",
     "placement_mismatch",
     "reduce_placement",
@@ -349,32 +347,6 @@ def conv_placement(
         if placement.get(name)
     ]
     return Placed(result, (*contracted.collectives, *moved))
-
-
-def move_placement(names: Sequence[str], source: Placement, target: Placement, *, operation: str) -> Placed:
-    """A value (axes ``names``) moved from the placement ``source`` to ``target`` (``tx.moe_dispatch``'s and
-    ``tx.moe_combine``'s ``from_resources`` -> ``resources``): placed by ``target`` (a conflict there raises
-    ``AxisResourceConflict``). Per mesh axis: one that splits a named axis in ``source`` and another in ``target``
-    moves the blocks between devices, an all-to-all over it (the mesh axes that do, in one); one that splits an
-    axis in ``source`` only is an all-gather (one that splits an axis in ``target`` only: each device keeps its
-    own slice, no communication). An axis ``source`` does not place is unknown there: none listed for it."""
-    placed = {n: tuple(target[n]) for n in names if n in target}
-    _checked(names, placed, operation)
-    before = {a: n for n in names if n in source for a in source[n]}
-    after = {a: n for n, mesh_axes in placed.items() for a in mesh_axes}
-    swapped = tuple(a for a, n in before.items() if a in after and after[a] != n)
-    gathered = tuple(a for a in before if a not in after)
-    collectives = []
-    if swapped:
-        moved = ", ".join(f"{before[a]!r} -> {after[a]!r}" for a in swapped)
-        why = f"{operation} moves {format_mesh_axes(swapped)} from one axis to another ({moved})"
-        collectives.append(Collective(CollectiveKind.ALL_TO_ALL, swapped, why))
-    if gathered:
-        why = f"{operation} leaves {', '.join(repr(before[a]) for a in gathered)} whole"
-        collectives.append(
-            Collective(CollectiveKind.ALL_GATHER, gathered, f"{why}, split over {format_mesh_axes(gathered)}")
-        )
-    return Placed(placed, tuple(collectives))
 
 
 def gather_placement(

@@ -1,6 +1,7 @@
 """Placement through the MoE moves: ``tx.moe_dispatch``/``tx.moe_combine`` with a literal or constant
-``resources`` place the value they move by it, from ``from_resources`` (the algebra's ``move_placement``: an
-all-to-all over a mesh axis that splits one axis before and another after), and note the collectives;
+``resources`` place the value they move by it, from ``from_resources`` (the algebra's ``move_placement``, per
+named axis: an all-to-all over the mesh axes that leave it for another axis, an all-gather over those that
+leave it for none, a ``reshard`` where another mesh axis takes their place), and note the collectives;
 ``tx.moe_route``'s balance loss, a mean over every axis of the logits, notes the all-reduce over the mesh
 axes that split them."""
 

@@ -79,9 +79,9 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
 
 
 def _note_move(ctx: FunctionContext, name: str, shape: Shape, resources: Resources) -> None:
-    """The collectives that move one NamedArray of known placement to ``resources`` (``move_placement``: a mesh
-    axis that splits an axis before and none after is an all-gather, one that splits another after an
-    all-to-all); the axes ``resources`` leaves out end whole, as at run time."""
+    """The collectives that move one NamedArray of known placement to ``resources`` (``move_placement``, per
+    named axis: the mesh axes leaving it are an all-gather, or an all-to-all per axis they now split; another
+    mesh axis taking their place is a ``reshard``); the axes ``resources`` leaves out end whole, as at run time."""
     assert shape.named is not None
     source = settled(ctx.api, arg_expr(ctx, "x", 0), shape).placement
     if source:
