@@ -28,8 +28,10 @@ Per rule (``BackwardRule``):
   over the axes ``B`` was broadcast along: an all-reduce over the mesh axes they are split over (a layer norm's
   scale gradient summed over a batch split over ``data``);
 - reduction over an axis: its transpose is a broadcast along it, no communication;
-- normalisation along an axis (``softmax``, ``log_softmax``): its VJP sums ``dC`` (times the result) along the
-  axis: an all-reduce over its mesh axes;
+- normalisation along an axis (``softmax``, ``log_softmax``, ``var``, ``std``): its VJP sums a value placed as
+  the operand along the axis (``softmax``: ``dC`` times the result; ``var``: the cotangent of its mean, from the
+  deviations ``x - mean``): an all-reduce over its mesh axes. ``logsumexp``'s has none (its maximum is held
+  constant, its sum's transpose is a broadcast);
 - ``stack``/``concatenate``: the transpose slices the cotangent into the operands' parts, each placed as its
   operand (``BROADCAST``'s rule: only a placement change communicates);
 - operations that keep their operand's placement (rename, astype, roll, cumsum): none.
@@ -97,7 +99,7 @@ def backward_collectives(
         elif rule is BackwardRule.NORMALISATION and normalised:
             kept = tuple(n for n in operand.names if n not in set(normalised))
             kept_placement = {n: m for n, m in operand.placement.items() if n in kept}
-            sums = _into(BackwardOperand(kept, kept_placement), [result], what)
+            sums = _into(BackwardOperand(kept, kept_placement), [operand], what)
             found += [c for c in sums if c.kind is CollectiveKind.ALL_REDUCE]
     return tuple(found)
 

@@ -50,12 +50,14 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
     OpKind.ELEMENTWISE: BackwardRule.BROADCAST,
     OpKind.SELECT: BackwardRule.BROADCAST,
     OpKind.CONTRACTION: BackwardRule.CONTRACTION,
-    OpKind.SHAPE_KEEPING: BackwardRule.NORMALISATION,
+    **dict.fromkeys(("softmax", "log_softmax", "var", "std"), BackwardRule.NORMALISATION),
     "stack": BackwardRule.BROADCAST,
     "concatenate": BackwardRule.BROADCAST,
 }
-"""The placement rules (``_placement.RULES``' keys) whose transpose may communicate; the others' does not (a
-reduction's is a broadcast) or has no rule here (gathers, windows, selections: not listed)."""
+"""The placement rules whose transpose may communicate, keyed as ``_placement.RULES`` is (``rule_key``: a
+normalisation by its name); the others' does not (a reduction's is a broadcast; ``logsumexp``'s too: its maximum
+is held constant, its sum transposes to a broadcast) or has no rule here (gathers, windows, selections: not
+listed)."""
 STATIC_ATTRIBUTES = frozenset({"named_shape", "shape", "ndim", "dtype", "size"})
 """What an expression reads of an array that carries no value (``x.named_shape["seq"]``): no dependence."""
 
@@ -105,7 +107,7 @@ class BackwardSteps:
             sides,
             tuple(exprs),
             tuple(_differentiable(s.dtype) for s in operands),
-            tuple(sorted(names_in_call(ctx) or ())) if rule is BackwardRule.NORMALISATION and names_in_call else (),
+            _normalised(ctx, rule, result, operands, names_in_call),
         )
         node, steps = self._steps.get(function.fullname, (None, {}))
         if node is not function:  # the function parsed anew (the language server's daemon): its old steps go
@@ -115,6 +117,22 @@ class BackwardSteps:
 
     def steps(self, function: str) -> list[Step]:
         return list(self._steps[function][1].values()) if function in self._steps else []
+
+
+def _normalised(
+    ctx: Any,
+    rule: BackwardRule,
+    result: Shape,
+    operands: Sequence[Shape],
+    names_in_call: Callable[[Any], set[str] | None] | None,
+) -> tuple[str, ...]:
+    """The axes a normalisation runs along: those its call names (``softmax`` keeps them) and the operand's axes
+    its result lacks (``var`` drops them); none for the other rules."""
+    if rule is not BackwardRule.NORMALISATION or not operands or result.named is None:
+        return ()
+    named = (names_in_call(ctx) or set()) if names_in_call else set()
+    dropped = {n for n in operands[0].named or () if n not in result.named}
+    return tuple(sorted(named | dropped))
 
 
 def _differentiable(dtype: Type) -> bool:

@@ -305,7 +305,6 @@ RULES: dict[OpKind | str, Rule] = {
     OpKind.CONTRACTION: _contract,
     OpKind.REDUCTION: _reduce,
     OpKind.INDEX_REDUCTION: _reduce,
-    OpKind.SHAPE_KEEPING: _reduce,
     "rename": _rename,
     "astype": _keep,
     "roll": _keep,
