@@ -55,13 +55,18 @@ def _mesh_axes(size: int) -> tuple[str, ...]:
     return by_size[size]
 
 
-def compiled(function: object, *args: object) -> Listed:
+def compiled(function: object, *args: object, combined: bool = True) -> Listed:
+    """The collectives of ``function`` compiled for ``args``; ``combined=False``: each operand of a collective
+    that XLA's combiner made of several (a tuple all-reduce) counts as one, as before it combined them."""
     hlo = function.lower(*args).compile().as_text()  # type: ignore[attr-defined]
-    return Counter(
-        (found[1], _permuted_axes(line) or _mesh_axes(_group_size(line)))
-        for line in hlo.splitlines()
-        if (found := COLLECTIVE.search(line))
-    )
+    found: Listed = Counter()
+    for line in hlo.splitlines():
+        if match := COLLECTIVE.search(line):
+            operands = line[match.end() :].split(")", 1)[0].count("%")
+            found[match[1], _permuted_axes(line) or _mesh_axes(_group_size(line))] += (
+                1 if combined else max(operands, 1)
+            )
+    return found
 
 
 def listed(program: Path) -> dict[str, Listed]:

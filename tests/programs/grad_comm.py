@@ -69,3 +69,68 @@ def fsdp_loss(w: NamedArray[f32, "embed@data mlp"], x: Batch) -> jax.Array:
 @jax.jit
 def fsdp_grad(w: NamedArray[f32, "embed@data mlp"], x: Batch) -> NamedArray[f32, "embed@data mlp"]:
     return jax.grad(fsdp_loss)(w, x)  # the weight's gradient summed over data into its blocks: a reduce-scatter
+
+
+Logits = NamedArray[f32, "batch@data vocab@model"]
+Split = NamedArray[f32, "batch@data embed@model"]
+
+
+def softmax_loss(w: NamedArray[f32, "embed vocab@model"], x: Batch) -> jax.Array:
+    """A softmax over a vocabulary split over model."""
+    z = tnp.softmax(tnp.einsum("{batch,embed},{embed,vocab}->{batch,vocab}", x, w), "vocab")
+    total: jax.Array = (z * z).sum(("batch", "vocab")).data
+    return total
+
+
+@jax.jit
+def softmax_input_grad(w: NamedArray[f32, "embed vocab@model"], x: Batch) -> tuple[jax.Array, Batch]:
+    """The softmax's cotangent sums vocab (an all-reduce over model), then the input's sums it again."""
+    return jax.value_and_grad(softmax_loss, argnums=1)(w, x)
+
+
+def log_softmax_loss(w: NamedArray[f32, "embed vocab@model"], x: Batch) -> jax.Array:
+    """A log-softmax over a vocabulary split over model (a cross-entropy's)."""
+    z = tnp.log_softmax(tnp.einsum("{batch,embed},{embed,vocab}->{batch,vocab}", x, w), "vocab")
+    total: jax.Array = (z * z).sum(("batch", "vocab")).data
+    return total
+
+
+@jax.jit
+def log_softmax_weight_grad(
+    w: NamedArray[f32, "embed vocab@model"], x: Batch
+) -> tuple[jax.Array, NamedArray[f32, "embed vocab@model"]]:
+    """The log-softmax's cotangent sums vocab over model, the weight's gradient the batch over data."""
+    return jax.value_and_grad(log_softmax_loss)(w, x)
+
+
+def var_loss(x: Split) -> jax.Array:
+    """A variance along an embedding split over model."""
+    total: jax.Array = tnp.var(x, "embed").sum("batch").data
+    return total
+
+
+@jax.jit
+def var_grad(x: Split) -> tuple[jax.Array, Split]:
+    """The mean's cotangent sums the deviations' along embed: an all-reduce over model."""
+    return jax.value_and_grad(var_loss)(x)
+
+
+def std_loss(x: Split) -> jax.Array:
+    total: jax.Array = tnp.std(x, "embed").sum("batch").data
+    return total
+
+
+@jax.jit
+def std_grad(x: Split) -> tuple[jax.Array, Split]:
+    return jax.value_and_grad(std_loss)(x)  # as the variance's
+
+
+def logsumexp_loss(x: Logits) -> jax.Array:
+    total: jax.Array = tnp.logsumexp(x, "vocab").sum("batch").data
+    return total
+
+
+@jax.jit
+def logsumexp_grad(x: Logits) -> tuple[jax.Array, Logits]:
+    """No backward collective: the maximum is held constant, the sum's transpose is a broadcast."""
+    return jax.value_and_grad(logsumexp_loss)(x)
