@@ -8,10 +8,11 @@ transpose is a ``dot_general`` with the operand's sharding as its ``out_sharding
 back to the operand's). Every transpose here is one contraction into a value of fixed placement (``_into``):
 the axes of its sources that the target lacks are summed, and per mesh axis
 
-- one that splits a summed axis is an ``all-reduce`` over it (each device sums its block; the partial sums are
-  combined), or a ``reduce-scatter`` where the target is split along one of its own axes over it (and no source
-  holds that split already), or an ``all-gather`` of the source split along the summed axis where a source
-  already holds the target's split there (the forward FSDP pattern, as ``contract_placement``);
+- one that splits a summed axis takes what the forward contraction's rule (``contract_placement``) gives it:
+  an ``all-reduce`` over it (each device sums its block; the partial sums are combined), or an ``all-gather``
+  of the source split along the summed axis where a source already places the target's axes there (the
+  forward FSDP pattern); an all-reduce into a target split along one of its own axes over it is a
+  ``reduce-scatter``;
 - one that splits a source along an axis the target keeps whole (its placement does not name it) or gives to
   another of its axes is an ``all-gather`` of that source (a weight split along ``embed`` over ``data``, the FSDP
   pattern, contracted into activations split along ``batch`` over ``data``; the cotangent of a value whose
@@ -49,7 +50,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ._placement import Collective, CollectiveKind, describe_placed
+from ._errors import NamedShapeError
+from ._placement import Collective, CollectiveKind, contract_placement, describe_placed
 from ._spec import format_mesh_axes
 
 __all__ = ["BackwardOperand", "BackwardRule", "backward_collectives"]
@@ -108,36 +110,44 @@ def _into(target: BackwardOperand, sources: Sequence[BackwardOperand], what: str
     """The collectives of one contraction of ``sources`` into a value placed as ``target``: the sources' axes
     that ``target`` lacks are summed (see the module's docstring for the rule per mesh axis)."""
     owner = {mesh: name for name, mesh_axes in target.placement.items() for mesh in mesh_axes}
-    summed: dict[str, list[str]] = {}
-    held: set[str] = set()
-    gathered: dict[str, list[str]] = {}
-    moved: dict[str, list[str]] = {}
+    kinds: dict[CollectiveKind, dict[str, list[str]]] = {}
+    for decided, mesh, names in _summing(target, sources):
+        scatters = decided is CollectiveKind.ALL_REDUCE and mesh in owner
+        kinds.setdefault(CollectiveKind.REDUCE_SCATTER if scatters else decided, {}).setdefault(mesh, []).extend(names)
     for source in sources:
         for name, mesh_axes in source.placement.items():
             for mesh in mesh_axes:
-                if name not in target.names:
-                    summed.setdefault(mesh, []).append(name)
-                elif owner.get(mesh) == name:
-                    held.add(mesh)
-                elif name in target.placement and mesh not in owner:
-                    moved.setdefault(mesh, []).append(name)
-                else:
-                    gathered.setdefault(mesh, []).append(name)
-    kinds: dict[CollectiveKind, dict[str, list[str]]] = {}
-    for mesh, names in summed.items():
-        kind = (
-            CollectiveKind.ALL_REDUCE
-            if mesh not in owner
-            else CollectiveKind.ALL_GATHER
-            if mesh in held
-            else CollectiveKind.REDUCE_SCATTER
-        )
-        kinds.setdefault(kind, {})[mesh] = names
-    for mesh, names in gathered.items():
-        kinds.setdefault(CollectiveKind.ALL_GATHER, {}).setdefault(mesh, []).extend(names)
-    for mesh, names in moved.items():
-        kinds.setdefault(CollectiveKind.RESHARD, {})[mesh] = names
+                if name not in target.names or owner.get(mesh) == name:
+                    continue
+                moves = name in target.placement and mesh not in owner
+                kind = CollectiveKind.RESHARD if moves else CollectiveKind.ALL_GATHER
+                kinds.setdefault(kind, {}).setdefault(mesh, []).append(name)
     return [_collective(kind, by_mesh, target, what) for kind, by_mesh in kinds.items()]
+
+
+def _summing(
+    target: BackwardOperand, sources: Sequence[BackwardOperand]
+) -> list[tuple[CollectiveKind, str, list[str]]]:
+    """The summed axes' collectives per mesh axis, as the forward contraction decides them
+    (``contract_placement``: an all-reduce of the partial sums, or an all-gather of the source split along a
+    summed axis where a source already places the target's axes over its mesh axes); with the sources' axes
+    placed two ways (reported in the forward pass), none."""
+    placement: dict[str, tuple[str, ...]] = {}
+    for source in sources:
+        placement.update((n, m) for n, m in source.placement.items() if m and n not in target.names)
+    if not placement:
+        return []
+    kept = [n for n in dict.fromkeys(n for s in sources for n in s.names) if n in target.names]
+    try:
+        placed = contract_placement(kept, list(placement), [s.placement for s in sources], operation="")
+    except NamedShapeError:
+        return []
+    return [
+        (c.kind, mesh, [n for n, m in placement.items() if mesh in m])
+        for c in placed.collectives
+        if c.kind in (CollectiveKind.ALL_REDUCE, CollectiveKind.ALL_GATHER)
+        for mesh in c.mesh_axes
+    ]
 
 
 _WHY = {
