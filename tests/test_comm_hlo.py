@@ -336,7 +336,7 @@ def test_listed_backward_collectives_equal_the_compiled_hlos(grad_program, axis_
 
 @pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["explicit", "auto"])
 def test_normalisations_backward_collectives_are_counted_as_compiled(grad_program, axis_type):
-    """Softmax, log-softmax, var, std and logsumexp losses under ``jax.value_and_grad`` (the value kept: no
+    """Softmax, log-softmax, var, std-and-logsumexp losses under ``jax.value_and_grad`` (the value kept: no
     forward collective is dropped): the forward's listing plus the backward's equal the compiled step's
     collectives COUNTED, each operand of a tuple all-reduce XLA's combiner made counted as one (``combined=False``:
     the combiner merges a backward sum with an independent forward one)."""
@@ -349,13 +349,11 @@ def test_normalisations_backward_collectives_are_counted_as_compiled(grad_progra
 
         w, x = value(["embed", "vocab"], {"vocab": "model"}), value(["batch", "embed"], {"batch": "data"})
         split = value(["batch", "embed"], {"batch": "data", "embed": "model"})
-        logits = value(["batch", "vocab"], {"batch": "data", "vocab": "model"})
         calls = {
             "softmax_input_grad": ("softmax_loss", (w, x)),
             "log_softmax_weight_grad": ("log_softmax_loss", (w, x)),
             "var_grad": ("var_loss", (split,)),
-            "std_grad": ("std_loss", (split,)),
-            "logsumexp_grad": ("logsumexp_loss", (logits,)),
+            "spread_grad": ("spread_loss", (split,)),
         }
         hlo = {step: compiled(getattr(grad_program, step), *args, combined=False) for step, (_, args) in calls.items()}
     backward = {step: static.get(step, Counter()) for step in calls}
@@ -365,8 +363,7 @@ def test_normalisations_backward_collectives_are_counted_as_compiled(grad_progra
     # broadcast: none
     assert backward["softmax_input_grad"] == Counter({model: 2})
     assert backward["log_softmax_weight_grad"] == Counter({model: 1, data: 1})
-    assert backward["var_grad"] == backward["std_grad"] == Counter({model: 1})
-    assert backward["logsumexp_grad"] == Counter()
+    assert backward["var_grad"] == backward["spread_grad"] == Counter({model: 1})
     assert hlo["var_grad"] == Counter({model: 3, data: 1})  # the mean, the squared deviations', the backward's
     assert {step: backward[step] + static[loss] for step, (loss, _) in calls.items()} == hlo
 

@@ -71,7 +71,6 @@ def fsdp_grad(w: NamedArray[f32, "embed@data mlp"], x: Batch) -> NamedArray[f32,
     return jax.grad(fsdp_loss)(w, x)  # the weight's gradient summed over data into its blocks: a reduce-scatter
 
 
-Logits = NamedArray[f32, "batch@data vocab@model"]
 Split = NamedArray[f32, "batch@data embed@model"]
 
 
@@ -115,22 +114,14 @@ def var_grad(x: Split) -> tuple[jax.Array, Split]:
     return jax.value_and_grad(var_loss)(x)
 
 
-def std_loss(x: Split) -> jax.Array:
-    total: jax.Array = tnp.std(x, "embed").sum("batch").data
+def spread_loss(x: Split) -> jax.Array:
+    """A standard deviation and a logsumexp along an embedding split over model."""
+    total: jax.Array = (tnp.std(x, "embed") + tnp.logsumexp(x, "embed")).sum("batch").data
     return total
 
 
 @jax.jit
-def std_grad(x: Split) -> tuple[jax.Array, Split]:
-    return jax.value_and_grad(std_loss)(x)  # as the variance's
-
-
-def logsumexp_loss(x: Logits) -> jax.Array:
-    total: jax.Array = tnp.logsumexp(x, "vocab").sum("batch").data
-    return total
-
-
-@jax.jit
-def logsumexp_grad(x: Logits) -> tuple[jax.Array, Logits]:
-    """No backward collective: the maximum is held constant, the sum's transpose is a broadcast."""
-    return jax.value_and_grad(logsumexp_loss)(x)
+def spread_grad(x: Split) -> tuple[jax.Array, Split]:
+    """The std's backward sums along embed as the variance's; logsumexp's none: its maximum is held constant, its
+    sum's transpose is a broadcast."""
+    return jax.value_and_grad(spread_loss)(x)
