@@ -74,4 +74,9 @@ def test_a_normalisation_sums_along_its_split_axis_and_a_reduction_communicates_
         (CollectiveKind.ALL_REDUCE, MODEL)
     ]
     assert kinds(BackwardRule.NORMALISATION, logits, logits, normalised=("batch2",)) == []
+    # var and std drop the axis: their mean's cotangent sums the operand's along it
+    x = side("batch embed", batch=DATA, embed=MODEL)
+    assert kinds(BackwardRule.NORMALISATION, side("batch", batch=DATA), x, normalised=("embed",)) == [
+        (CollectiveKind.ALL_REDUCE, MODEL)
+    ]
     assert kinds(BackwardRule.NONE, side("embed"), side("batch embed", batch=DATA)) == []
