@@ -500,8 +500,15 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
     for name, wanted in declared.items():
         found = actual.get(name, ())
         if found != wanted:
-            return Mismatch(_misplaced(name, found, wanted), ErrorKind.PLACEMENT, name)
+            return Mismatch(_misplaced(name, found, wanted), ErrorKind.PLACEMENT, name, placement_fix(declared))
     return None
+
+
+def placement_fix(declared: Placement) -> str:
+    """How a value placed other than an annotation's ``declared`` placements is made to fit (the checker's
+    message and the runtime's name the same move)."""
+    wanted = {n: partition_entry(m) for n, m in declared.items()}
+    return f"move the value with tx.constrain(..., {wanted!r}), or correct the annotation"
 
 
 def _misplaced(name: str, found: tuple[str, ...], wanted: tuple[str, ...]) -> str:
@@ -524,10 +531,8 @@ def declared_placement_error(where: str, declared: Placement, known: Placement) 
     mismatch = mismatch or _mesh_axis_taken(declared, known)
     if mismatch is None or mismatch.axis is None:
         return None
-    wanted = {n: partition_entry(m) for n, m in declared.items()}
     return NamedShapeError(
-        f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
-        f"tx.constrain(..., {wanted!r}), or correct the annotation",
+        f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: {placement_fix(declared)}",
         kind=ErrorKind.PLACEMENT,
     )
 
