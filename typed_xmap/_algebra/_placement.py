@@ -473,8 +473,8 @@ def vmap_placement(
     place it, all exactly alike, whole (``axis@()``) included: leaves that differ leave it unknown, a whole one
     and a split one too (JAX raises on an Explicit mesh, "Mapped away dimension of inputs passed to vmap should
     be sharded the same"; XLA chooses on an Auto one), and so does a leaf carrying it whose placement is
-    unknown (it may be whole). Each result leaf
-    then meets it with its own placements (``broadcast_placement``: a conflict there raises). JAX also rejects
+    unknown (it may be whole). Each result leaf then meets it with its own placements (``broadcast_placement``:
+    a conflict there raises; a whole mapped axis stays whole). JAX also rejects
     an argument broadcast into the body (not mapped) split over a mapped axis's mesh axis, where the body
     combines it with a mapped value; that is not checked here (the body is typed from its annotations)."""
     carried = [(set(axes), placement) for axes, placement in arguments]
