@@ -96,12 +96,13 @@ def listing(program: Path) -> tuple[dict[str, Listed], list[str]]:
 
 def matched(static: Listed, hlo: Listed) -> tuple[Listed, Listed]:
     """``static`` and ``hlo`` with each listed ``reshard`` over some mesh axes taken out of both, together with
-    the block-moving collectives over those axes it stands for (XLA chooses how to move the blocks)."""
+    the block-moving collectives over those axes, or over some of them, it stands for (XLA chooses how to move
+    the blocks: a swap of data and model is an all-to-all over data and a collective-permute over both)."""
     static, hlo = Counter(static), Counter(hlo)
     for kind, axes in list(static):
         if kind != "reshard":
             continue
-        moves = [key for key in hlo if key[0] in MOVES and key[1] == axes]
+        moves = [key for key in hlo if key[0] in MOVES and set(key[1]) <= set(axes)]
         if moves:
             del static[kind, axes]
             for key in moves:

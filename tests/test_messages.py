@@ -141,6 +141,15 @@ def typed_placement():
         return f(tx.shard(x(), {"batch": "y"}))
 
 
+def typed_placement_whole():
+    @tx.typed
+    def f(a: NamedArray[f32, "batch feat@y"]) -> NamedArray[f32, "batch"]:
+        return tnp.sum(a, "feat")
+
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        return f(tx.shard(x(), {}))
+
+
 def named_tuple_scan_carry():
     @tx.typed
     def step(carry: Carry, x: NamedArray[f32, "batch hidden"]) -> tuple[Carry, None]:
@@ -474,6 +483,7 @@ CASES = {
     "typed: TypedDict key missing": (typed_dict_key, E, K.INVALID_ARGUMENT),
     "typed: NamedTuple scan carry field": (named_tuple_scan_carry, E, K.AXIS_MISSING),
     "typed: placement": (typed_placement, E, K.PLACEMENT),
+    "typed: placement whole": (typed_placement_whole, E, K.PLACEMENT),
     # _vmap.py, _scan.py, _algebra/_transforms.py
     "vmap: no axis": (lambda: tx.vmap(tnp.exp, axis=()), E, K.INVALID_ARGUMENT),
     "vmap: resources of an unmapped axis": (
@@ -1250,8 +1260,14 @@ MESSAGES = {
     "typed: placement": (
         "typed_placement.<locals>.f() parameter 'a' is NamedArray(float32[batch=8, feat=4]), which does not match "
         "NamedArray[float32, 'batch@x feat']: axis 'batch' is split over mesh axis 'y' but the annotation says "
-        "batch@x. Axis bindings so far in this call: none. Fix: pass a value that fits the annotation, or correct "
-        "the annotation"
+        "batch@x. Axis bindings so far in this call: none. Fix: move the value with tx.constrain(..., {'batch': "
+        "'x'}), or correct the annotation"
+    ),
+    "typed: placement whole": (
+        "typed_placement_whole.<locals>.f() parameter 'a' is NamedArray(float32[batch=8, feat=4]), which does not "
+        "match NamedArray[float32, 'batch feat@y']: axis 'feat' is whole (replicated) here, but the annotation "
+        "declares 'feat@y'. Axis bindings so far in this call: none. Fix: move the value with tx.constrain(..., "
+        "{'feat': 'y'}), or correct the annotation"
     ),
     "vmap: no axis": 'tx.vmap: no axis given. Fix: name the axis to map, e.g. tx.vmap(f, axis="batch")',
     "vmap: resources of an unmapped axis": (

@@ -207,3 +207,14 @@ def test_a_move_lists_its_collectives_per_named_axis() -> None:
         ("reshard", "m puts model where data split 'batch' (moved as XLA chooses)")
     ]
     assert listed({"batch": DATA}, {"batch": ("data", "model")}) == []  # a local slice
+    assert listed(placed, {"batch": MODEL, "seq": DATA}) == [  # a swap: XLA's moves depend on the mesh's sizes
+        ("reshard", "m exchanges (data,model) among 'batch', 'seq' (moved as XLA chooses)")
+    ]
+    three = {"batch": ("a",), "seq": ("b",), "embed": ("c",)}
+    assert listed(three, {"batch": ("b",), "seq": ("c",), "embed": ("a",)}) == [  # a cycle of three
+        ("reshard", "m exchanges (a,b,c) among 'batch', 'seq', 'embed' (moved as XLA chooses)")
+    ]
+    assert listed(three, {"batch": ("b",), "seq": ("a",)}) == [  # a swap, and a third axis gathered
+        ("reshard", "m exchanges (a,b) among 'batch', 'seq' (moved as XLA chooses)"),
+        ("all-gather", "m leaves 'embed' whole, split over c"),
+    ]

@@ -462,8 +462,6 @@ def vmap_placement(
     mapped: Sequence[str],
     resources: Placement,
     arguments: Sequence[tuple[Iterable[str], Placement]],
-    *,
-    operation: str,
 ) -> dict[str, tuple[str, ...]]:
     """The placement of the axes ``mapped`` over by ``vmap`` on its results, from ``resources`` (``tx.vmap``'s
     ``axis_resources``, JAX's ``spmd_axis_name``) and the mapped arguments (``arguments``: each argument leaf's
@@ -472,15 +470,20 @@ def vmap_placement(
     it), so its placement cannot meet theirs there. A mapped axis is placed where ``resources`` place it
     (``spmd_axis_name`` places the function's values, so a result's own axis on that mesh axis conflicts; JAX
     raises on an Explicit mesh where an argument places the axis otherwise), else where the leaves carrying it
-    place it, all alike: leaves that differ leave it unknown (JAX raises on an Explicit mesh, XLA chooses on an
-    Auto one), and so does a leaf carrying it whose placement is unknown (it may be whole). Each result leaf
-    then meets it with its own placements (``broadcast_placement``: a conflict there raises). JAX also rejects
+    place it, all exactly alike, whole (``axis@()``) included: leaves that differ leave it unknown, a whole one
+    and a split one too (JAX raises on an Explicit mesh, "Mapped away dimension of inputs passed to vmap should
+    be sharded the same"; XLA chooses on an Auto one), and so does a leaf carrying it whose placement is
+    unknown (it may be whole). Each result leaf then meets it with its own placements (``broadcast_placement``:
+    a conflict there raises; a whole mapped axis stays whole). JAX also rejects
     an argument broadcast into the body (not mapped) split over a mapped axis's mesh axis, where the body
     combines it with a mapped value; that is not checked here (the body is typed from its annotations)."""
     carried = [(set(axes), placement) for axes, placement in arguments]
-    unsure = {n for axes, placement in carried for n in mapped if n in axes and n not in placement}
-    found, _ = _meet([placement for _, placement in carried], mapped, operation)
-    known = {n: m for n, m in found.items() if n not in unsure}
+    known: dict[str, tuple[str, ...]] = {}
+    for name in mapped:
+        seen = {placement.get(name) for axes, placement in carried if name in axes}
+        only = seen.pop() if len(seen) == 1 else None
+        if only is not None:
+            known[name] = tuple(only)
     return {n: tuple(resources[n]) if n in resources else known[n] for n in mapped if n in resources or n in known}
 
 
@@ -497,8 +500,15 @@ def placement_mismatch(declared: Placement, actual: Placement | None) -> Mismatc
     for name, wanted in declared.items():
         found = actual.get(name, ())
         if found != wanted:
-            return Mismatch(_misplaced(name, found, wanted), ErrorKind.PLACEMENT, name)
+            return Mismatch(_misplaced(name, found, wanted), ErrorKind.PLACEMENT, name, placement_fix(declared))
     return None
+
+
+def placement_fix(declared: Placement) -> str:
+    """How a value placed other than an annotation's ``declared`` placements is made to fit (the checker's
+    message and the runtime's name the same move)."""
+    wanted = {n: partition_entry(m) for n, m in declared.items()}
+    return f"move the value with tx.constrain(..., {wanted!r}), or correct the annotation"
 
 
 def _misplaced(name: str, found: tuple[str, ...], wanted: tuple[str, ...]) -> str:
@@ -521,10 +531,8 @@ def declared_placement_error(where: str, declared: Placement, known: Placement) 
     mismatch = mismatch or _mesh_axis_taken(declared, known)
     if mismatch is None or mismatch.axis is None:
         return None
-    wanted = {n: partition_entry(m) for n, m in declared.items()}
     return NamedShapeError(
-        f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: move the value with "
-        f"tx.constrain(..., {wanted!r}), or correct the annotation",
+        f"{where} is placed other than its annotation says: {mismatch.reason}. Fix: {placement_fix(declared)}",
         kind=ErrorKind.PLACEMENT,
     )
 

@@ -11,7 +11,11 @@ changes, as XLA compiles the change on 8 devices (Explicit and Auto meshes, ``te
   of axes: ``seq@model`` to ``embed@model``);
 - where a mesh axis leaves an axis for none and one that split nothing arrives in its place (``batch@data`` to
   ``batch@model``), XLA moves the blocks its own way (a ``collective-permute`` and an ``all-gather`` on 8 CPU
-  devices): one ``reshard`` over those mesh axes, listed no other way.
+  devices): one ``reshard`` over those mesh axes, listed no other way;
+- where named axes exchange mesh axes among themselves (a swap, ``batch@data embed@model`` to ``batch@model
+  embed@data``, or a longer cycle), XLA's moves depend on the mesh axes' sizes (data=4, model=2: an
+  ``all-to-all`` over data and a ``collective-permute`` over both; 2 by 2: one ``collective-permute``): one
+  ``reshard`` over the mesh axes exchanged.
 
 An axis the source does not place is unknown there: none listed for it (``move_placement``).
 """
@@ -31,7 +35,8 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
     leaves out whole (a conflict there raises ``AxisResourceConflict``). Per named axis ``source`` places: mesh
     axes added at its minor end need nothing; mesh axes leaving its minor end are one all-gather over them, or
     one all-to-all per axis they now split; a mesh axis leaving for no axis while one that split nothing arrives
-    is one ``reshard`` over them (XLA's choice)."""
+    is one ``reshard`` over them (XLA's choice), and so are the mesh axes named axes exchange among themselves
+    (a swap or a cycle: ``_cycles``)."""
     placed = {n: tuple(target[n]) for n in names if n in target}
     _checked(names, placed, operation)
     owner = {a: n for n, mesh_axes in placed.items() for a in mesh_axes}
@@ -46,6 +51,10 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
             collectives.append(
                 Collective(CollectiveKind.RESHARD, (*leaving, *arriving), f"{why} (moved as XLA chooses)")
             )
+    for cycle, mesh_axes in _cycles(changes, owner).items():
+        replaced.update(mesh_axes)
+        why = f"{operation} exchanges {format_mesh_axes(mesh_axes)} among {', '.join(map(repr, cycle))}"
+        collectives.append(Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} (moved as XLA chooses)"))
     for name, (leaving, _) in changes.items():
         kept = [a for a in leaving if a not in replaced]
         for other in dict.fromkeys(owner[a] for a in kept if a in owner):
@@ -57,6 +66,34 @@ def move_placement(names: Sequence[str], source: Placement, target: Placement, *
             why = f"{operation} leaves {name!r} whole, split over {format_mesh_axes(gathered)}"
             collectives.append(Collective(CollectiveKind.ALL_GATHER, gathered, why))
     return Placed(placed, tuple(collectives))
+
+
+def _cycles(
+    changes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]], owner: dict[str, str]
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Named axes that exchange mesh axes among themselves (a swap, ``batch@data embed@model`` to ``batch@model
+    embed@data``, or a longer cycle), each group with the mesh axes that move within it. XLA's moves for them
+    depend on the mesh axes' sizes, which placements do not give (data=4, model=2: an all-to-all over data and a
+    collective-permute over both; 2 by 2: one collective-permute): one ``reshard`` over them."""
+    sends = {n: {owner[a] for a in leaving if owner.get(a, n) != n} for n, (leaving, _) in changes.items()}
+    reach = {n: _reached(n, sends) for n in sends}
+    found: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for name in sends:
+        cycle = tuple(n for n in sends if n in reach[name] and name in reach[n])
+        if len(cycle) > 1 and cycle[0] == name:
+            found[cycle] = tuple(a for n in cycle for a in changes[n][0] if owner.get(a) in cycle)
+    return found
+
+
+def _reached(start: str, sends: dict[str, set[str]]) -> set[str]:
+    """The named axes that mesh axes leaving ``start`` reach, directly or on through the axes they arrive at."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for n in sends.get(todo.pop(), set()) - seen:
+            seen.add(n)
+            todo.append(n)
+    return seen
 
 
 def _change(before: tuple[str, ...], after: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -135,11 +135,13 @@ def broadcast_positional(
 @final  # matched with `type(x) is Mismatch` on the hot path; final lets type checkers narrow that
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """Why a value does not fit an annotation; ``axis`` names the offending axis or dim, if one."""
+    """Why a value does not fit an annotation; ``axis`` names the offending axis or dim, if one; ``fix``, where
+    the algebra knows it, how to make the value fit (the runtime's message names it, as the checker's does)."""
 
     reason: str
     kind: ErrorKind
     axis: str | None = None
+    fix: str | None = None
 
 
 def match_shape_spec(

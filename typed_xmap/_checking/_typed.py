@@ -56,7 +56,7 @@ def _mismatch_error(where: str, hint: Any, value: Any, memo: dict[str, Binding])
     fix = "pass a value that fits the annotation, or correct the annotation"
     if failure is not None:
         failed_hint, failed_value, mismatch = failure
-        why, kind = mismatch.reason, mismatch.kind
+        why, kind, fix = mismatch.reason, mismatch.kind, mismatch.fix or fix
         if failed_value is not value:  # an element of a container (a tuple return, say)
             why = f"its element {_shown(failed_value)} does not match {failed_hint.__name__}: {why}"
         else:
@@ -367,7 +367,7 @@ def _container_error(where: str, failure: Failure, memo: dict[str, Binding]) -> 
     fix = "pass a value that fits the annotation, or correct the annotation"
     why, kind = f"it is {_article(type(value).__name__)}", ErrorKind.INVALID_ARGUMENT
     if failure.why is not None:
-        why, kind = failure.why.reason, failure.why.kind
+        why, kind, fix = failure.why.reason, failure.why.kind, failure.why.fix or fix
     elif _named_hint(hint):
         why += ", not a NamedArray"
     elif isinstance(value, tuple) and typing.get_origin(hint) is tuple:

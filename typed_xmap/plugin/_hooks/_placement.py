@@ -647,7 +647,7 @@ def vmap_resources(
     (``vmap_placement``), from a literal or constant ``axis_resources`` and the placements of the argument
     leaves it is called with (``arguments``: empty where the call is not seen); unknown without either."""
     resources = literal_resources(ctx, "axis_resources") or {}
-    return vmap_placement(names, resources, arguments, operation="tx.vmap")
+    return vmap_placement(names, resources, arguments)
 
 
 def vmapped_leaf(plugin: TypedXmapPlugin, ctx: Any, own: Placement, result: Type, mapped: Placement) -> Type:
@@ -658,7 +658,8 @@ def vmapped_leaf(plugin: TypedXmapPlugin, ctx: Any, own: Placement, result: Type
     if shape is None or shape.named is None or not (mapped or own):
         return result
     try:
-        found = broadcast_placement(list(shape.named), [own, mapped], operation="tx.vmap")
+        axes = [[n for n in shape.named if n not in mapped], list(mapped)]  # a whole mapped axis stays whole
+        found = broadcast_placement(list(shape.named), [own, mapped], operation="tx.vmap", axes=axes)
     except NamedShapeError as error:
         report(ctx.api, error, ctx.context)
         return result
