@@ -160,6 +160,7 @@ from ._resources import (
     conflict_error as conflict_error,
     different_meshes as different_meshes,
     loop_conflict_error as loop_conflict_error,
+    mesh_axis_names as mesh_axis_names,
     normalize_axis_resources as normalize_axis_resources,
     resource_conflicts as resource_conflicts,
     resource_count as resource_count,

@@ -24,6 +24,7 @@ __all__ = [
     "conflict_error",
     "different_meshes",
     "loop_conflict_error",
+    "mesh_axis_names",
     "normalize_axis_resources",
     "resource_conflicts",
     "resource_count",
@@ -61,6 +62,12 @@ Resource = str | SerialLoop
 
 def resource_name(resource: Resource) -> str:
     return resource.name if isinstance(resource, SerialLoop) else str(resource)
+
+
+def mesh_axis_names(resources: Mapping[str, Sequence[object]]) -> dict[str, tuple[str, ...]]:
+    """A normalised mapping (``normalize_axis_resources``'s) as a placement: each axis -> the names of the mesh
+    axes it is split over."""
+    return {axis: tuple(str(r) for r in assigned) for axis, assigned in resources.items()}
 
 
 def normalize_axis_resources(axis_resources: Mapping[str, object] | None) -> dict[str, tuple[Resource, ...]]:

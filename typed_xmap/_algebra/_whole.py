@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from ._resources import mesh_axis_names
 from ._spec import is_whole
 
 __all__ = ["WHOLE", "agreed_whole", "mapped_placement"]
@@ -31,7 +32,8 @@ def mapped_placement(names: Iterable[str], resources: Mapping[str, Sequence[obje
     """The placement of a value with axes ``names`` placed by a mapping (``tx.shard``, ``tx.constrain``; its
     ``resources`` normalised, an axis mapped to ``None`` left out): each mapped axis over its mesh axes, every
     other axis whole."""
-    return {n: tuple(str(r) for r in resources[n]) if n in resources else WHOLE for n in names}
+    placed = mesh_axis_names(resources)
+    return {n: placed.get(n, WHOLE) for n in names}
 
 
 def agreed_whole(

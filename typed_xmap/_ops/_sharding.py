@@ -22,6 +22,7 @@ from .._algebra import (
     check_conflicts,
     check_divisible,
     check_fits,
+    mesh_axis_names,
     normalize_axis_resources,
     parse_axis_map,
     partition_entry,
@@ -65,7 +66,7 @@ def _mesh_resources(
                     f"axes {', '.join(repr(a) for a in mesh_shape)}. Fix: use one of those, or set another mesh",
                     kind=ErrorKind.INVALID_ARGUMENT,
                 )
-    return {axis: tuple(str(r) for r in assigned) for axis, assigned in resources.items()}
+    return mesh_axis_names(resources)
 
 
 def _check_placement(

@@ -37,6 +37,7 @@ from ..._algebra import (
     gather_placement,
     index_reduce_placement,
     keep_placement,
+    mesh_axis_names,
     normalise_placement,
     normalize_axis_resources,
     reduce_placement,
@@ -93,10 +94,10 @@ def _contract(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any
     return contract_placement(list(result.named), contracted, placements, operation=operation, axes=_axes(operands))
 
 
-def _axes(operands: Sequence[Shape]) -> list[Collection[str] | None]:
-    """Each operand's named axes (``None``: unknown), which say where an axis is known whole (``_algebra``'s
-    ``agreed_whole``)."""
-    return [None if s.named is None else s.named.keys() for s in operands]
+def _axes(operands: Sequence[Shape | None]) -> list[Collection[str] | None]:
+    """Each operand's named axes (``None``: unknown, an operand of unknown shape too), which say where an axis is
+    known whole (``_algebra``'s ``agreed_whole``)."""
+    return [None if s is None or s.named is None else s.named.keys() for s in operands]
 
 
 def _reduce(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any, computes: str = "") -> Placed:
@@ -126,7 +127,7 @@ def _normalising(function: str) -> Rule:
 
     def normalise(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
         assert result.named is not None and operands[0].named is not None
-        axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+        axis = _axis_argument(ctx)
         named = _strings(axis) if isinstance(axis, str | tuple | list) else set()
         over = [n for n in operands[0].named if n in named or n not in result.named]
         return normalise_placement(
@@ -152,7 +153,7 @@ def _along(placement_rule: Callable[..., Placed]) -> Rule:
 
     def along(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
         assert result.named is not None
-        axis = _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
+        axis = _axis_argument(ctx)
         if not isinstance(axis, str):
             return _keep(result, operands, operation, ctx)
         return placement_rule(list(result.named), operands[0].placement, axis, operation=operation)
@@ -274,6 +275,12 @@ def _literal(ctx: Any, name: str, position: int | None) -> object:
     ``None`` when absent."""
     expr = arg_expr(ctx, name, position)
     return literal_value(expr, lambda e: resolved(ctx.api, e), partial=True) if expr is not None else None
+
+
+def _axis_argument(ctx: Any) -> object:
+    """The literal ``axis`` of a function (``tnp.softmax(x, "vocab")``, the second argument) or of a method
+    (``x.cumsum("seq")``, the first)."""
+    return _literal(ctx, "axis", 1 if getattr(ctx, "type", None) is None else 0)
 
 
 def _names_in_call(ctx: Any) -> set[str] | None:
@@ -428,23 +435,18 @@ def _placing_many(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         shape = decode(result)
         if not any(s is not None and s.placement for s in shapes) or shape is None or shape.named is None:
             return result
+        operation = f"tnp.{_name(ctx)}"
         try:
-            found = stack_placement(
-                list(shape.named),
-                [s.placement if s else {} for s in shapes],
-                axis,
-                operation=f"tnp.{_name(ctx)}",
-                axes=[s.named.keys() if s and s.named is not None else None for s in shapes],
-            )
+            placements = [s.placement if s else {} for s in shapes]
+            found = stack_placement(list(shape.named), placements, axis, operation=operation, axes=_axes(shapes))
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
         known = [(s, item) for s, item in zip(shapes, items.items, strict=True) if s is not None]
         labels = [label(item, f"item {i}") for i, (_, item) in enumerate(known)]
         exprs = [item for _, item in known]
-        operation = f"tnp.{_name(ctx)}"
         plugin.backward.record(ctx, _name(ctx), shape, [s for s, _ in known], labels, exprs, found.placement, operation)
-        return plugin.types.encode(replace(shape, placement=ordered(found.placement, shape)))
+        return _placed_as(plugin, result, found)
 
     return placed
 
@@ -635,7 +637,7 @@ def literal_resources(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
     if not isinstance(value, dict):
         return None
     try:
-        return {n: tuple(str(r) for r in mesh_axes) for n, mesh_axes in normalize_axis_resources(value).items()}
+        return mesh_axis_names(normalize_axis_resources(value))
     except NamedShapeError:
         return None  # the runtime's check words it; gradual here
 

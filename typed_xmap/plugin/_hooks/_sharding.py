@@ -85,7 +85,7 @@ def _note_move(ctx: FunctionContext, name: str, shape: Shape, resources: Resourc
     assert shape.named is not None
     source = settled(ctx.api, arg_expr(ctx, "x", 0), shape).placement
     if source:
-        target = {n: tuple(str(r) for r in m) for n, m in resources.items()}
+        target = mapped_placement(shape.named, resources)
         note_collectives(ctx, move_placement(list(shape.named), source, target, operation=name))
 
 

@@ -26,6 +26,7 @@ from ..._algebra import (
     Resource,
     conflict_error,
     is_axis_map_leaf,
+    mesh_axis_names,
     normalize_axis_resources,
     parse_axis_map,
     resource_conflicts,
@@ -127,7 +128,7 @@ class Resources:
         body = self._body(api) if self.by_function or self._decorated else None
         if body is None:
             return {}
-        return {name: tuple(str(r) for r in resources) for name, resources in body[1].items()}
+        return mesh_axis_names(body[1])
 
     def check_value(self, api: Any, named: Mapping[str, int | None], operation: str, context: Context) -> None:
         """Report when ``named`` holds two axes that share a mesh axis in the enclosing xmapped body."""
