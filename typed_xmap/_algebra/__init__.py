@@ -124,25 +124,31 @@ from ._placement import (
     CollectiveKind as CollectiveKind,
     Placed as Placed,
     Placement as Placement,
-    broadcast_placement as broadcast_placement,
-    contract_placement as contract_placement,
-    conv_placement as conv_placement,
-    declared_placement_error as declared_placement_error,
     describe_placed as describe_placed,
-    gather_placement as gather_placement,
-    keep_placement as keep_placement,
     parse_placed_text as parse_placed_text,
+)
+from ._placement_declared import (
+    declared_placement_error as declared_placement_error,
     placement_mismatch as placement_mismatch,
-    reduce_placement as reduce_placement,
+)
+from ._placement_layout import (
+    conv_placement as conv_placement,
+    gather_placement as gather_placement,
     rename_placement as rename_placement,
     select_placement as select_placement,
     split_placement as split_placement,
-    stack_placement as stack_placement,
     update_placement as update_placement,
     vmap_placement as vmap_placement,
     window_placement as window_placement,
 )
 from ._placement_moves import move_placement as move_placement
+from ._placement_rules import (
+    broadcast_placement as broadcast_placement,
+    contract_placement as contract_placement,
+    keep_placement as keep_placement,
+    reduce_placement as reduce_placement,
+    stack_placement as stack_placement,
+)
 from ._reductions import (
     AxisArgument as AxisArgument,
     positional_dims as positional_dims,

@@ -51,7 +51,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._errors import NamedShapeError
-from ._placement import Collective, CollectiveKind, contract_placement, describe_placed
+from ._placement import Collective, CollectiveKind, describe_placed
+from ._placement_rules import contract_placement
 from ._spec import format_mesh_axes
 
 __all__ = ["BackwardOperand", "BackwardRule", "backward_collectives"]

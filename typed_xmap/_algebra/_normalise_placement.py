@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ._placement import Collective, CollectiveKind, Placed, Placement, keep_placement
+from ._placement import Collective, CollectiveKind, Placed, Placement
+from ._placement_rules import keep_placement
 from ._spec import format_mesh_axes
 
 __all__ = [

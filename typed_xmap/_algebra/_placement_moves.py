@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._placement import Collective, CollectiveKind, Placed, Placement, _checked
+from ._placement import Collective, CollectiveKind, Placed, Placement
+from ._placement_rules import _checked
 from ._spec import format_mesh_axes
 
 __all__ = ["move_placement"]

@@ -9,8 +9,8 @@ Where values meet by name (elementwise, broadcast, a contraction's operands, a g
 meets a split one as the split one is placed (JAX's broadcasting rule: each device slices its block of the whole
 value; no conflict, no collective), and the result is known whole along an axis only where every operand that has
 the axis knows it whole (``agreed_whole``): an operand that has it with an unknown placement may split it. A whole
-axis needs no collective: a reduction or a contraction over it sums on each device (``_placement``'s rules list
-collectives for split axes only).
+axis needs no collective: a reduction or a contraction over it sums on each device (the rules of
+``_placement_rules`` list collectives for split axes only).
 
 Pure Python, shared by the mypy plugin and the runtime checker.
 """

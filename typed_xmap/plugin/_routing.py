@@ -31,7 +31,9 @@ from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._moves import placing_moved
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
-from ._hooks._placement import placing, placing_index, placing_update, rule_key
+from ._hooks._placement import placing
+from ._hooks._placement_index import placing_index, placing_update
+from ._hooks._placement_rules import rule_key
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook

@@ -16,7 +16,8 @@ from ..._algebra import NamedShapeError, contract_placement, move_placement, red
 from .._core._encoding import carries_placement, decode
 from .._core._support import arg, arg_expr, report
 from ._merges import rebound, settled
-from ._placement import Hook, literal_resources, note_collectives, ordered
+from ._placement import Hook, note_collectives, ordered
+from ._placement_vmap import literal_resources
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin

@@ -37,7 +37,7 @@ from .._core._literals import literal_value
 from .._core._support import arg_expr
 from ._lambdas import caller
 from ._open_arguments import read_without_call
-from ._placement import vmap_resources, vmapped_leaf
+from ._placement_vmap import vmap_resources, vmapped_leaf
 
 if TYPE_CHECKING:
     from mypy.plugin import FunctionContext
