@@ -1,4 +1,5 @@
-"""A placement declared by an annotation against a known one (``_placement``'s values):
+"""A placement an annotation declares (``"batch@data"``) against one a value has or the checker knows.
+
 ``placement_mismatch`` is whether a value placed one way fits an annotation's ``"batch@data"`` (``@tx.typed``);
 ``declared_placement_error`` is its static half (the plugin: a placement the checker knows against a declared one).
 

@@ -1,4 +1,4 @@
-"""Placement rules of operations that move, cut or pick blocks of an axis (``_placement``'s values):
+"""Placement rules of operations that rename an axis or move, cut or pick its blocks (values: ``_placement``):
 
 - a rename moves the placement with the name;
 - pools: the result keeps the operand's placement, a window axis included (JAX keeps a split window axis

@@ -1,4 +1,4 @@
-"""Placement rules where values meet by name, reduce, contract or keep their axes (``_placement``'s values):
+"""Placement rules where values meet by name, reduce, contract or keep their axes (values: ``_placement``):
 
 - where values meet by name (elementwise, broadcast, einsum's operands), the result carries the union of
   the operands' placements. One name placed on two different mesh axes by two operands is no error, since
