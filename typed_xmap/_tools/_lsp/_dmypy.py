@@ -38,7 +38,7 @@ from mypy.modulefinder import BuildSource
 from mypy.nodes import ClassDef, Decorator, FuncDef, MypyFile, OverloadedFuncDef, Statement
 from mypy.options import Options
 from mypy.parse import parse
-from mypy.server.update import propagate_changes_using_dependencies
+from mypy.server.update import FineGrainedBuildManager, propagate_changes_using_dependencies
 
 from ._report import COMM, MESSAGE
 
@@ -141,26 +141,9 @@ class EditorServer:
             return _complete(self.mypy, result, sources, export_types, (is_tty, width), erred)
         if manager is None:
             return result
-        graph = manager.graph
-        stale = [state for state in graph.values() if state.meta is None]
-        if len(graph) == len(stale):
-            result["uncached"] = len(stale)
-            return result
-        # the files the editor holds are read from its buffers, with an option of their own (the server's
-        # named-comm): no cache holds them, and a cache writer would not change that
-        result["uncached"] = sum(1 for state in stale if os.path.realpath(state.xpath) not in self.shadows)
-        # started from the cache: mypy replays none of its errors, and exports no type of a file it did not check.
-        # The errors of the modules it loaded go with this answer; the next check checks those modules and the
-        # files ("exported": no types yet, for hovers)
-        build, rows = manager.manager, str(result["out"]).splitlines()
-        checked = {_file(row) for row in rows}
-        errored = [state for state in graph.values() if state.meta is not None and state.error_lines]
-        for state in errored:
-            if os.path.realpath(state.xpath) not in checked:
-                where = build.errors.simplify_path(state.xpath)
-                rows += build.errors.format_messages(where, state.error_lines, formatter=build.error_formatter)
-        self._forget({os.path.realpath(state.xpath) for state in errored})
-        return {**result, "out": "".join(f"{row}\n" for row in rows), "exported": False}
+        answer, replayed = _from_cache(manager, result, self.shadows)
+        _forget(self.mypy, replayed)  # checked again at the next check
+        return answer
 
     def _rebuilt(self, sources: list[BuildSource], export_types: bool, is_tty: bool, width: int) -> dict[str, Any]:
         """The check made by a new build, not from mypy's cache. mypy's update never adds a stdlib module that a
@@ -187,14 +170,8 @@ class EditorServer:
         build = self.mypy.fine_grained_manager.manager
         build.shadow_map = dict(mapping)
         build.shadow_equivalence_map.clear()
-        self._forget(self.reread)
+        _forget(self.mypy, self.reread)
         self.reread.clear()
-
-    def _forget(self, paths: set[str]) -> None:
-        """The file watcher reports ``paths`` (real paths) changed at the next check: mypy reads them again."""
-        for watched in self.mypy.fswatcher.dump_file_data():
-            if os.path.realpath(watched) in paths:
-                self.mypy.fswatcher.set_file_data(watched, FileData(st_mtime=-1.0, st_size=-1, hash=""))
 
     def _mask(self, path: str, blocked: str | None) -> str:
         """A file holding what mypy reads for the blocked ``path``: its last text that did not block, or (a file
@@ -207,6 +184,40 @@ class EditorServer:
         if not mask.exists():
             mask.write_text(text, encoding="utf-8")
         return str(mask)
+
+
+def _from_cache(
+    manager: FineGrainedBuildManager, result: dict[str, Any], shadows: dict[str, str]
+) -> tuple[dict[str, Any], set[str]]:
+    """A first check's answer, with the count of modules no cache held; for a build started from the cache,
+    with the errors of the modules it loaded (mypy replays none), and those modules' real paths."""
+    graph = manager.graph
+    stale = [state for state in graph.values() if state.meta is None]
+    if len(graph) == len(stale):
+        result["uncached"] = len(stale)
+        return result, set()
+    # the files the editor holds are read from its buffers, with an option of their own (the server's
+    # named-comm): no cache holds them, and a cache writer would not change that
+    result["uncached"] = sum(1 for state in stale if os.path.realpath(state.xpath) not in shadows)
+    # started from the cache: mypy replays none of its errors, and exports no type of a file it did not check.
+    # The errors of the modules it loaded go with this answer; the next check checks those modules and the
+    # files ("exported": no types yet, for hovers)
+    build, rows = manager.manager, str(result["out"]).splitlines()
+    checked = {_file(row) for row in rows}
+    errored = [state for state in graph.values() if state.meta is not None and state.error_lines]
+    for state in errored:
+        if os.path.realpath(state.xpath) not in checked:
+            where = build.errors.simplify_path(state.xpath)
+            rows += build.errors.format_messages(where, state.error_lines, formatter=build.error_formatter)
+    replayed = {os.path.realpath(state.xpath) for state in errored}
+    return {**result, "out": "".join(f"{row}\n" for row in rows), "exported": False}, replayed
+
+
+def _forget(mypy: Server, paths: set[str]) -> None:
+    """The file watcher reports ``paths`` (real paths) changed at the next check: mypy reads them again."""
+    for watched in mypy.fswatcher.dump_file_data():
+        if os.path.realpath(watched) in paths:
+            mypy.fswatcher.set_file_data(watched, FileData(st_mtime=-1.0, st_size=-1, hash=""))
 
 
 def _complete(
