@@ -150,7 +150,7 @@ def batched_update(
         update = jnp.asarray(update, data.dtype)
     update = jnp.asarray(update)
     if jnp.result_type(update, data.dtype) != data.dtype:  # jnp's deprecation of such writes, word for word
-        promotion = jax.config.jax_numpy_dtype_promotion
+        promotion = jax.config.jax_numpy_dtype_promotion  # type: ignore[attr-defined]  # a flag read by name
         warnings.warn(
             f"scatter inputs have incompatible types: cannot safely cast value from dtype={update.dtype} to "
             f"dtype={data.dtype} with jax_numpy_dtype_promotion={promotion}. In future JAX releases this will "
