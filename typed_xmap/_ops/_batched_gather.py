@@ -20,8 +20,9 @@ axes (``axes`` neither indexed nor pointwise), in that order.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,11 +51,17 @@ class Pointwise:
 
     rank: int
     axes: tuple[str, ...]
-    sizes: Mapping[str, int]
+    shape: tuple[int, ...]
+    """The named axes' sizes (after the key's static slices), in ``axes``' order."""
     indexed: tuple[str, ...]
     pointwise: tuple[str, ...]
     index_axes: tuple[str, ...]
-    index_sizes: Mapping[str, int]
+    index_shape: tuple[int, ...]
+    """The indices' axes' sizes, in ``index_axes``' order."""
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(zip(self.axes, self.shape, strict=True))
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -93,16 +100,17 @@ class Pointwise:
 
     def indices(self, columns: Sequence[Any]) -> Any:
         """The gather's start indices: one column per indexed axis, normalised as jnp's, over the index axes."""
-        shape = tuple(self.index_sizes[a] for a in self.index_axes)
-        dtype = np.int64 if any(s > np.iinfo(np.int32).max for s in self.sizes.values()) else np.int32
+        dtype = np.int64 if any(s > np.iinfo(np.int32).max for s in self.shape) else np.int32
+        sizes = self.sizes
         laid = [
-            jnp.broadcast_to(lax.convert_element_type(_wrapped(c, self.sizes[a]), dtype), shape)
+            jnp.broadcast_to(lax.convert_element_type(_wrapped(c, sizes[a]), dtype), self.index_shape)
             for a, c in zip(self.indexed, columns, strict=True)
         ]
         return jnp.stack(laid, axis=-1)
 
     def result_shape(self, positional: Sequence[int]) -> tuple[int, ...]:
-        return (*positional, *(self.index_sizes[a] for a in self.index_axes), *(self.sizes[a] for a in self.kept))
+        sizes = self.sizes
+        return (*positional, *self.index_shape, *(sizes[a] for a in self.kept))
 
 
 def _wrapped(index: Any, size: int) -> Any:
@@ -122,17 +130,39 @@ def _on_auto_axes(fn: Callable[..., Any], spec: NamedSharding | None) -> Callabl
     return auto
 
 
-def batched_get(gather: Pointwise, data: Any, columns: Sequence[Any], spec: NamedSharding | None) -> Any:
-    """``data`` read at ``columns``, pointwise along ``gather.pointwise`` (see the module's docstring)."""
-    shape = gather.result_shape(data.shape[: gather.rank])
-    if 0 in shape:
-        return jnp.zeros(shape, data.dtype, out_sharding=spec)
+@functools.lru_cache(maxsize=512)
+def _reader(gather: Pointwise) -> Callable[..., Any]:
+    """The gather as one jitted function of the data and the columns (one dispatch when called eagerly)."""
 
     def read(data: Any, *columns: Any) -> Any:
         numbers = gather.gather_numbers()
         return lax.gather(data, gather.indices(columns), numbers, gather.slice_sizes(data.shape))
 
-    return _on_auto_axes(read, spec)(data, *columns)
+    return jax.jit(read)
+
+
+@functools.lru_cache(maxsize=512)
+def _writer(gather: Pointwise, method: str) -> Callable[..., Any]:
+    """The scatter as one jitted function of the data, the update and the columns."""
+    scatter = _SCATTERS[method]
+
+    def write(data: Any, update: Any, *columns: Any) -> Any:
+        promoted = jnp.result_type(data, update)
+        region = gather.result_shape(data.shape[: gather.rank])
+        updates = jnp.broadcast_to(lax.convert_element_type(update, promoted), region)
+        indices = gather.indices(columns)
+        out = scatter(lax.convert_element_type(data, promoted), indices, updates, gather.scatter_numbers())
+        return lax.convert_element_type(out, data.dtype)
+
+    return jax.jit(write)
+
+
+def batched_get(gather: Pointwise, data: Any, columns: Sequence[Any], spec: NamedSharding | None) -> Any:
+    """``data`` read at ``columns``, pointwise along ``gather.pointwise`` (see the module's docstring)."""
+    shape = gather.result_shape(data.shape[: gather.rank])
+    if 0 in shape:
+        return jnp.zeros(shape, data.dtype, out_sharding=spec)
+    return _on_auto_axes(_reader(gather), spec)(data, *columns)
 
 
 def batched_update(
@@ -158,13 +188,4 @@ def batched_update(
             FutureWarning,
             stacklevel=5,
         )
-    scatter = _SCATTERS[method]
-
-    def write(data: Any, update: Any, *columns: Any) -> Any:
-        promoted = jnp.result_type(data, update)
-        updates = jnp.broadcast_to(lax.convert_element_type(update, promoted), region)
-        indices = gather.indices(columns)
-        out = scatter(lax.convert_element_type(data, promoted), indices, updates, gather.scatter_numbers())
-        return lax.convert_element_type(out, data.dtype)
-
-    return _on_auto_axes(write, spec)(data, update, *columns)
+    return _on_auto_axes(_writer(gather, method), spec)(data, update, *columns)

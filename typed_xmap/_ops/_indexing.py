@@ -285,10 +285,10 @@ def _pointwise(k: _Keyed) -> _PointwiseKey:
     whole = _replicate_sliced(x.data, [*[slice(None)] * x.ndim, *reads.values()], x.ndim)
     slices = (*[slice(None)] * x.ndim, *(plan.sliced.get(a, slice(None)) for a in x.axes))
     data = whole[slices] if plan.sliced else whole
-    sizes = dict(zip(x.axes, data.shape[x.ndim :], strict=True))
     pointwise = tuple(a for a in x.axes if a in plan.pointwise)
     index_sizes = {a: s for v in values.values() if isinstance(v, NamedArray) for a, s in v.named_shape.items()}
-    gather = Pointwise(x.ndim, x.axes, sizes, tuple(indexed), pointwise, index_axes, index_sizes)
+    index_shape = tuple(index_sizes[a] for a in index_axes)
+    gather = Pointwise(x.ndim, x.axes, tuple(data.shape[x.ndim :]), tuple(indexed), pointwise, index_axes, index_shape)
     return _PointwiseKey(gather, data, columns, index_resources, whole, slices)
 
 
