@@ -3,7 +3,9 @@
 The shape rules (what each key does, every error) are the algebra's (``typed_xmap._algebra._indexing``); this
 module carries them out with one ``jnp`` indexing expression. The data is first transposed so that the axes an
 int, a dynamic index or an index array reads sit last and together (numpy then puts the gather's dims in their
-place): the result is laid out as positional dims, the kept axes, then the indices' axes.
+place): the result is laid out as positional dims, the indices' axes, then the kept axes. A key with pointwise
+axes (an index sharing axes with ``x``) is one ``lax.gather``/``lax.scatter`` with those axes as batching dims
+instead (``_batched_gather``), so that XLA partitions it along them.
 
 On Explicit meshes JAX asks for the gather's (and scatter's) ``out_sharding``; it is derived from names
 (``gather_resources``): the indices' axes keep the indices' placement, the operand's other axes keep theirs, and
