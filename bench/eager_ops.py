@@ -1,9 +1,10 @@
 """Eager NamedArray operations against the same ``jnp`` operations on positional arrays.
 
 Rows: ``x + b`` and ``x * b`` with ``b`` broadcast (by name: ``b`` carries only ``out``), ``tnp.sum`` over a
-named axis, ``tnp.softmax`` over a named axis; each against the positional ``jnp`` call that computes the
-same values. Cases run interleaved in one process; the table prints each ratio to its ``jnp`` row
-(goal: ``x + b`` and ``tnp.sum`` <= 1.5x).
+named axis, ``tnp.softmax`` over a named axis, a pointwise gather ``x[{'out': t}]`` (``t`` over ``batch``: one
+element per batch row, against ``jnp.take_along_axis``) and its scatter-add; each against the positional
+``jnp`` call that computes the same values. Cases run interleaved in one process; the table prints each
+ratio to its ``jnp`` row (goal: ``x + b`` and ``tnp.sum`` <= 1.5x).
 
 Run: ``PYTHONPATH=. python bench/eager_ops.py``.
 """
@@ -25,12 +26,21 @@ import typed_xmap.numpy as tnp
 def main() -> int:
     x = jnp.asarray(np.random.default_rng(0).normal(size=(64, 128)), jnp.float32)
     b = jnp.asarray(np.random.default_rng(1).normal(size=(128,)), jnp.float32)
-    nx, nb = tx.named(x, ["batch", "out"]), tx.named(b, ["out"])
+    t = jnp.asarray(np.random.default_rng(2).integers(0, 128, size=(64,)), jnp.int32)
+    nx, nb, nt = tx.named(x, ["batch", "out"]), tx.named(b, ["out"]), tx.named(t, ["batch"])
     rows = {
         "x + b (broadcast)": (lambda: x + b, lambda: nx + nb),
         "x * b (broadcast)": (lambda: x * b, lambda: nx * nb),
         "tnp.sum(x, 'batch')": (lambda: jnp.sum(x, axis=0), lambda: tnp.sum(nx, "batch")),
         "tnp.softmax(x, 'out')": (lambda: jax.nn.softmax(x, axis=1), lambda: tnp.softmax(nx, "out")),
+        "x[{'out': t}] (pointwise)": (
+            lambda: jnp.take_along_axis(x, t[:, None], axis=1)[:, 0],
+            lambda: nx[{"out": nt}],
+        ),
+        "x.at[{'out': t}].add(1)": (
+            lambda: x.at[jnp.arange(64), t].add(1.0),
+            lambda: nx.at[{"out": nt}].add(1.0),
+        ),
     }
     cases = {}
     for name, (plain, named) in rows.items():

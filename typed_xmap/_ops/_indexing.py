@@ -3,7 +3,9 @@
 The shape rules (what each key does, every error) are the algebra's (``typed_xmap._algebra._indexing``); this
 module carries them out with one ``jnp`` indexing expression. The data is first transposed so that the axes an
 int, a dynamic index or an index array reads sit last and together (numpy then puts the gather's dims in their
-place): the result is laid out as positional dims, the kept axes, then the indices' axes.
+place): the result is laid out as positional dims, the indices' axes, then the kept axes. A key with pointwise
+axes (an index sharing axes with ``x``) is one ``lax.gather``/``lax.scatter`` with those axes as batching dims
+instead (``_batched_gather``), so that XLA partitions it along them.
 
 On Explicit meshes JAX asks for the gather's (and scatter's) ``out_sharding``; it is derived from names
 (``gather_resources``): the indices' axes keep the indices' placement, the operand's other axes keep theirs, and
@@ -41,6 +43,7 @@ from .._value._layout import index_mapped
 from .._value._named_array import NamedArray, in_order, wrap
 from .._value._printing import shape_repr
 from .._value._tracebacks import entry_point
+from ._batched_gather import Pointwise, batched_get, batched_update
 from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from ._tnp._mapped_axes import gather
 
@@ -99,9 +102,30 @@ class _Indexing:
     index_resources: dict[str, tuple[str, ...]]
 
 
-def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
-    if not isinstance(key, Mapping):
-        return _positional(x, key, operand)
+@dataclass
+class _Keyed:
+    """A dict key read against ``x``: the values (vmap-held axes resolved), the algebra's items and its plan."""
+
+    x: NamedArray
+    values: dict[Any, Any]
+    items: dict[Any, Any]
+    plan: IndexPlan
+
+    @property
+    def mapped(self) -> tuple[tuple[str, int], ...]:
+        mapped = dict(self.x.mapped)
+        for v in self.values.values():
+            if isinstance(v, NamedArray):
+                mapped.update(v.mapped)
+        return tuple(mapped.items())
+
+    def indexed(self) -> list[str]:
+        """The axes an int, a dynamic index or an index array reads, in ``x``'s order."""
+        plan, items = self.plan, self.items
+        return [a for a in self.x.axes if a in plan.ints or items.get(a) is DYNAMIC or a in plan.gathered]
+
+
+def _keyed(x: NamedArray, key: Mapping[Any, Any], operand: str) -> _Keyed:
     values = dict(key)
     held = [k for k in values if k in dict(x.mapped)]  # inside xmap: an indexed axis held by a vmap level
     x = gather(x, held, operation=index_operation(values, operand)) if held else x
@@ -115,8 +139,13 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
     items = {k: _item(v, labels[k]) for k, v in values.items()}
     named = {n: x.named_shape[n] for n in x.axes}
     plan = index_named_shape(named, items, operation=index_operation(items, operand), operand=operand)
-    advanced = [a for a in x.axes if a in plan.ints or items.get(a) is DYNAMIC or a in plan.gathered]
-    advanced += [a for a in x.axes if a in plan.pointwise]
+    return _Keyed(x, values, items, plan)
+
+
+def _numpy_style(k: _Keyed) -> _Indexing:
+    """The key as one ``jnp`` index over the data transposed so that the indexed axes lead the named ones."""
+    x, plan, values, items = k.x, k.plan, k.values, k.items
+    advanced = k.indexed()  # no axis is pointwise here: those keys are _pointwise's
     kept = [a for a in x.axes if a not in advanced]
     layout = (*advanced, *kept)  # the index's dims lead the result, as ``jnp``'s ``emb[tokens]`` (no transpose)
     data = _transposed(x, layout)
@@ -132,22 +161,14 @@ def _prepare(x: NamedArray, key: Any, operand: str = "x") -> _Indexing:
             value = values[axis]
             index.append(_laid_out_index(value, index_axes))
             index_resources.update(_resources(value.data, value.axes, value.ndim))
-        elif axis in plan.pointwise:
-            shape = [1] * len(index_axes)
-            shape[index_axes.index(axis)] = x.named_shape[axis]
-            index.append(jnp.arange(x.named_shape[axis]).reshape(shape))
         elif items.get(axis) is DYNAMIC:
             value = values[axis]
             index.append(value.data if isinstance(value, NamedArray) else value)
         else:
             index.append(slice(None))
-    mapped = dict(x.mapped)
-    for v in values.values():
-        if isinstance(v, NamedArray):
-            mapped.update(v.mapped)
     result_axes = (*(a for a in index_axes if a not in kept), *kept)
     data = _replicate_sliced(data, index, x.ndim)
-    return _Indexing(x, plan, data, layout, tuple(index), result_axes, tuple(mapped.items()), index_resources)
+    return _Indexing(x, plan, data, layout, tuple(index), result_axes, k.mapped, index_resources)
 
 
 def _positional(x: NamedArray, key: Any, operand: str) -> _Indexing:
@@ -212,29 +233,82 @@ def _replicate_sliced(data: Any, index: list[Any], rank: int) -> Any:
     return jax.reshard(data, on_own_mesh_by_dim(data, spec))
 
 
-def _gather_spec(ix: _Indexing) -> NamedSharding | None:
-    """The result's sharding on an Explicit mesh, by name; ``None`` elsewhere (the compiler decides)."""
-    entries = dim_resources(ix.data)
+def _gather_spec(
+    data: Any, layout: tuple[str, ...], index_resources: dict[str, tuple[str, ...]], result_axes: tuple[str, ...]
+) -> NamedSharding | None:
+    """The result's sharding on an Explicit mesh, by name (``data``'s named axes are ``layout``, after its
+    positional dims); ``None`` elsewhere (the compiler decides)."""
+    entries = dim_resources(data)
     if entries is None:
         return None
-    rank = ix.x.ndim
-    own = {name: entries[rank + i] for i, name in enumerate(ix.layout) if entries[rank + i]}
+    rank = data.ndim - len(layout)
+    own = {name: entries[rank + i] for i, name in enumerate(layout) if entries[rank + i]}
     own.update({f"#{d}": entries[d] for d in range(rank) if entries[d]})  # positional dims keep theirs
-    names = (*(f"#{d}" for d in range(rank)), *ix.result_axes)
-    chosen = gather_resources(names, ix.index_resources, own)
+    names = (*(f"#{d}" for d in range(rank)), *result_axes)
+    chosen = gather_resources(names, index_resources, own)
     dims = {name: i for i, name in enumerate(names)}
-    return on_own_mesh(ix.data, partition_spec(len(names), dims, chosen))
+    return on_own_mesh(data, partition_spec(len(names), dims, chosen))
 
 
 def _has_arrays(index: tuple[Any, ...]) -> bool:
     return any(not isinstance(i, (int, slice)) for i in index)
 
 
+@dataclass
+class _PointwiseKey:
+    """A key with pointwise axes, as ``lax.gather``'s batching dims (``_batched_gather``): the gather by name,
+    ``x``'s data with the key's static slices applied, each indexed axis's index and the indices' placement."""
+
+    gather: Pointwise
+    data: Any
+    columns: list[Any]
+    index_resources: dict[str, tuple[str, ...]]
+    whole: Any
+    """``x``'s data before the slices (a dim they cut to a size its mesh axes do not divide replicated)."""
+    slices: tuple[Any, ...]
+
+
+def _pointwise(k: _Keyed) -> _PointwiseKey:
+    x, plan, values = k.x, k.plan, k.values
+    indexed = k.indexed()
+    index_axes = tuple(plan.index_axes)
+    columns: list[Any] = []
+    index_resources: dict[str, tuple[str, ...]] = {}
+    for axis in indexed:
+        value = values[axis]
+        if axis in plan.ints:
+            columns.append(plan.ints[axis])
+        elif axis in plan.gathered:
+            columns.append(_laid_out_index(value, index_axes))
+            index_resources.update(_resources(value.data, value.axes, value.ndim))
+        else:  # a dynamic index
+            columns.append(value.data if isinstance(value, NamedArray) else value)
+    reads = {a: plan.sliced.get(a, columns[indexed.index(a)] if a in indexed else slice(None)) for a in x.axes}
+    whole = _replicate_sliced(x.data, [*[slice(None)] * x.ndim, *reads.values()], x.ndim)
+    slices = (*[slice(None)] * x.ndim, *(plan.sliced.get(a, slice(None)) for a in x.axes))
+    data = whole[slices] if plan.sliced else whole
+    pointwise = tuple(a for a in x.axes if a in plan.pointwise)
+    index_sizes = {a: s for v in values.values() if isinstance(v, NamedArray) for a, s in v.named_shape.items()}
+    index_shape = tuple(index_sizes[a] for a in index_axes)
+    gather = Pointwise(x.ndim, x.axes, tuple(data.shape[x.ndim :]), tuple(indexed), pointwise, index_axes, index_shape)
+    return _PointwiseKey(gather, data, columns, index_resources, whole, slices)
+
+
 def getitem(x: NamedArray, key: Any) -> NamedArray:
     """``x[{"batch": 0, "seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``, ``x[0]`` (positional dims only)."""
-    ix = _prepare(x, key)
-    data = ix.data.at[ix.index].get(out_sharding=_gather_spec(ix)) if _has_arrays(ix.index) else ix.data[ix.index]
-    return wrap(data, ix.result_axes, ix.mapped)
+    if not isinstance(key, Mapping):
+        ix = _positional(x, key, "x")
+    else:
+        k = _keyed(x, key, "x")
+        if k.plan.pointwise:
+            p = _pointwise(k)
+            spec = _gather_spec(p.data, k.x.axes, p.index_resources, p.gather.result_axes)
+            return wrap(batched_get(p.gather, p.data, p.columns, spec), p.gather.result_axes, k.mapped)
+        ix = _numpy_style(k)
+    if not _has_arrays(ix.index):
+        return wrap(ix.data[ix.index], ix.result_axes, ix.mapped)
+    spec = _gather_spec(ix.data, ix.layout, ix.index_resources, ix.result_axes)
+    return wrap(ix.data.at[ix.index].get(out_sharding=spec), ix.result_axes, ix.mapped)
 
 
 def take(x: NamedArray, indices: Any, axis: str) -> NamedArray:
@@ -308,29 +382,54 @@ class AtRegion:
         return self._update("max", v)
 
     def _update(self, method: str, v: Any) -> NamedArray:
-        ix = _prepare(self.x, self.key)
+        k = _keyed(self.x, self.key, "x") if isinstance(self.key, Mapping) else None
+        if k is not None and k.plan.pointwise:
+            return _pointwise_update(k, self.key, method, v)
+        ix = _numpy_style(k) if k is not None else _positional(self.x, self.key, "x")
         region_shape: tuple[Any, ...]
-        if isinstance(self.key, Mapping):  # positional dims, then the region's named axes
+        if k is not None:  # positional dims, then the region's named axes
             region_shape = (*ix.x.shape, *(ix.plan.named[a] for a in ix.result_axes))
         else:
             region_shape = jax.eval_shape(lambda d: d[ix.index], ix.data).shape
-        if isinstance(v, NamedArray):
-            region = dict(zip(ix.result_axes, region_shape[len(region_shape) - len(ix.result_axes) :], strict=True))
-            operation = (
-                f"{index_operation(dict(self.key) if isinstance(self.key, Mapping) else {}, 'x.at')}.{method}(v)"
-            )
-            update_named_shape(region, {n: v.named_shape[n] for n in v.axes}, operation=operation)
-            v = _laid_out_update(v, ix.result_axes, region_shape)
+        v = _update_value(v, self.key, method, ix.result_axes, region_shape)
         spec = _operand_spec(ix.data)
         fn: Callable[..., Any] = getattr(ix.data.at[ix.index], method)
         data = fn(v) if spec is None else fn(v, out_sharding=spec)
-        out = wrap(data, ix.layout, ix.mapped)
-        placed = _operand_spec(ix.x.data)  # a dim replicated for the write goes back to x's placement
-        if placed is not None and set(out.axes) == set(ix.x.axes):
-            out = in_order(out, ix.x.axes)
-            if _operand_spec(out.data) != placed:
-                out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
-        return out
+        return _placed_as(wrap(data, ix.layout, ix.mapped), ix.x)
+
+
+def _update_value(v: Any, key: Any, method: str, axes: tuple[str, ...], region_shape: tuple[Any, ...]) -> Any:
+    """An update's data laid out as the region (positional dims, then ``axes``), or the scalar as given."""
+    if not isinstance(v, NamedArray):
+        return v
+    region = dict(zip(axes, region_shape[len(region_shape) - len(axes) :], strict=True))
+    operation = f"{index_operation(dict(key) if isinstance(key, Mapping) else {}, 'x.at')}.{method}(v)"
+    update_named_shape(region, {n: v.named_shape[n] for n in v.axes}, operation=operation)
+    return _laid_out_update(v, axes, region_shape)
+
+
+def _placed_as(out: NamedArray, x: NamedArray) -> NamedArray:
+    """An update's result in ``x``'s layout and placement (a dim replicated for the write goes back)."""
+    placed = _operand_spec(x.data)
+    if placed is not None and set(out.axes) == set(x.axes):
+        out = in_order(out, x.axes)
+        if _operand_spec(out.data) != placed:
+            out = wrap(jax.reshard(out.data, placed), out.axes, out.mapped)
+    return out
+
+
+def _pointwise_update(k: _Keyed, key: Any, method: str, v: Any) -> NamedArray:
+    """``x.at[key].method(v)`` for a key with pointwise axes: a scatter with batching dims into the region the
+    key's static slices leave (written back into the whole when it has any)."""
+    p = _pointwise(k)
+    region_shape = p.gather.result_shape(k.x.shape)
+    v = _update_value(v, key, method, p.gather.result_axes, region_shape)
+    data = batched_update(p.gather, method, p.data, p.columns, v, _operand_spec(p.data))
+    if k.plan.sliced:
+        spec = _operand_spec(p.whole)
+        write = p.whole.at[p.slices]
+        data = write.set(data) if spec is None else write.set(data, out_sharding=spec)
+    return _placed_as(wrap(data, k.x.axes, k.mapped), k.x)
 
 
 def _operand_spec(data: Any) -> NamedSharding | None:
