@@ -67,6 +67,6 @@ def route_placement(
                 (tables or balance, CollectiveKind.ALL_REDUCE, f"{operation} sums the experts' tokens along {where}"),
             ]
         else:
-            steps = [(balance, CollectiveKind.ALL_REDUCE, f"{operation}'s balance loss averages over {where}")]
+            steps = [(balance, CollectiveKind.ALL_REDUCE, f"{operation}'s balance loss reduces {where}")]
         collectives.extend(Collective(kind, mesh_axes, why) for used, kind, why in steps if used)
     return Placed(placed, tuple(collectives))
