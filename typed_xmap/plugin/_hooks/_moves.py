@@ -154,10 +154,11 @@ def _unused_results(ctx: Any) -> set[int]:
             targets = statement.lvalues[0] if len(statement.lvalues) == 1 else None
             if not isinstance(targets, TupleExpr):
                 return set()
-            read = {e.node for e in expressions(statements) if isinstance(e, NameExpr) and e not in targets.items}
+            items = targets.items
+            read = {e.node for e in expressions(statements) if isinstance(e, NameExpr) and e not in items}
             return {
                 i
-                for i, target in enumerate(targets.items)
+                for i, target in enumerate(items)
                 if isinstance(target, NameExpr) and (target.name == "_" or target.node not in read)
             }
     return set()
