@@ -43,6 +43,8 @@ EXPERTS = {"batch": "data", "expert": "model"}
 """Inside the experts: each device holds its experts' slots (the batch gives ``model`` up to ``expert``)."""
 PARAMS = {"expert": "model"}
 """The experts' weights live with their experts; the other weights are replicated."""
+ROUTER = {"expert": None}
+"""The router's weight stays whole (it is small): its logits keep the batch's split, and no device gathers it."""
 
 
 class Params(TypedDict):
@@ -52,7 +54,7 @@ class Params(TypedDict):
     key: Projection
     value: Projection
     out: Projection
-    router: NamedArray[f32, "embed expert"]
+    router: NamedArray[f32, "embed expert@()"]
     expert_in: NamedArray[f32, "expert@model embed mlp"]
     expert_out: NamedArray[f32, "expert@model mlp embed"]
 
@@ -131,6 +133,13 @@ def init(c: Config, key: jax.Array) -> Params:
     }
 
 
+def place(params: Params) -> Params:
+    """The weights on the current mesh: the experts' split over ``model`` (``PARAMS``), the router whole."""
+    placed = tx.shard(params, PARAMS)
+    placed["router"] = tx.shard(params["router"], ROUTER)
+    return placed
+
+
 def batches(c: Config, seed: int = 0) -> Iterator[tuple[Tokens, Tokens]]:
     """Counting sequences (each token the last plus a stride) from random starts: inputs and next tokens."""
     rng = np.random.default_rng(seed)
@@ -161,7 +170,7 @@ def train(c: Config, steps: int, mesh: jax.sharding.Mesh | None = None) -> tuple
     with jax.set_mesh(mesh) if mesh is not None else contextlib.nullcontext():
         params = init(c, jax.random.key(0))
         if mesh is not None:
-            params = tx.shard(params, PARAMS)
+            params = place(params)
         opt_state = OPTIMIZER.init(params)
         losses = []
         for _, data in zip(range(steps), batches(c), strict=False):

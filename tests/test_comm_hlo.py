@@ -106,13 +106,17 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
 EXAMPLE_MODELS = {name: ROOT / "examples" / f"{name}.py" for name in ("transformer", "vit", "moe")}
 
 
-def _example_mappings(module) -> dict[str, tuple[str, ...]]:
-    """The example's placement, axis -> mesh axes: RESOURCES, or for the MoE the activations' TOKENS and the
-    weights' PARAMS (EXPERTS, the placement inside the experts, is declared by its moe_dispatch call)."""
-    mappings = [module.RESOURCES] if hasattr(module, "RESOURCES") else [module.TOKENS, module.PARAMS]
-    merged = {axis: (mesh,) if isinstance(mesh, str) else tuple(mesh) for m in mappings for axis, mesh in m.items()}
-    assert sum(len(m) for m in mappings) == len(merged), mappings  # no axis placed twice
-    return merged
+def _example_mappings(module) -> list[dict[str, tuple[str, ...]]]:
+    """The example's placements, each axis -> mesh axes (``()``: whole): RESOURCES, or for the MoE the
+    activations' TOKENS, the weights' PARAMS and the router's ROUTER (EXPERTS, the placement inside the experts,
+    is declared by its moe_dispatch call)."""
+    names = ["RESOURCES"] if hasattr(module, "RESOURCES") else ["TOKENS", "PARAMS", "ROUTER"]
+    return [{axis: _mesh_axes(mesh) for axis, mesh in getattr(module, n).items()} for n in names]
+
+
+def _mesh_axes(mesh: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """A mapping's value as the mesh axes an annotation declares: ``None`` (not split) is ``()``, whole."""
+    return () if mesh is None else (mesh,) if isinstance(mesh, str) else tuple(mesh)
 
 
 def _declared(hint: object) -> Iterator[dict[str, tuple[str, ...]]]:
@@ -136,17 +140,18 @@ def _example(name: str):
 @pytest.mark.parametrize("name", list(EXAMPLE_MODELS))
 def test_the_examples_annotations_declare_their_mappings(name):
     """One source of truth: every placement an example's annotations declare (``Hidden = NamedArray[f32,
-    "batch@data seq embed"]``, a weight's ``"embed heads@model head_dim"``) is the one its mapping gives that
-    axis, and every axis its mapping places is declared somewhere, so placing by the mapping (as ``train`` does)
-    is placing as the annotations say."""
+    "batch@data seq embed"]``, a weight's ``"embed heads@model head_dim"``, the MoE router's ``"embed
+    expert@()"``) is the one one of its mappings gives those axes, and every placement its mappings give is
+    declared somewhere, so placing by the mappings (as ``train`` does) is placing as the annotations say."""
     module = _example(name)
     functions = [v for v in vars(module).values() if inspect.isfunction(v) and v.__module__ == module.__name__]
     hints = [h for f in functions for h in typing.get_type_hints(f, vars(module)).values()]
     declared = [d for h in hints for d in _declared(h)]
-    mapping = _example_mappings(module)
-    for placement in declared:
-        assert {axis: mapping.get(axis) for axis in placement} == placement, (name, placement)
-    assert {axis for d in declared for axis in d} == set(mapping), name
+    mappings = _example_mappings(module)
+    for placement in declared:  # each annotation places its axes as one of the mappings does
+        assert any({axis: m.get(axis) for axis in placement} == placement for m in mappings), (name, placement)
+    pairs = {pair for d in declared for pair in d.items()}
+    assert {pair for m in mappings for pair in m.items()} == pairs, name
 
 
 def _transformer(module):
@@ -183,7 +188,7 @@ def _vit(module):
 
 def _moe(module):
     c = module.Config()
-    params = tx.shard(module.init(c, jax.random.key(0)), module.PARAMS)
+    params = module.place(module.init(c, jax.random.key(0)))
     tokens, targets = tx.shard(next(module.batches(c)), module.TOKENS)
     x = tx.constrain(params["embed"][{"vocab": tokens}] + params["positions"], module.TOKENS)
     return {"norm": (x,), "attention": (x, params), "experts": (x, params), "loss": (params, tokens, targets)}
@@ -200,12 +205,6 @@ CALLS = {
 }
 """The model functions each calls (its HLO holds their collectives)."""
 UNLISTED = {
-    # PARAMS places every 'expert' axis on model, the router's too, whose annotation says "embed expert":
-    # declared expert@model, the router's logits would hold batch and expert both on model, which the checker
-    # reports as axis-resource-conflict (one result split along two axes over one mesh axis). At run time
-    # tnp.einsum's out_sharding keeps batch's mesh axes (the first output dim's) and leaves expert whole, so XLA
-    # gathers the router over model.
-    ("moe", "experts"): Counter({("all-gather", ("model",)): 1}),
 }
 """What XLA compiles that ``--comm`` does not list, per function, and why (the comments)."""
 COMBINED = {
@@ -377,11 +376,7 @@ AUTO_PLACED = {
     "vit": {("all-gather", ("data",))},
 }
 """Listed backward collectives that XLA leaves out on Auto axes, where it places the cotangents itself."""
-BACKWARD_UNLISTED = {
-    # The router's gradient: PARAMS places the router's expert axis on model, which its annotation leaves unknown
-    # (the forward's UNLISTED all-gather of the router); XLA sums its gradient over model to that placement.
-    "moe": {("all-reduce", ("model",))},
-}
+BACKWARD_UNLISTED: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
 """What the backward passes compile that ``--comm`` does not list, and why (the comments)."""
 
 

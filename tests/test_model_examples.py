@@ -67,7 +67,7 @@ def test_moe_dispatch_is_an_all_to_all_and_never_gathers_activations_or_experts(
     step = jax.jit(jax.value_and_grad(moe.loss), static_argnames="capacity")
     loss, grads = step(params, tokens, targets, capacity=c.capacity)
     with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)):
-        placed = tx.shard(params, moe.PARAMS)
+        placed = moe.place(params)
         placed_tokens, placed_targets = tx.shard((tokens, targets), moe.TOKENS)
         text = step.lower(placed, placed_tokens, placed_targets, capacity=c.capacity).compile().as_text()
         sharded_loss, sharded_grads = step(placed, placed_tokens, placed_targets, capacity=c.capacity)

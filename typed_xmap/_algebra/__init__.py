@@ -91,6 +91,7 @@ from ._memory import (
     INT64_MAX as INT64_MAX,
     check_allocation as check_allocation,
 )
+from ._moe_placement import route_placement as route_placement
 from ._moe_routing import (
     dispatch_axes as dispatch_axes,
     route_axes as route_axes,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["MOE_AND_SEGMENTS", "moe_segments_hook"]
+__all__ = ["MOE_AND_SEGMENTS", "MOE_AXIS_ARGUMENTS", "moe_segments_hook"]
 
 _MODULES = {
     "moe_route": ("typed_xmap", "typed_xmap._ops._moe"),
@@ -39,7 +39,7 @@ _MODULES = {
 }
 MOE_AND_SEGMENTS = {f"{module}.{name}": name for name, modules in _MODULES.items() for module in modules}
 """The functions typed here, by full name (the stubs' and the runtime modules') -> their name."""
-_NAMES = {"expert": "expert", "tokens": "seq", "slot": "slot"}
+MOE_AXIS_ARGUMENTS = {"expert": "expert", "tokens": "seq", "slot": "slot"}
 """The axis-name arguments of the three ``moe`` functions and their defaults."""
 
 
@@ -53,7 +53,7 @@ def _route(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     default = get_proper_type(ctx.default_return_type)
     if logits is None or not isinstance(default, TupleType) or len(default.items) != 3:
         return ctx.default_return_type
-    read = Arguments(ctx, _NAMES).read
+    read = Arguments(ctx, MOE_AXIS_ARGUMENTS).read
     k, capacity = _size(ctx, "k", 1), _size(ctx, "capacity", 2)
     try:
         slot = read("slot", None)
@@ -96,7 +96,7 @@ def _moved(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
     value, routing = named_operand(ctx, first, 0, group=False), named_operand(ctx, table, 1, group=False)
     if value is None or routing is None:
         return ctx.default_return_type
-    read = Arguments(ctx, _NAMES).read
+    read = Arguments(ctx, MOE_AXIS_ARGUMENTS).read
     try:
         expert, slot = read("expert", None), read("slot", None)
         if not (isinstance(expert, str) and isinstance(slot, str)):
