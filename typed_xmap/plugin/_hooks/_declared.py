@@ -3,7 +3,8 @@
 mypy compares a NamedArray's names and sizes (its TypedDict items), never its placement (the fallback's text,
 ``_encoding``), so a value placed ``batch@data`` fits a declared ``"batch@model seq"``. This check compares
 them where a value meets a declared type: a ``return`` against the function's declared return type, a call's
-argument against its parameter's annotation, an annotated assignment (``y: NamedArray[f32, "batch@data"] =
+argument against its parameter's annotation (an argument ``functools.partial(f, ...)`` binds against ``f``'s, at
+the partial's line), an annotated assignment (``y: NamedArray[f32, "batch@data"] =
 ...``) against its annotation; the items of a tuple pairwise; a union's one NamedArray member (``X | None``:
 ``X``) on either side; an overloaded callee's parameter in the overload the call matches (mypy's choice: the
 first whose parameters its arguments fit; none where an argument's type holds ``Any`` and several fit).
