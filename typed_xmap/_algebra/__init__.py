@@ -128,6 +128,7 @@ from ._placement import (
     describe_placed as describe_placed,
     parse_placed_text as parse_placed_text,
 )
+from ._placement_contract import apart_contraction as apart_contraction
 from ._placement_declared import (
     declared_placement_error as declared_placement_error,
     placement_mismatch as placement_mismatch,

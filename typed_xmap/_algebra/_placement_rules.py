@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 from ._placement import Collective, CollectiveKind, Placed, Placement, describe_placed
+from ._placement_contract import apart_contraction
 from ._resources import conflict_error, resource_conflicts
 from ._spec import format_mesh_axes
 from ._whole import agreed_whole
@@ -146,6 +147,9 @@ def contract_placement(
     placement, moved = _meet(placements, [*names, *contracted], operation, axes)
     result = {n: m for n, m in placement.items() if n not in set(contracted)}
     _checked(names, result, operation)
+    apart = apart_contraction(contracted, placements, placement, result, operation)
+    if apart is not None:  # the operands split the contracted axes apart: moved first
+        return Placed(result, (*moved, *apart))
     summed = [n for n in contracted if placement.get(n)]
     if not summed:
         return Placed(result, tuple(moved))

@@ -24,7 +24,15 @@ if TYPE_CHECKING:
 
     from ._protocols import TypedXmapPlugin
 
-__all__ = ["OPERATOR_METHODS", "SYMBOLS", "bound_operands", "broadcast", "elementwise_hook", "operator_hook"]
+__all__ = [
+    "OPERATOR_METHODS",
+    "SYMBOLS",
+    "bound_operands",
+    "broadcast",
+    "elementwise_hook",
+    "known_clash",
+    "operator_hook",
+]
 
 SYMBOLS = {op.name: op.symbol for op in OPERATORS.values() if op.kind is not OperatorKind.UNARY}
 """The binary operators and comparisons of the table of operations (unary ones keep the stub's type)."""
@@ -87,6 +95,7 @@ def broadcast(
     dtype = _declared_dtype(default) or result_dtype(shapes if dtype_from is None else dtype_from)
     named_shapes = [s.named for s in shapes if s.named is not None]
     if len(named_shapes) != len(shapes):
+        known_clash(api, shapes, labels, operation, context)
         return plugin.types.array(dtype, None, None)
     try:
         named = union_named_shapes(named_shapes, operation=operation, operands=labels)
@@ -102,6 +111,23 @@ def broadcast(
             report(api, error, context)
     plugin.resources.check_value(api, named, operation, context)
     return plugin.types.array(dtype, named, positional)
+
+
+def known_clash(
+    api: object, shapes: Sequence[Shape | None], labels: Sequence[str], operation: str, context: Context
+) -> None:
+    """Where one operand's named shape is unknown (``Any``, a plain array, ``tx.AnyNamedArray``), the result's
+    is too, but the operands whose named shapes are known still meet by name: two of them giving one axis two
+    sizes is reported (an unknown operand adds axes, it never reconciles two sizes)."""
+    if len(labels) != len(shapes):  # operands passed as ``*args``: named by position
+        labels = [f"operand {i}" for i in range(len(shapes))]
+    known = [(s.named, name) for s, name in zip(shapes, labels, strict=True) if s is not None and s.named is not None]
+    if len(known) < 2:
+        return
+    try:
+        union_named_shapes([n for n, _ in known], operation=operation, operands=[name for _, name in known])
+    except NamedShapeError as error:
+        report(api, error, context)
 
 
 def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> Type:
@@ -142,6 +168,13 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
             labels.append(label(expr, formal or f"operand {index}"))
     variable, resolved = bound_operands(types)
     shapes = shapes_of(resolved)
+    values_only = shapes_of(resolved[1:]) if shapes is None and name == "where" else None
+    if values_only and not all(s.scalar for s in values_only):
+        # a condition the plugin cannot read (Any, a plain array): the values meet by name and decide the result
+        result = broadcast(plugin, ctx.api, values_only, labels[1:], "tnp.where", ctx.context, ctx.default_return_type)
+        return _keep_type_variable(variable, types[1:], result, ctx.default_return_type)
+    if shapes is None:
+        known_clash(ctx.api, [decode(t) for t in resolved], labels, f"tnp.{name}", ctx.context)
     if not shapes or all(s.scalar for s in shapes):
         candidates = types[1:] if name == "where" else types  # where's condition is not its value
         return fallback(ctx, candidates, plugin.types.array(plugin.types.any(), None, None))

@@ -3,7 +3,8 @@
 mypy compares a NamedArray's names and sizes (its TypedDict items), never its placement (the fallback's text,
 ``_encoding``), so a value placed ``batch@data`` fits a declared ``"batch@model seq"``. This check compares
 them where a value meets a declared type: a ``return`` against the function's declared return type, a call's
-argument against its parameter's annotation, an annotated assignment (``y: NamedArray[f32, "batch@data"] =
+argument against its parameter's annotation (an argument ``functools.partial(f, ...)`` binds against ``f``'s, at
+the partial's line), an annotated assignment (``y: NamedArray[f32, "batch@data"] =
 ...``) against its annotation; the items of a tuple pairwise; a union's one NamedArray member (``X | None``:
 ``X``) on either side; an overloaded callee's parameter in the overload the call matches (mypy's choice: the
 first whose parameters its arguments fit; none where an argument's type holds ``Any`` and several fit).
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mypy.argmap import map_actuals_to_formals
 from mypy.checkexpr import has_any_type
-from mypy.nodes import ARG_NAMED, ARG_POS, AssignmentStmt, CallExpr, FuncDef, FuncItem, ReturnStmt
+from mypy.nodes import ARG_NAMED, ARG_POS, AssignmentStmt, CallExpr, FuncDef, FuncItem, RefExpr, ReturnStmt
 from mypy.subtypes import is_subtype
 from mypy.typeops import get_all_type_vars
 from mypy.types import CallableType, Overloaded, TupleType, Type, UnionType, get_proper_type
@@ -81,11 +82,13 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
     for scanned in scan_arguments(api, call):  # tx.scan(f, init, xs): init and xs's slices meet f's parameters
         use = Use(scanned.argument, function, tree)
         _compare(api, scanned.argument, scanned.declared, scanned.where, use, scanned.axis)
-    callee = _callee(api, call)
+    bound = _bound_by_partial(call)
+    callee = called_signature(api.lookup_type_or_none(bound.callee)) if bound is not None else _callee(api, call)
     if callee is None or not any(declares_placement(_named_member(t)) for t in callee.arg_types):
         return
-    formals = _formals(api, call, callee)
-    name = label(call.callee, "the function")
+    passed = bound or call
+    formals = _formals(api, passed, callee)
+    name = label(passed.callee, "the function") + (" (bound by functools.partial)" if bound is not None else "")
     for formal, actuals in enumerate(formals):
         if len(actuals) != 1 or not declares_placement(_named_member(callee.arg_types[formal])):
             continue
@@ -93,8 +96,20 @@ def _check_call(api: Any, call: CallExpr, function: FuncItem | None, tree: MypyF
         if _solved(callee, callee.arg_names[formal]):
             continue
         where = f"argument {parameter!r} of {name}"
-        argument = call.args[actuals[0]]
+        argument = passed.args[actuals[0]]
         _compare(api, argument, callee.arg_types[formal], where, Use(argument, function, tree))
+
+
+def _bound_by_partial(call: CallExpr) -> CallExpr | None:
+    """``functools.partial(f, x, k=y)`` read as the call ``f(x, k=y)`` of the arguments it binds (checked as a
+    direct call's are, at the partial's line); ``None`` for any other call."""
+    if not isinstance(call.callee, RefExpr) or call.callee.fullname != "functools.partial" or not call.args:
+        return None
+    if call.arg_kinds[0] != ARG_POS:
+        return None
+    bound = CallExpr(call.args[0], call.args[1:], call.arg_kinds[1:], call.arg_names[1:])
+    bound.set_line(call)
+    return bound
 
 
 def _callee(api: Any, call: CallExpr) -> CallableType | None:
@@ -105,7 +120,8 @@ def _callee(api: Any, call: CallExpr) -> CallableType | None:
 
 
 def _formals(api: Any, call: CallExpr, callee: CallableType) -> list[list[int]]:
-    """The actual arguments of ``call`` each of ``callee``'s parameters takes."""
+    """The actual arguments of ``call`` each of ``callee``'s parameters takes (a partial binds some of them:
+    the rest are left unmatched)."""
     return map_actuals_to_formals(
         call.arg_kinds,
         call.arg_names,

@@ -19,7 +19,7 @@ from .._core._constants import flow_value
 from .._core._encoding import Shape, decode
 from .._core._literals import UNKNOWN
 from .._core._support import arg, arg_expr, certain_error, fallback, label, report, result_dtype, shapes_of
-from ._broadcast import broadcast
+from ._broadcast import broadcast, known_clash
 from ._structure import with_preferred_dtype
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ def _contract(
         return plugin.types.array(dtype, None, None)
     named_shapes = [s.named for s in shapes]
     if any(n is None for n in named_shapes):
+        known_clash(api, shapes, labels, operation or f"einsum {spec_text!r}", context)
         return plugin.types.array(dtype, None, None)
     known_rank = all(s.positional is not None for s in shapes) and len(shapes) == len(spec.inputs)
     positional: list[Sequence[Size]] = (
@@ -99,12 +100,17 @@ def _einsum(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
                 parse_einsum(spec_text)
             except NamedShapeError as error:
                 report(ctx.api, error, ctx.context)
+            else:  # the operands it reads still meet by name
+                known = [decode(t) for t in operand_types]
+                known_clash(ctx.api, known, _labels(ctx, len(known)), f"einsum {spec_text!r}", ctx.context)
         return fallback(ctx, operand_types, plugin.types.array(plugin.types.any(), None, None))
+    return _contract(plugin, ctx.api, spec_text, shapes, _labels(ctx, len(shapes)), ctx.context)
+
+
+def _labels(ctx: FunctionContext, count: int) -> list[str]:
+    """How messages name the einsum's operands: their expressions, else ``operand 0``, ``operand 1``, ..."""
     exprs = ctx.args[1] if len(ctx.args) > 1 else []
-    labels = [label(e, f"operand {i}") for i, e in enumerate(exprs)] or None
-    return _contract(
-        plugin, ctx.api, spec_text, shapes, labels or [f"operand {i}" for i in range(len(shapes))], ctx.context
-    )
+    return [label(e, f"operand {i}") for i, e in enumerate(exprs)] or [f"operand {i}" for i in range(count)]
 
 
 def _axis_names(axis: object) -> str | tuple[str, ...] | None:
