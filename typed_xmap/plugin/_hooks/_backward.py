@@ -37,7 +37,7 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, Type, get_proper_type
 
-from ..._algebra import BackwardOperand, BackwardRule, Collective, OpKind, backward_collectives
+from ..._algebra import BackwardOperand, BackwardRule, Collective, OpKind, backward_collectives, backward_gap
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape
 from .._core._messages import dtype_marker
@@ -53,11 +53,21 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
     **dict.fromkeys(("softmax", "log_softmax", "var", "std"), BackwardRule.NORMALISATION),
     "stack": BackwardRule.BROADCAST,
     "concatenate": BackwardRule.BROADCAST,
+    **dict.fromkeys(("take", "top_k", "sort", "index"), BackwardRule.GATHER),
+    "move": BackwardRule.MOVE,
+    **dict.fromkeys(("max_pool", "avg_pool"), BackwardRule.WINDOW),
+    "conv": BackwardRule.CONV,
+    **dict.fromkeys(
+        (OpKind.REDUCTION, OpKind.INDEX_REDUCTION, "sum", "mean", "max", "min", "argmax", "argmin", "argsort"),
+        BackwardRule.NONE,
+    ),
+    **dict.fromkeys(("logsumexp", "rename", "astype", "roll", "cumsum", "cumprod"), BackwardRule.NONE),
 }
-"""The placement rules whose transpose may communicate, keyed as ``_placement.RULES`` is (``rule_key``: a
-normalisation by its name); the others' does not (a reduction's is a broadcast; ``logsumexp``'s too: its maximum
-is held constant, its sum transposes to a broadcast) or has no rule here (gathers, windows, selections: not
-listed)."""
+"""The transpose of each placement rule, keyed as ``_placement.RULES`` is (``rule_key``: a normalisation by its
+name; ``index``: indexing by a dict, ``move``: ``tx.shard``/``tx.constrain``): a reduction's is a broadcast
+(none), ``logsumexp``'s too (its maximum is held constant, its sum transposes to a broadcast); an operation
+placed by a rule missing here (pad, a slice, an update, ``tnp.split``) is ``PARTIAL``: its backward
+communication not known, which the listing says."""
 STATIC_ATTRIBUTES = frozenset({"named_shape", "shape", "ndim", "dtype", "size"})
 """What an expression reads of an array that carries no value (``x.named_shape["seq"]``): no dependence."""
 
@@ -74,6 +84,7 @@ class Step:
     exprs: tuple[Expression | None, ...]
     differentiable: tuple[bool, ...]
     normalised: tuple[str, ...] = ()
+    forward: tuple[Collective, ...] = ()
 
 
 class BackwardSteps:
@@ -85,11 +96,12 @@ class BackwardSteps:
 
     def record(self, ctx: Any, key: OpKind | str, result: Shape, operands: Sequence[Shape], labels: Sequence[str],
                exprs: Sequence[Expression | None], placement: dict[str, tuple[str, ...]], operation: str,
-               names_in_call: Callable[[Any], set[str] | None] | None = None) -> None:  # fmt: skip
-        """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on and it has a transpose;
-        ``names_in_call``: the axis names the call's other arguments hold, a normalisation's axes)."""
-        rule = BACKWARD_RULES.get(key)
-        if rule is None or result.named is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+               names_in_call: Callable[[Any], set[str] | None] | None = None,
+               forward: Sequence[Collective] = ()) -> None:  # fmt: skip
+        """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on; ``names_in_call``: the
+        axis names the call's other arguments hold, a normalisation's axes; ``forward``: its own collectives)."""
+        rule = BACKWARD_RULES.get(key, BackwardRule.PARTIAL)
+        if result.named is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
             return
         scope = getattr(ctx.api, "scope", None)
         function = scope.top_level_function() if scope is not None else None
@@ -108,6 +120,7 @@ class BackwardSteps:
             tuple(exprs),
             tuple(_differentiable(s.dtype) for s in operands),
             _normalised(ctx, rule, result, operands, names_in_call),
+            tuple(forward),
         )
         node, steps = self._steps.get(function.fullname, (None, {}))
         if node is not function:  # the function parsed anew (the language server's daemon): its old steps go
@@ -157,6 +170,11 @@ def note_backward(steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int 
     differentiated = frozenset(n for i in indices if (n := positional[i]) is not None)
     module = function.fullname.rpartition(".")[0]
     for step, collective in _backward(steps, function, differentiated, module, set()):
+        if collective is None:
+            gap = f"{step.operation} has no backward rule here: what its backward pass moves is not listed"
+            fail(ctx.api, f"backward list partial: {gap} ({function.name}: line {step.line})", ctx.context,
+                 NAMED_COMM, note=True)  # fmt: skip
+            continue
         where = f"{collective} (backward of {function.name}: line {step.line})"
         fail(ctx.api, f"collective: {where}", ctx.context, NAMED_COMM, note=True)
 
@@ -183,9 +201,9 @@ def _function_of(expr: Node | None) -> FuncDef | None:
 
 def _backward(
     steps: BackwardSteps, function: FuncDef, differentiated: frozenset[str], module: str, seen: set[object]
-) -> Iterator[tuple[Step, Collective]]:
+) -> Iterator[tuple[Step, Collective | None]]:
     """Each step's transposes in ``function`` and in the module functions it calls, with the parameters whose
-    values depend on a differentiated argument."""
+    values depend on a differentiated argument (``None``: a step whose transpose is not known, ``backward_gap``)."""
     if (function.fullname, differentiated) in seen or not differentiated:
         return
     seen.add((function.fullname, differentiated))
@@ -195,8 +213,10 @@ def _backward(
             BackwardOperand(side.names, side.placement, side.label, differentiable and _depends(expr, dependent))
             for side, expr, differentiable in zip(step.operands, step.exprs, step.differentiable, strict=True)
         )
+        if backward_gap(step.rule, step.result, operands):
+            yield step, None
         for collective in backward_collectives(
-            step.rule, step.result, operands, operation=step.operation, normalised=step.normalised
+            step.rule, step.result, operands, operation=step.operation, normalised=step.normalised, forward=step.forward
         ):
             yield step, collective
     for callee, parameters in _calls(function, dependent, module):
