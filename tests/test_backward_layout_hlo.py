@@ -39,6 +39,8 @@ STEPS: dict[str, tuple[str, Kinds]] = {
     "where_grad": ("where_loss", {("all-reduce", ("data",))}),  # w broadcast along the split batch
     "first_grad": ("first_loss", set()),  # one index: written into the owning block
     "top_grad": ("top_loss", set()),  # top_k's values scattered back into each block
+    "sorted_grad": ("sorted_loss", set()),  # no backward rule: the list says it is partial
+    "reshard_grad": ("reshard_loss", {("reshard", ("model", "data"))}),
 }
 UNLISTED: dict[tuple[str, AxisType], Kinds] = {
     # A pointwise gather (targets share batch@data with logits): the runtime carries the shared batch out with an
@@ -51,6 +53,10 @@ UNLISTED: dict[tuple[str, AxisType], Kinds] = {
     # On Auto axes XLA keeps the conv's output split along height (the forward's reshard is a halo exchange
     # there), so the kernel's gradient also sums height over model.
     ("conv_kernel_grad", AxisType.Auto): {("all-reduce", ("model",))},
+    # tnp.sort along the split embed has no backward rule (its listing says it is partial): XLA moves its
+    # cotangent back over model, an all-gather on Explicit axes, an all-reduce on Auto ones.
+    ("sorted_grad", AxisType.Explicit): {("all-gather", ("model",))},
+    ("sorted_grad", AxisType.Auto): {("all-reduce", ("model",))},
     # top_k along a split axis on Auto axes: XLA sorts across devices (the forward's recorded difference,
     # docs/guide/sharding.md), and its scatter-add back sums over model.
     ("top_grad", AxisType.Auto): {("all-reduce", ("model",))},
@@ -62,6 +68,7 @@ AUTO_PLACED: dict[str, Kinds] = {
     # free) as it is: no move back.
     "gather_move_grad": {("all-gather", ("model",))},
     "swap_move_grad": {("all-to-all", ("data",))},
+    "reshard_grad": {("reshard", ("model", "data"))},
 }
 """Listed backward collectives that XLA leaves out on Auto axes, and why."""
 
@@ -112,6 +119,8 @@ def _arguments() -> dict[str, tuple]:
         "where_grad": (value(["embed"], {}), x),
         "first_grad": (value(["batch", "seq", "embed"], {"batch": "data", "seq": "model"}),),
         "top_grad": (value(["batch", "embed"], {"batch": "data", "embed": "model"}),),
+        "sorted_grad": (value(["batch", "embed"], {"batch": "data", "embed": "model"}),),
+        "reshard_grad": (x,),
     }
 
 
@@ -162,13 +171,19 @@ def _line(text: str) -> int:
 
 
 def test_a_backward_pass_through_an_operation_without_a_transpose_says_its_list_is_partial():
-    """A slice along a split axis has no backward rule: the step's listing says so (a note naming the slice and
-    its line) rather than listing nothing (XLA moves the cotangent's blocks back: a collective-permute here)."""
+    """A slice and a sort along a split axis have no backward rule: the step's listing says so (a note naming the
+    operation and its line) rather than listing nothing (XLA moves the slice's cotangent blocks back, a
+    collective-permute, and sums the sort's over model)."""
     command = [sys.executable, "-m", "typed_xmap._tools._cli", "check", "--comm", str(PROGRAM)]
     out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600).stdout
     partial = [line for line in out.splitlines() if "backward list partial" in line]
+    where = PROGRAM.relative_to(ROOT)
+    gap = "has no backward rule here: what its backward pass moves is not listed"
     assert partial == [
-        f"{PROGRAM.relative_to(ROOT)}:{_line('value_and_grad(head_loss)')}: note: backward list partial: x[...] has no backward rule "
-        f"here: what its backward pass moves is not listed (head_loss: line {_line('slice(0, 4)')})"
+        f"{where}:{_line('value_and_grad(head_loss)')}: note: backward list partial: x[...] {gap} "
+        f"(head_loss: line {_line('slice(0, 4)')})",
+        f"{where}:{_line('value_and_grad(sorted_loss)')}: note: backward list partial: tnp.sort(x) {gap} "
+        f"(sorted_loss: line {_line('tnp.sort(x')})",
     ]
-    assert "head_grad" not in _listed()  # and no collective listed for it
+    assert "head_grad" not in _listed()  # and no collective listed for them
+    assert "sorted_grad" not in _listed()

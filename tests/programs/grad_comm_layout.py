@@ -187,3 +187,26 @@ def head_loss(x: Sequence) -> jax.Array:
 def head_grad(x: Sequence) -> tuple[jax.Array, Sequence]:
     """A slice along the split seq: no backward rule, the listing says it is partial."""
     return jax.value_and_grad(head_loss)(x)
+
+
+def sorted_loss(x: NamedArray[f32, "batch@data embed@model"]) -> jax.Array:
+    return square(tnp.sort(x, "embed"))
+
+
+@jax.jit
+def sorted_grad(
+    x: NamedArray[f32, "batch@data embed@model"],
+) -> tuple[jax.Array, NamedArray[f32, "batch@data embed@model"]]:
+    """A sort along the split embed (gathered in the forward pass): its cotangent is scattered back into each
+    device's block: none."""
+    return jax.value_and_grad(sorted_loss)(x)
+
+
+def reshard_loss(x: Batch) -> jax.Array:
+    return square(tx.constrain(x * 2.0, {"batch": "model"}))
+
+
+@jax.jit
+def reshard_grad(x: Batch) -> tuple[jax.Array, Batch]:
+    """model put where data split batch: a reshard, and one back."""
+    return jax.value_and_grad(reshard_loss)(x)

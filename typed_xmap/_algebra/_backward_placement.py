@@ -42,8 +42,8 @@ Per rule (``BackwardRule``):
   index arrays add are summed (an embedding table's gradient sums the batch: an all-reduce over its mesh axes);
   along the gathered axis each device adds into its own block (masked): none;
 - moves, pools with overlapping windows, convs over split spatial axes: ``_backward_layout``;
-- ``PARTIAL``: an operation without a transpose here (a slice along a split axis, pad, an update): its backward
-  communication is not known, and the listing says so (``backward_gap``).
+- ``PARTIAL``: an operation without a transpose here (a slice, pad, merge/split of axes, an update): where it
+  touches a split axis its backward communication is not known, and the listing says so (``backward_gap``).
 
 Only the cotangents that are needed count (``BackwardOperand.needed``: the operand depends on a differentiated
 argument); XLA removes the others.
@@ -130,11 +130,25 @@ def backward_collectives(
     return tuple(found)
 
 
-def backward_gap(rule: BackwardRule, result: BackwardOperand, operands: Sequence[BackwardOperand]) -> bool:
+def backward_gap(
+    rule: BackwardRule,
+    result: BackwardOperand,
+    operands: Sequence[BackwardOperand],
+    forward: Sequence[Collective] = (),
+) -> bool:
     """Whether an operation's backward communication is not known: it has no transpose here (``PARTIAL``), a
-    cotangent is needed, and a value it meets is split (with nothing split, its transpose moves nothing)."""
-    split = any(any(m for m in side.placement.values()) for side in (result, *operands))
-    return rule is BackwardRule.PARTIAL and split and any(o.needed for o in operands)
+    cotangent is needed, and the operation touches a split axis: its forward pass communicates (``forward``: a
+    sort along a split axis), or a needed operand and the result place a split axis differently (a slice along
+    it; an axis kept placed as it was moves nothing back)."""
+    needed = [o for o in operands if o.needed]
+    return rule is BackwardRule.PARTIAL and bool(needed) and (bool(forward) or any(_moved(o, result) for o in needed))
+
+
+def _moved(operand: BackwardOperand, result: BackwardOperand) -> bool:
+    """Whether an axis split in ``operand`` or in ``result`` (one ``operand`` has) is not placed the same in
+    the other."""
+    mine = any(m and result.placement.get(n) != m for n, m in operand.placement.items())
+    return mine or any(m and n in operand.names and operand.placement.get(n) != m for n, m in result.placement.items())
 
 
 def _conv(index: int, result: BackwardOperand, operands: Sequence[BackwardOperand], what: str) -> list[Collective]:

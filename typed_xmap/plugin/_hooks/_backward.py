@@ -53,7 +53,7 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
     **dict.fromkeys(("softmax", "log_softmax", "var", "std"), BackwardRule.NORMALISATION),
     "stack": BackwardRule.BROADCAST,
     "concatenate": BackwardRule.BROADCAST,
-    **dict.fromkeys(("take", "top_k", "sort", "index"), BackwardRule.GATHER),
+    **dict.fromkeys(("take", "top_k", "index"), BackwardRule.GATHER),
     "move": BackwardRule.MOVE,
     **dict.fromkeys(("max_pool", "avg_pool"), BackwardRule.WINDOW),
     "conv": BackwardRule.CONV,
@@ -66,7 +66,8 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
 """The transpose of each placement rule, keyed as ``_placement.RULES`` is (``rule_key``: a normalisation by its
 name; ``index``: indexing by a dict, ``move``: ``tx.shard``/``tx.constrain``): a reduction's is a broadcast
 (none), ``logsumexp``'s too (its maximum is held constant, its sum transposes to a broadcast); an operation
-placed by a rule missing here (pad, a slice, an update, ``tnp.split``) is ``PARTIAL``: its backward
+placed by a rule missing here (pad, a slice, an update, ``tnp.split``, a sort: along a split axis XLA sums its
+scatter back over the mesh axes on one mesh and not on another) is ``PARTIAL``: its backward
 communication not known, which the listing says."""
 STATIC_ATTRIBUTES = frozenset({"named_shape", "shape", "ndim", "dtype", "size"})
 """What an expression reads of an array that carries no value (``x.named_shape["seq"]``): no dependence."""
@@ -213,7 +214,7 @@ def _backward(
             BackwardOperand(side.names, side.placement, side.label, differentiable and _depends(expr, dependent))
             for side, expr, differentiable in zip(step.operands, step.exprs, step.differentiable, strict=True)
         )
-        if backward_gap(step.rule, step.result, operands):
+        if backward_gap(step.rule, step.result, operands, step.forward):
             yield step, None
         for collective in backward_collectives(
             step.rule, step.result, operands, operation=step.operation, normalised=step.normalised, forward=step.forward
