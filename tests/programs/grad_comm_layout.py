@@ -3,6 +3,8 @@
 function's backward pass, and tests/test_backward_layout_hlo.py compares them with the compiled HLO on an 8-device
 (data=4, model=2) mesh, Explicit and Auto."""
 
+import functools
+
 import jax
 
 import typed_xmap as tx
@@ -210,3 +212,49 @@ def reshard_loss(x: Batch) -> jax.Array:
 def reshard_grad(x: Batch) -> tuple[jax.Array, Batch]:
     """model put where data split batch: a reshard, and one back."""
     return jax.value_and_grad(reshard_loss)(x)
+
+
+# ---- what a grad call differentiates: a partial of a loss, a lambda calling one ----
+
+
+@jax.jit
+def partial_grad(
+    table: NamedArray[f32, "vocab@model embed"], tokens: Tokens
+) -> tuple[jax.Array, NamedArray[f32, "vocab@model embed"]]:
+    """``functools.partial`` binding the tokens by keyword: the table's gradient, as in lookup_grad."""
+    found: tuple[jax.Array, NamedArray[f32, "vocab@model embed"]]
+    found = jax.value_and_grad(functools.partial(lookup_loss, tokens=tokens))(table)
+    return found
+
+
+@jax.jit
+def lambda_grad(
+    table: NamedArray[f32, "vocab@model embed"], tokens: Tokens
+) -> tuple[jax.Array, NamedArray[f32, "vocab@model embed"]]:
+    """A lambda calling the loss: the table's gradient, as in lookup_grad."""
+    return jax.value_and_grad(lambda t: lookup_loss(t, tokens))(table)
+
+
+# ---- gradients the listing does not read: it says so ----
+
+LOSSES = {"lookup": lookup_loss}
+
+
+@jax.jit
+def unread_grad(
+    table: NamedArray[f32, "vocab@model embed"], tokens: Tokens
+) -> tuple[jax.Array, NamedArray[f32, "vocab@model embed"]]:
+    """A loss taken from a dict: not read, the listing says it is partial."""
+    return jax.value_and_grad(LOSSES["lookup"])(table, tokens)
+
+
+@jax.jit
+def early_grad(
+    table: NamedArray[f32, "vocab@model embed"], tokens: Tokens
+) -> tuple[jax.Array, NamedArray[f32, "vocab@model embed"]]:
+    """A loss defined below: not yet checked where its gradient is taken, the listing says so."""
+    return jax.value_and_grad(late_loss)(table, tokens)
+
+
+def late_loss(table: NamedArray[f32, "vocab@model embed"], tokens: Tokens) -> jax.Array:
+    return square(table[{"vocab": tokens}])

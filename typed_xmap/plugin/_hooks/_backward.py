@@ -24,15 +24,12 @@ from mypy.nodes import (
     ARG_POS,
     AssignmentStmt,
     CallExpr,
-    Decorator,
     Expression,
     ForStmt,
     FuncDef,
     MemberExpr,
     NameExpr,
-    Node,
     OperatorAssignmentStmt,
-    RefExpr,
     WithStmt,
 )
 from mypy.types import Instance, Type, get_proper_type
@@ -43,6 +40,7 @@ from .._core._encoding import Shape
 from .._core._messages import dtype_marker
 from .._core._support import fail
 from .._core._tree import checked_statements, expressions, statements_in
+from ._backward_target import differentiated, function_of
 
 __all__ = ["BACKWARD_RULES", "BackwardSteps", "Step", "note_backward"]
 
@@ -158,19 +156,31 @@ def _differentiable(dtype: Type) -> bool:
     return marker is None or not marker.startswith(("i", "u"))
 
 
-def note_backward(steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int | tuple[int, ...]) -> None:
-    """The collectives of the backward pass of ``fun`` (a module function) differentiated with respect to its
-    positional parameters ``argnums``, as ``named-comm`` notes at the differentiating call."""
-    function = _function_of(fun)
-    if function is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM) or _vmapped(ctx):
+def note_backward(
+    steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int | tuple[int, ...], *, unread: bool = True
+) -> None:
+    """The collectives of the backward pass of ``fun`` (a module function, a ``functools.partial`` of one, a
+    lambda calling one: ``_backward_target``) differentiated with respect to its positional parameters
+    ``argnums``, as ``named-comm`` notes at the differentiating call; where it is not read (and ``unread``: its
+    type mentions NamedArrays), a note says so."""
+    if not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
         return
-    positional = [n for n, k in zip(function.arg_names, function.arg_kinds, strict=True) if k.is_positional()]
-    indices = (argnums,) if isinstance(argnums, int) else argnums
-    if any(not -len(positional) <= i < len(positional) for i in indices):
+    target = differentiated(fun, argnums)
+    if target is None and not unread:
         return
-    differentiated = frozenset(n for i in indices if (n := positional[i]) is not None)
+    if target is None or _vmapped(ctx):
+        why = "under vmap (per-example gradients)" if target is not None else "of a function not read here"
+        fail(ctx.api, f"backward list partial: a gradient {why} is not listed", ctx.context, NAMED_COMM, note=True)
+        return
+    function, differentiated_names = target
+    if not differentiated_names:
+        return
     module = function.fullname.rpartition(".")[0]
-    for step, collective in _backward(steps, function, differentiated, module, set()):
+    if function.line > ctx.context.line and module == getattr(getattr(ctx.api, "tree", None), "fullname", None):
+        why = f"{function.name} is defined below this call (not yet checked): its backward pass is not listed"
+        fail(ctx.api, f"backward list partial: {why}", ctx.context, NAMED_COMM, note=True)
+        return
+    for step, collective in _backward(steps, function, differentiated_names, module, set()):
         if collective is None:
             gap = f"{step.operation} has no backward rule here: what its backward pass moves is not listed"
             fail(ctx.api, f"backward list partial: {gap} ({function.name}: line {step.line})", ctx.context,
@@ -191,13 +201,6 @@ def _vmapped(ctx: Any) -> bool:
         and ctx.context in e.args
         for e in expressions(checked_statements(ctx.api))
     )
-
-
-def _function_of(expr: Node | None) -> FuncDef | None:
-    node = expr.node if isinstance(expr, RefExpr) else None
-    if isinstance(node, Decorator):
-        node = node.func
-    return node if isinstance(node, FuncDef) else None
 
 
 def _backward(
@@ -231,12 +234,12 @@ def _calls(function: FuncDef, dependent: set[str], module: str) -> Iterator[tupl
     for call in expressions(function.body.body):
         if not isinstance(call, CallExpr):
             continue
-        callee = _function_of(call.callee)
+        callee = function_of(call.callee)
         if callee is not None and callee.fullname.rpartition(".")[0] == module:
             yield callee, _bound(callee, call, dependent)
         if any(_depends(arg, dependent) for arg in call.args):
             for arg in call.args:
-                passed = _function_of(arg)
+                passed = function_of(arg)
                 if passed is not None and passed.fullname.rpartition(".")[0] == module:
                     yield passed, frozenset(n for n in passed.arg_names if n is not None)
 
