@@ -24,7 +24,7 @@ from ._placement import Collective, CollectiveKind
 from ._placement_moves import move_placement
 from ._spec import format_mesh_axes
 
-__all__ = ["halo_back", "moved_back", "spatial_axes", "spatial_moves"]
+__all__: list[str] = []  # read by _backward_placement only (the package offers backward_collectives)
 
 Axes = tuple[str, ...]
 PlacementItems = dict[str, tuple[str, ...]]
