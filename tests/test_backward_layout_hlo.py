@@ -36,6 +36,7 @@ STEPS: dict[str, tuple[str, Kinds]] = {
     "conv_kernel_grad": ("conv_loss", {("all-reduce", ("data",)), ("reshard", ("model",))}),
     "conv_input_grad": ("conv_input_loss", {("reshard", ("model",))}),
     "features_grad": ("features_loss", {("all-reduce", ("model",))}),  # the split output features summed
+    "channels_grad": ("channels_loss", {("all-reduce", ("data",))}),  # split channels: the kernel's own
     "where_grad": ("where_loss", {("all-reduce", ("data",))}),  # w broadcast along the split batch
     "first_grad": ("first_loss", set()),  # one index: written into the owning block
     "top_grad": ("top_loss", set()),  # top_k's values scattered back into each block
@@ -117,6 +118,10 @@ def _arguments() -> dict[str, tuple]:
         "features_grad": (
             value(["batch", "height", "width", "chan"], {"batch": "data"}),
             tx.shard(kernel, {"out": "model"}),
+        ),
+        "channels_grad": (
+            tx.shard(kernel, {"chan": "model"}),
+            value(["batch", "height", "width", "chan"], {"batch": "data", "chan": "model"}),
         ),
         "where_grad": (value(["embed"], {}), x),
         "first_grad": (value(["batch", "seq", "embed"], {"batch": "data", "seq": "model"}),),

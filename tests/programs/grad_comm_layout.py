@@ -143,6 +143,21 @@ def features_grad(
     return jax.value_and_grad(features_loss)(x, k)
 
 
+Channels = NamedArray[f32, "batch@data height width chan@model"]
+ChannelKernel = NamedArray[f32, "kh kw chan@model out"]
+
+
+def channels_loss(k: ChannelKernel, x: Channels) -> jax.Array:
+    return square(tnp.conv(x, k, {"height": "kh", "width": "kw"}, "chan"))
+
+
+@jax.jit
+def channels_grad(k: ChannelKernel, x: Channels) -> tuple[jax.Array, ChannelKernel]:
+    """Input channels split over model (the forward sums them): the kernel's gradient, split as the kernel,
+    sums the batch over data only."""
+    return jax.value_and_grad(channels_loss)(k, x)
+
+
 # ---- selections ----
 
 

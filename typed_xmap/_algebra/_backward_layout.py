@@ -10,10 +10,10 @@ contract them (``_backward_placement`` dispatches to these; its ``_into`` gives 
   window's cotangent back over the same windows, so the blocks exchange edges again: the forward's
   collective-permutes over the same mesh axes; windows that do not overlap, or an axis not split, none;
 - a conv over a split spatial axis: the forward moves the operand's blocks (``conv_placement``'s ``reshard``)
-  and contracts the features and the window with the spatial axes whole; its transpose contracts the same
-  way (``spatial_whole``: the operands' split spatial axes read as whole) and moves blocks over the spatial
-  axes' mesh axes again for each cotangent needed (the operand's: the halo of its cotangent; the kernel's: the
-  operand regathered), one ``reshard`` each (``spatial_moves``).
+  and contracts the features and the window with the spatial axes whole; its transpose contracts the same way
+  (``_backward_placement``'s ``_conv``: the split spatial axes read as whole) and moves blocks over their mesh
+  axes again for each cotangent needed (the operand's: the halo of its cotangent; the kernel's: the operand
+  regathered), one ``reshard`` each (``spatial_moves``).
 """
 
 from __future__ import annotations

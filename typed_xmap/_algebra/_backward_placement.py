@@ -37,12 +37,12 @@ Per rule (``BackwardRule``):
   operand (``BROADCAST``'s rule: only a placement change communicates);
 - operations that keep their operand's placement (rename, astype, roll, cumsum): none.
 
-- gathers (a lookup by an index array, a pointwise gather, one index, ``top_k``'s values, a sort): the transpose
+- gathers (a lookup by an index array, a pointwise gather, one index, ``top_k``'s values): the transpose
   scatter-adds the cotangent into a value placed as the operand (``_into(operand, [result])``): the axes the
   index arrays add are summed (an embedding table's gradient sums the batch: an all-reduce over its mesh axes);
   along the gathered axis each device adds into its own block (masked): none;
 - moves, pools with overlapping windows, convs over split spatial axes: ``_backward_layout``;
-- ``PARTIAL``: an operation without a transpose here (a slice, pad, merge/split of axes, an update): where it
+- ``PARTIAL``: an operation without a transpose here (a slice, pad, merge/split of axes, an update, a sort): where it
   touches a split axis its backward communication is not known, and the listing says so (``backward_gap``).
 
 Only the cotangents that are needed count (``BackwardOperand.needed``: the operand depends on a differentiated

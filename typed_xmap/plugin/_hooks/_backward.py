@@ -9,8 +9,11 @@ steps of ``f`` and of the module functions it calls, the operands whose cotangen
 a float operand whose expression depends on a differentiated parameter, followed through assignments and into the
 module functions called with such arguments), and asks the algebra for the transposes
 (``backward_collectives``). The steps of a function are recorded when mypy checks it: a function differentiated
-above its definition has none yet (none listed). Each function is read once per set of differentiated parameters.
-A differentiating call under ``vmap`` (per-example gradients: the mapped axis is not summed) is not listed.
+above its definition has none yet. Each function is read once per set of differentiated parameters. What the
+call differentiates is read by ``_backward_target`` (a ``functools.partial`` of a module function, a lambda
+calling one). Where the list cannot be complete it says so, a ``backward list partial`` note: an operation with
+no transpose that touches a split axis (``backward_gap``), a differentiating call under ``vmap`` (per-example
+gradients: the mapped axis is not summed), a function defined below the call or one not read.
 """
 
 from __future__ import annotations
