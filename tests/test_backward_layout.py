@@ -4,12 +4,12 @@ the algebra (``_algebra/_backward_placement.py``, ``_algebra/_backward_layout.py
 
 from __future__ import annotations
 
+from test_backward_placement import kinds, side
+
 from typed_xmap._algebra import (
-    BackwardOperand,
     BackwardRule,
     Collective,
     CollectiveKind,
-    backward_collectives,
     backward_gap,
 )
 
@@ -20,15 +20,6 @@ AR, AG, A2A, RESHARD = (
     CollectiveKind.ALL_TO_ALL,
     CollectiveKind.RESHARD,
 )
-
-
-def side(names: str, label: str = "x", *, needed: bool = True, **placement: tuple[str, ...]) -> BackwardOperand:
-    return BackwardOperand(tuple(names.split()), placement, label, needed)
-
-
-def kinds(rule: BackwardRule, result: BackwardOperand, *operands: BackwardOperand, **options: object) -> list:
-    found = backward_collectives(rule, result, operands, operation="op", **options)  # type: ignore[arg-type]
-    return [(c.kind, c.mesh_axes) for c in found]
 
 
 def test_a_lookups_transpose_scatter_adds_into_the_table_summing_the_index_axes() -> None:
