@@ -44,6 +44,7 @@ STEPS: dict[str, tuple[str, Kinds]] = {
     "reshard_grad": ("reshard_loss", {("reshard", ("model", "data"))}),
     "partial_grad": ("lookup_loss", {("all-reduce", ("data",))}),  # jax.grad of a partial of the lookup's loss
     "lambda_grad": ("lookup_loss", {("all-reduce", ("data",))}),  # and of a lambda calling it
+    "nested_grad": ("lookup_loss", {("all-reduce", ("data",))}),  # and of a loss defined inside the step
 }
 UNLISTED: dict[tuple[str, AxisType], Kinds] = {
     # A pointwise gather (targets share batch@data with logits): the runtime carries the shared batch out with an
@@ -130,6 +131,7 @@ def _arguments() -> dict[str, tuple]:
         "reshard_grad": (x,),
         "partial_grad": (value(["vocab", "embed"], {"vocab": "model"}), tokens),
         "lambda_grad": (value(["vocab", "embed"], {"vocab": "model"}), tokens),
+        "nested_grad": (value(["vocab", "embed"], {"vocab": "model"}), tokens),
     }
 
 

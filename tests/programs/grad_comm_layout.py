@@ -250,6 +250,19 @@ def lambda_grad(
     return jax.value_and_grad(lambda t: lookup_loss(t, tokens))(table)
 
 
+@jax.jit
+def nested_grad(
+    table: NamedArray[f32, "vocab@model embed"], tokens: Tokens
+) -> tuple[jax.Array, NamedArray[f32, "vocab@model embed"]]:
+    """A loss defined inside the step (closing over the tokens, calling a module function): the table's
+    gradient, as in lookup_grad."""
+
+    def loss_fn(t: NamedArray[f32, "vocab@model embed"]) -> jax.Array:
+        return lookup_loss(t * 1.0, tokens)
+
+    return jax.value_and_grad(loss_fn)(table)
+
+
 # ---- gradients the listing does not read: it says so ----
 
 LOSSES = {"lookup": lookup_loss}

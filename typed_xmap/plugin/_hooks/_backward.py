@@ -11,7 +11,7 @@ module functions called with such arguments), and asks the algebra for the trans
 (``backward_collectives``). The steps of a function are recorded when mypy checks it: a function differentiated
 above its definition has none yet. Each function is read once per set of differentiated parameters. What the
 call differentiates is read by ``_backward_target`` (a ``functools.partial`` of a module function, a lambda
-calling one). Where the list cannot be complete it says so, a ``backward list partial`` note: an operation with
+calling one); a function nested in the step (a local ``loss_fn``) has the steps of its lines. Where the list cannot be complete it says so, a ``backward list partial`` note: an operation with
 no transpose that touches a split axis (``backward_gap``), a differentiating call under ``vmap`` (per-example
 gradients: the mapped axis is not summed), a function defined below the call or one not read.
 """
@@ -130,8 +130,17 @@ class BackwardSteps:
             self._steps[function.fullname] = (function, steps)
         steps[ctx.context.line, ctx.context.column, operation] = step
 
-    def steps(self, function: str) -> list[Step]:
-        return list(self._steps[function][1].values()) if function in self._steps else []
+    def steps(self, function: FuncDef, module: str) -> list[Step]:
+        """The steps of ``function``: its own, or for a function nested in a recorded one of ``module`` (a step's
+        local ``loss_fn``), the enclosing function's on its lines."""
+        node, steps = self._steps.get(function.fullname, (None, {}))
+        if node is function:
+            return list(steps.values())
+        last = function.end_line or function.line
+        for name, (node, steps) in self._steps.items():
+            if name.rpartition(".")[0] == module and node.line < function.line and last <= (node.end_line or 0):
+                return [step for (line, _, _), step in steps.items() if function.line <= line <= last]
+        return []
 
 
 def _normalised(
@@ -178,8 +187,9 @@ def note_backward(
     function, differentiated_names = target
     if not differentiated_names:
         return
-    module = function.fullname.rpartition(".")[0]
-    if function.line > ctx.context.line and module == getattr(getattr(ctx.api, "tree", None), "fullname", None):
+    here = getattr(getattr(ctx.api, "tree", None), "fullname", "")
+    module = function.fullname.rpartition(".")[0] or here  # a nested function's full name is its name
+    if function.line > ctx.context.line and module == here:
         why = f"{function.name} is defined below this call (not yet checked): its backward pass is not listed"
         fail(ctx.api, f"backward list partial: {why}", ctx.context, NAMED_COMM, note=True)
         return
@@ -215,7 +225,7 @@ def _backward(
         return
     seen.add((function.fullname, differentiated))
     dependent = _dependent_names(function, differentiated)
-    for step in steps.steps(function.fullname):
+    for step in steps.steps(function, module):
         operands = tuple(
             BackwardOperand(side.names, side.placement, side.label, differentiable and _depends(expr, dependent))
             for side, expr, differentiable in zip(step.operands, step.exprs, step.differentiable, strict=True)
