@@ -11,9 +11,10 @@ module functions called with such arguments), and asks the algebra for the trans
 (``backward_collectives``). The steps of a function are recorded when mypy checks it: a function differentiated
 above its definition has none yet. Each function is read once per set of differentiated parameters. What the
 call differentiates is read by ``_backward_target`` (a ``functools.partial`` of a module function, a lambda
-calling one); a function nested in the step (a local ``loss_fn``) has the steps of its lines. Where the list cannot be complete it says so, a ``backward list partial`` note: an operation with
-no transpose that touches a split axis (``backward_gap``), a differentiating call under ``vmap`` (per-example
-gradients: the mapped axis is not summed), a function defined below the call or one not read.
+calling one); a function nested in the step (a local ``loss_fn``) has the steps of its lines. Where the list
+cannot be complete it says so, a ``backward list partial`` note: an operation with no transpose that touches a
+split axis (``backward_gap``), a differentiating call under ``vmap`` (per-example gradients: the mapped axis is
+not summed), a function defined below the call or one not read.
 """
 
 from __future__ import annotations
