@@ -68,9 +68,9 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
 """The transpose of each placement rule, keyed as ``_placement.RULES`` is (``rule_key``: a normalisation by its
 name; ``index``: indexing by a dict, ``move``: ``tx.shard``/``tx.constrain``): a reduction's is a broadcast
 (none), ``logsumexp``'s too (its maximum is held constant, its sum transposes to a broadcast); an operation
-placed by a rule missing here (pad, a slice, an update, ``tnp.split``, a sort: along a split axis XLA sums its
-scatter back over the mesh axes on one mesh and not on another) is ``PARTIAL``: its backward
-communication not known, which the listing says."""
+placed by a rule missing here (pad, a slice, an update, ``tnp.split``, a sort: along a split axis XLA moves its
+cotangent back one way on an Explicit mesh, another on an Auto one) is ``PARTIAL``: its backward communication
+not known, which the listing says."""
 STATIC_ATTRIBUTES = frozenset({"named_shape", "shape", "ndim", "dtype", "size"})
 """What an expression reads of an array that carries no value (``x.named_shape["seq"]``): no dependence."""
 
