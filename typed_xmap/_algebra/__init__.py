@@ -17,6 +17,7 @@ from ._backward_placement import (
     BackwardOperand as BackwardOperand,
     BackwardRule as BackwardRule,
     backward_collectives as backward_collectives,
+    backward_gap as backward_gap,
 )
 from ._containers import (
     leaf_bindings as leaf_bindings,

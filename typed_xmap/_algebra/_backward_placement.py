@@ -37,9 +37,16 @@ Per rule (``BackwardRule``):
   operand (``BROADCAST``'s rule: only a placement change communicates);
 - operations that keep their operand's placement (rename, astype, roll, cumsum): none.
 
+- gathers (a lookup by an index array, a pointwise gather, one index, ``top_k``'s values): the transpose
+  scatter-adds the cotangent into a value placed as the operand (``_into(operand, [result])``): the axes the
+  index arrays add are summed (an embedding table's gradient sums the batch: an all-reduce over its mesh axes);
+  along the gathered axis each device adds into its own block (masked): none;
+- moves, pools with overlapping windows, convs over split spatial axes: ``_backward_layout``;
+- ``PARTIAL``: an operation without a transpose here (a slice, pad, merge/split of axes, an update, a sort): where it
+  touches a split axis its backward communication is not known, and the listing says so (``backward_gap``).
+
 Only the cotangents that are needed count (``BackwardOperand.needed``: the operand depends on a differentiated
-argument); XLA removes the others. Gathers (a scatter-add back), moves (the reverse move), pools, convs,
-selections and updates have no transpose here: their backward communication is not listed.
+argument); XLA removes the others.
 
 Pure Python, shared by the mypy plugin (``typed-xmap check --comm``) and anything that lists communication.
 """
@@ -50,12 +57,13 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ._backward_layout import halo_back, moved_back, spatial_axes, spatial_moves
 from ._errors import NamedShapeError
 from ._placement import Collective, CollectiveKind, describe_placed
 from ._placement_rules import contract_placement
 from ._spec import format_mesh_axes
 
-__all__ = ["BackwardOperand", "BackwardRule", "backward_collectives"]
+__all__ = ["BackwardOperand", "BackwardRule", "backward_collectives", "backward_gap"]
 
 
 class BackwardRule(enum.Enum):
@@ -64,8 +72,14 @@ class BackwardRule(enum.Enum):
     CONTRACTION = "contraction"
     BROADCAST = "broadcast"
     NORMALISATION = "normalisation"
+    GATHER = "gather"
+    MOVE = "move"
+    WINDOW = "window"
+    CONV = "conv"
     NONE = "none"
     """Reductions and the operations that keep their operand's placement: no communication."""
+    PARTIAL = "partial"
+    """No transpose known here: what the backward pass moves is not listed (``backward_gap``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +100,11 @@ def backward_collectives(
     *,
     operation: str,
     normalised: Sequence[str] = (),
+    forward: Sequence[Collective] = (),
 ) -> tuple[Collective, ...]:
     """The collectives of the backward pass of one operation (``result`` from ``operands``, placed as they are)
     by ``rule``: one transpose per operand whose cotangent is needed (``normalised``: the axes a normalisation
-    runs along)."""
+    runs along; ``forward``: the operation's own collectives, a pool's halo)."""
     found: list[Collective] = []
     for index, operand in enumerate(operands):
         if not operand.needed:
@@ -104,7 +119,48 @@ def backward_collectives(
             kept_placement = {n: m for n, m in operand.placement.items() if n in kept}
             sums = _into(BackwardOperand(kept, kept_placement), [operand], what)
             found += [c for c in sums if c.kind is CollectiveKind.ALL_REDUCE]
+        elif rule is BackwardRule.GATHER and index == 0:
+            found += _into(operand, [result], what)
+        elif rule is BackwardRule.MOVE:
+            found += moved_back(operand.names, dict(operand.placement), dict(result.placement), what)
+        elif rule is BackwardRule.WINDOW and index == 0:
+            found += halo_back(forward, what)
+        elif rule is BackwardRule.CONV and operands:
+            found += _conv(index, result, operands, what)
     return tuple(found)
+
+
+def backward_gap(
+    rule: BackwardRule,
+    result: BackwardOperand,
+    operands: Sequence[BackwardOperand],
+    forward: Sequence[Collective] = (),
+) -> bool:
+    """Whether an operation's backward communication is not known: it has no transpose here (``PARTIAL``), a
+    cotangent is needed, and the operation touches a split axis: its forward pass communicates (``forward``: a
+    sort along a split axis), or a needed operand and the result place a split axis differently (a slice along
+    it; an axis kept placed as it was moves nothing back)."""
+    needed = [o for o in operands if o.needed]
+    return rule is BackwardRule.PARTIAL and bool(needed) and (bool(forward) or any(_moved(o, result) for o in needed))
+
+
+def _moved(operand: BackwardOperand, result: BackwardOperand) -> bool:
+    """Whether an axis split in ``operand`` or in ``result`` (one ``operand`` has) is not placed the same in
+    the other."""
+    mine = any(m and result.placement.get(n) != m for n, m in operand.placement.items())
+    return mine or any(m and n in operand.names and operand.placement.get(n) != m for n, m in result.placement.items())
+
+
+def _conv(index: int, result: BackwardOperand, operands: Sequence[BackwardOperand], what: str) -> list[Collective]:
+    """A conv's transpose into operand ``index``: the contraction with the operand's split spatial axes read as
+    whole (the forward moved them), and the blocks moved over their mesh axes (``_backward_layout``)."""
+    spatial = spatial_axes(dict(operands[0].placement), result.names, dict(result.placement))
+    whole = [
+        BackwardOperand(o.names, {n: () if n in spatial else m for n, m in o.placement.items()}, o.label, o.needed)
+        for o in operands
+    ]
+    sums = _into(whole[index], [result, *whole[:index], *whole[index + 1 :]], what)
+    return [*sums, *spatial_moves(dict(operands[0].placement), spatial, what)]
 
 
 def _into(target: BackwardOperand, sources: Sequence[BackwardOperand], what: str) -> list[Collective]:

@@ -9,8 +9,12 @@ steps of ``f`` and of the module functions it calls, the operands whose cotangen
 a float operand whose expression depends on a differentiated parameter, followed through assignments and into the
 module functions called with such arguments), and asks the algebra for the transposes
 (``backward_collectives``). The steps of a function are recorded when mypy checks it: a function differentiated
-above its definition has none yet (none listed). Each function is read once per set of differentiated parameters.
-A differentiating call under ``vmap`` (per-example gradients: the mapped axis is not summed) is not listed.
+above its definition has none yet. Each function is read once per set of differentiated parameters. What the
+call differentiates is read by ``_backward_target`` (a ``functools.partial`` of a module function, a lambda
+calling one); a function nested in the step (a local ``loss_fn``) has the steps of its lines. Where the list
+cannot be complete it says so, a ``backward list partial`` note: an operation with no transpose that touches a
+split axis (``backward_gap``), a differentiating call under ``vmap`` (per-example gradients: the mapped axis is
+not summed), a function defined below the call or one not read.
 """
 
 from __future__ import annotations
@@ -24,25 +28,23 @@ from mypy.nodes import (
     ARG_POS,
     AssignmentStmt,
     CallExpr,
-    Decorator,
     Expression,
     ForStmt,
     FuncDef,
     MemberExpr,
     NameExpr,
-    Node,
     OperatorAssignmentStmt,
-    RefExpr,
     WithStmt,
 )
 from mypy.types import Instance, Type, get_proper_type
 
-from ..._algebra import BackwardOperand, BackwardRule, Collective, OpKind, backward_collectives
+from ..._algebra import BackwardOperand, BackwardRule, Collective, OpKind, backward_collectives, backward_gap
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape
 from .._core._messages import dtype_marker
 from .._core._support import fail
 from .._core._tree import checked_statements, expressions, statements_in
+from ._backward_target import differentiated, function_of
 
 __all__ = ["BACKWARD_RULES", "BackwardSteps", "Step", "note_backward"]
 
@@ -53,11 +55,22 @@ BACKWARD_RULES: dict[OpKind | str, BackwardRule] = {
     **dict.fromkeys(("softmax", "log_softmax", "var", "std"), BackwardRule.NORMALISATION),
     "stack": BackwardRule.BROADCAST,
     "concatenate": BackwardRule.BROADCAST,
+    **dict.fromkeys(("take", "top_k", "index"), BackwardRule.GATHER),
+    "move": BackwardRule.MOVE,
+    **dict.fromkeys(("max_pool", "avg_pool"), BackwardRule.WINDOW),
+    "conv": BackwardRule.CONV,
+    **dict.fromkeys(
+        (OpKind.REDUCTION, OpKind.INDEX_REDUCTION, "sum", "mean", "max", "min", "argmax", "argmin", "argsort"),
+        BackwardRule.NONE,
+    ),
+    **dict.fromkeys(("logsumexp", "rename", "astype", "roll", "cumsum", "cumprod"), BackwardRule.NONE),
 }
-"""The placement rules whose transpose may communicate, keyed as ``_placement.RULES`` is (``rule_key``: a
-normalisation by its name); the others' does not (a reduction's is a broadcast; ``logsumexp``'s too: its maximum
-is held constant, its sum transposes to a broadcast) or has no rule here (gathers, windows, selections: not
-listed)."""
+"""The transpose of each placement rule, keyed as ``_placement.RULES`` is (``rule_key``: a normalisation by its
+name; ``index``: indexing by a dict, ``move``: ``tx.shard``/``tx.constrain``): a reduction's is a broadcast
+(none), ``logsumexp``'s too (its maximum is held constant, its sum transposes to a broadcast); an operation
+placed by a rule missing here (pad, a slice, an update, ``tnp.split``, a sort: along a split axis XLA moves its
+cotangent back one way on an Explicit mesh, another on an Auto one) is ``PARTIAL``: its backward communication
+not known, which the listing says."""
 STATIC_ATTRIBUTES = frozenset({"named_shape", "shape", "ndim", "dtype", "size"})
 """What an expression reads of an array that carries no value (``x.named_shape["seq"]``): no dependence."""
 
@@ -74,6 +87,7 @@ class Step:
     exprs: tuple[Expression | None, ...]
     differentiable: tuple[bool, ...]
     normalised: tuple[str, ...] = ()
+    forward: tuple[Collective, ...] = ()
 
 
 class BackwardSteps:
@@ -85,11 +99,12 @@ class BackwardSteps:
 
     def record(self, ctx: Any, key: OpKind | str, result: Shape, operands: Sequence[Shape], labels: Sequence[str],
                exprs: Sequence[Expression | None], placement: dict[str, tuple[str, ...]], operation: str,
-               names_in_call: Callable[[Any], set[str] | None] | None = None) -> None:  # fmt: skip
-        """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on and it has a transpose;
-        ``names_in_call``: the axis names the call's other arguments hold, a normalisation's axes)."""
-        rule = BACKWARD_RULES.get(key)
-        if rule is None or result.named is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
+               names_in_call: Callable[[Any], set[str] | None] | None = None,
+               forward: Sequence[Collective] = ()) -> None:  # fmt: skip
+        """Record one operation placed by the rule of ``key`` (when ``named-comm`` is on; ``names_in_call``: the
+        axis names the call's other arguments hold, a normalisation's axes; ``forward``: its own collectives)."""
+        rule = BACKWARD_RULES.get(key, BackwardRule.PARTIAL)
+        if result.named is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
             return
         scope = getattr(ctx.api, "scope", None)
         function = scope.top_level_function() if scope is not None else None
@@ -108,6 +123,7 @@ class BackwardSteps:
             tuple(exprs),
             tuple(_differentiable(s.dtype) for s in operands),
             _normalised(ctx, rule, result, operands, names_in_call),
+            tuple(forward),
         )
         node, steps = self._steps.get(function.fullname, (None, {}))
         if node is not function:  # the function parsed anew (the language server's daemon): its old steps go
@@ -115,8 +131,17 @@ class BackwardSteps:
             self._steps[function.fullname] = (function, steps)
         steps[ctx.context.line, ctx.context.column, operation] = step
 
-    def steps(self, function: str) -> list[Step]:
-        return list(self._steps[function][1].values()) if function in self._steps else []
+    def steps(self, function: FuncDef, module: str) -> list[Step]:
+        """The steps of ``function``: its own, or for a function nested in a recorded one of ``module`` (a step's
+        local ``loss_fn``), the enclosing function's on its lines."""
+        node, steps = self._steps.get(function.fullname, (None, {}))
+        if node is function:
+            return list(steps.values())
+        last = function.end_line or function.line
+        for name, (node, steps) in self._steps.items():
+            if name.rpartition(".")[0] == module and node.line < function.line and last <= (node.end_line or 0):
+                return [step for (line, _, _), step in steps.items() if function.line <= line <= last]
+        return []
 
 
 def _normalised(
@@ -144,19 +169,37 @@ def _differentiable(dtype: Type) -> bool:
     return marker is None or not marker.startswith(("i", "u"))
 
 
-def note_backward(steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int | tuple[int, ...]) -> None:
-    """The collectives of the backward pass of ``fun`` (a module function) differentiated with respect to its
-    positional parameters ``argnums``, as ``named-comm`` notes at the differentiating call."""
-    function = _function_of(fun)
-    if function is None or not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM) or _vmapped(ctx):
+def note_backward(
+    steps: BackwardSteps, ctx: Any, fun: Expression, argnums: int | tuple[int, ...], *, unread: bool = True
+) -> None:
+    """The collectives of the backward pass of ``fun`` (a module function, a ``functools.partial`` of one, a
+    lambda calling one: ``_backward_target``) differentiated with respect to its positional parameters
+    ``argnums``, as ``named-comm`` notes at the differentiating call; where it is not read (and ``unread``: its
+    type mentions NamedArrays), a note says so."""
+    if not ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
         return
-    positional = [n for n, k in zip(function.arg_names, function.arg_kinds, strict=True) if k.is_positional()]
-    indices = (argnums,) if isinstance(argnums, int) else argnums
-    if any(not -len(positional) <= i < len(positional) for i in indices):
+    target = differentiated(fun, argnums)
+    if target is None and not unread:
         return
-    differentiated = frozenset(n for i in indices if (n := positional[i]) is not None)
-    module = function.fullname.rpartition(".")[0]
-    for step, collective in _backward(steps, function, differentiated, module, set()):
+    if target is None or _vmapped(ctx):
+        why = "under vmap (per-example gradients)" if target is not None else "of a function not read here"
+        fail(ctx.api, f"backward list partial: a gradient {why} is not listed", ctx.context, NAMED_COMM, note=True)
+        return
+    function, differentiated_names = target
+    if not differentiated_names:
+        return
+    here = getattr(getattr(ctx.api, "tree", None), "fullname", "")
+    module = function.fullname.rpartition(".")[0] or here  # a nested function's full name is its name
+    if function.line > ctx.context.line and module == here:
+        why = f"{function.name} is defined below this call (not yet checked): its backward pass is not listed"
+        fail(ctx.api, f"backward list partial: {why}", ctx.context, NAMED_COMM, note=True)
+        return
+    for step, collective in _backward(steps, function, differentiated_names, module, set()):
+        if collective is None:
+            gap = f"{step.operation} has no backward rule here: what its backward pass moves is not listed"
+            fail(ctx.api, f"backward list partial: {gap} ({function.name}: line {step.line})", ctx.context,
+                 NAMED_COMM, note=True)  # fmt: skip
+            continue
         where = f"{collective} (backward of {function.name}: line {step.line})"
         fail(ctx.api, f"collective: {where}", ctx.context, NAMED_COMM, note=True)
 
@@ -174,29 +217,24 @@ def _vmapped(ctx: Any) -> bool:
     )
 
 
-def _function_of(expr: Node | None) -> FuncDef | None:
-    node = expr.node if isinstance(expr, RefExpr) else None
-    if isinstance(node, Decorator):
-        node = node.func
-    return node if isinstance(node, FuncDef) else None
-
-
 def _backward(
     steps: BackwardSteps, function: FuncDef, differentiated: frozenset[str], module: str, seen: set[object]
-) -> Iterator[tuple[Step, Collective]]:
+) -> Iterator[tuple[Step, Collective | None]]:
     """Each step's transposes in ``function`` and in the module functions it calls, with the parameters whose
-    values depend on a differentiated argument."""
+    values depend on a differentiated argument (``None``: a step whose transpose is not known, ``backward_gap``)."""
     if (function.fullname, differentiated) in seen or not differentiated:
         return
     seen.add((function.fullname, differentiated))
     dependent = _dependent_names(function, differentiated)
-    for step in steps.steps(function.fullname):
+    for step in steps.steps(function, module):
         operands = tuple(
             BackwardOperand(side.names, side.placement, side.label, differentiable and _depends(expr, dependent))
             for side, expr, differentiable in zip(step.operands, step.exprs, step.differentiable, strict=True)
         )
+        if backward_gap(step.rule, step.result, operands, step.forward):
+            yield step, None
         for collective in backward_collectives(
-            step.rule, step.result, operands, operation=step.operation, normalised=step.normalised
+            step.rule, step.result, operands, operation=step.operation, normalised=step.normalised, forward=step.forward
         ):
             yield step, collective
     for callee, parameters in _calls(function, dependent, module):
@@ -210,12 +248,12 @@ def _calls(function: FuncDef, dependent: set[str], module: str) -> Iterator[tupl
     for call in expressions(function.body.body):
         if not isinstance(call, CallExpr):
             continue
-        callee = _function_of(call.callee)
+        callee = function_of(call.callee)
         if callee is not None and callee.fullname.rpartition(".")[0] == module:
             yield callee, _bound(callee, call, dependent)
         if any(_depends(arg, dependent) for arg in call.args):
             for arg in call.args:
-                passed = _function_of(arg)
+                passed = function_of(arg)
                 if passed is not None and passed.fullname.rpartition(".")[0] == module:
                     yield passed, frozenset(n for n in passed.arg_names if n is not None)
 

@@ -76,7 +76,9 @@ def placing(plugin: TypedXmapPlugin, key: OpKind | str, hook: Hook) -> Hook:
             _report_own(ctx, error, (lambda: rule(shape, shapes, operation, ctx)) if body else None)
             return result
         note_collectives(ctx, found, exprs[0])
-        plugin.backward.record(ctx, key, shape, inside, labels, exprs, found.placement, operation, _names_in_call)
+        plugin.backward.record(
+            ctx, key, shape, inside, labels, exprs, found.placement, operation, _names_in_call, found.collectives
+        )
         return _each(result, lambda item: _placed_as(plugin, item, found))
 
     return placed

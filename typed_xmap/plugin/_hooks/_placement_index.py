@@ -69,6 +69,10 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             report(ctx.api, error, ctx.context)
             return result
         note_collectives(ctx, found)
+        sliced = any(receiver.placement.get(n) for n in indexed - {*looked_up, *picked})  # no transpose known
+        exprs, labels = [receiver_expr(ctx.context)], [label(receiver_expr(ctx.context), "x")]
+        rule = "slice" if sliced else "index"
+        plugin.backward.record(ctx, rule, shape, [receiver], labels, exprs, found.placement, operation)
         return _placed_as(plugin, result, found)
 
     return placed
@@ -113,10 +117,12 @@ def placing_update(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             return result
         expr = ctx.args[0][0] if ctx.args and ctx.args[0] else None
         update = settled(ctx.api, expr, update)
-        found = update_placement(
-            list(shape.named), shape.placement, update.placement, operation=f"{_at_receiver(ctx)}.{_name(ctx)}(...)"
-        )
+        operation = f"{_at_receiver(ctx)}.{_name(ctx)}(...)"
+        found = update_placement(list(shape.named), shape.placement, update.placement, operation=operation)
         note_collectives(ctx, found)
+        exprs = [receiver_expr(ctx.context), expr]
+        labels = [_at_receiver(ctx).removesuffix(".at[...]"), "the update"]
+        plugin.backward.record(ctx, "update", shape, [shape, update], labels, exprs, found.placement, operation)
         return _placed_as(plugin, result, found)
 
     return placed

@@ -74,19 +74,24 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
             report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
             return ctx.default_return_type
     if len(leaves) == 1 and not leaves[0][0]:
-        _note_move(ctx, name, leaves[0][1], resources)
+        _note_move(plugin, ctx, name, leaves[0][1], resources)
     return _placed(plugin, types[0], resources, DEPTH) or ctx.default_return_type
 
 
-def _note_move(ctx: FunctionContext, name: str, shape: Shape, resources: Resources) -> None:
+def _note_move(plugin: TypedXmapPlugin, ctx: FunctionContext, name: str, shape: Shape, resources: Resources) -> None:
     """The collectives that move one NamedArray of known placement to ``resources`` (``move_placement``, per
     named axis: the mesh axes leaving it are an all-gather, or an all-to-all per axis they now split; another
-    mesh axis taking their place is a ``reshard``); the axes ``resources`` leaves out end whole, as at run time."""
+    mesh axis taking their place is a ``reshard``); the axes ``resources`` leaves out end whole, as at run time.
+    Recorded for the backward pass (its transpose: the move back)."""
     assert shape.named is not None
-    source = settled(ctx.api, arg_expr(ctx, "x", 0), shape).placement
-    if source:
+    expr = arg_expr(ctx, "x", 0)
+    source = settled(ctx.api, expr, shape)
+    if source.placement:
         target = mapped_placement(shape.named, resources)
-        note_collectives(ctx, move_placement(list(shape.named), source, target, operation=name))
+        note_collectives(ctx, move_placement(list(shape.named), source.placement, target, operation=name))
+        operation = f"{name}({label(expr, '...')}, ...)"
+        moved = replace(shape, placement=target)
+        plugin.backward.record(ctx, "move", moved, [source], [label(expr, "x")], [expr], target, operation)
 
 
 def _placed(plugin: TypedXmapPlugin, typ: Type, resources: Resources, depth: int) -> Type | None:

@@ -183,10 +183,11 @@ def transform_hook(plugin: TypedXmapPlugin, kind: str, ctx: FunctionContext) -> 
     if not ctx.arg_types or len(ctx.arg_types[0]) != 1:
         return ctx.default_return_type
     fun = _callable(ctx.arg_types[0][0])
-    if fun is None or not _mentions_named(fun):
-        return ctx.default_return_type
+    named = fun is not None and _mentions_named(fun)
     if kind in (GRAD, VALUE_AND_GRAD) and (argnums := _argnums(arg_expr(ctx, "argnums"))) is not None:
-        note_backward(plugin.backward, ctx, ctx.args[0][0], argnums)
+        note_backward(plugin.backward, ctx, ctx.args[0][0], argnums, unread=named)  # a partial's type may be lost
+    if fun is None or not named:
+        return ctx.default_return_type
     return transformed(plugin, kind, fun, ctx.default_return_type, lambda name: arg_expr(ctx, name))
 
 
