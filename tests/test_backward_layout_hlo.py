@@ -47,13 +47,6 @@ STEPS: dict[str, tuple[str, Kinds]] = {
     "nested_grad": ("lookup_loss", {("all-reduce", ("data",))}),  # and of a loss defined inside the step
 }
 UNLISTED: dict[tuple[str, AxisType], Kinds] = {
-    # A pointwise gather (targets share batch@data with logits): the runtime carries the shared batch out with an
-    # arange index (numpy's take_along_axis form, on main), in which XLA's partitioner sees no batch dims of the
-    # scatter-add either: it moves the index blocks over data, an all-gather on Explicit axes and an all-reduce on
-    # Auto ones (the forward's UNLISTED rows in tests/test_comm_hlo.py, for the same reason). With lax.gather's
-    # batching dims the scatter-add is local and these go.
-    ("pick_grad", AxisType.Explicit): {("all-gather", ("data",))},
-    ("pick_grad", AxisType.Auto): {("all-reduce", ("data",))},
     # On Auto axes XLA keeps the conv's output split along height (the forward's reshard is a halo exchange
     # there), so the kernel's gradient also sums height over model.
     ("conv_kernel_grad", AxisType.Auto): {("all-reduce", ("model",))},
