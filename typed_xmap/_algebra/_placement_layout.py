@@ -15,7 +15,7 @@
   and sort raise a ``ShardingTypeError``; XLA gathers it on an Auto one) (``select_placement``);
 - ``split`` along an axis into equal sections: each piece keeps every placement, the split axis's included
   (JAX keeps it split over the same mesh axes), and when that axis is split, each piece's blocks are moved to
-  the devices that hold them: ``collective-permute``s over its mesh axes; into unequal sections its placement
+  the devices that hold them: a ``collective-permute`` over its mesh axes per piece; into unequal sections its placement
   is unknown (JAX raises on an Explicit mesh, XLA gathers and moves on an Auto one: a ``reshard``)
   (``split_placement``);
 - a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
@@ -203,21 +203,31 @@ def select_placement(names: Iterable[str], placement: Placement, selected: str, 
     return Placed(kept.placement, (Collective(CollectiveKind.ALL_GATHER, mesh_axes, why),))
 
 
-def split_placement(names: Iterable[str], placement: Placement, axis: str, *, even: bool, operation: str) -> Placed:
-    """``split`` of a value along ``axis`` into pieces with axes ``names``: into equal sections (``even``) each
-    piece keeps every placement, ``axis``'s too (JAX keeps a split axis split over the same mesh axes, and the
-    blocks of each piece are moved to the devices that hold them: ``collective-permute``s over them); into
-    unequal ones ``axis``'s placement is unknown (JAX raises on an Explicit mesh; XLA gathers and moves the
-    blocks on an Auto one: a ``reshard``)."""
+def split_placement(
+    names: Iterable[str], placement: Placement, axis: str, *, sections: int | None, operation: str
+) -> Placed:
+    """``split`` of a value along ``axis`` into pieces with axes ``names``: into ``sections`` equal sections each
+    piece keeps every placement, ``axis``'s too (JAX keeps a split axis split over the same mesh axes), and the
+    blocks of each piece are moved to the devices that hold them: one ``collective-permute`` over its mesh axes
+    per piece (none for one piece; where the mesh axes hold more than two devices, a piece's blocks come from
+    several devices and XLA sends them in more permutes, up to one fewer than the devices, which the checker,
+    knowing no mesh sizes, does not count; a piece never used is never moved); into unequal ones
+    (``sections``: ``None``) ``axis``'s placement is unknown (JAX raises on an Explicit mesh; XLA gathers and
+    moves the blocks on an Auto one: a ``reshard``)."""
     mesh_axes = placement.get(axis)
-    if not mesh_axes:
+    if not mesh_axes or sections == 1:
         return keep_placement(names, placement)
     why = f"{operation} cuts {axis!r}, split over {format_mesh_axes(mesh_axes)}, into"
-    if even:
-        moved = Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} pieces whose blocks move")
-        return Placed(keep_placement(names, placement).placement, (moved,))
-    moved = Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} unequal pieces (moved as XLA chooses)")
-    return Placed(keep_placement(names, placement, (axis,)).placement, (moved,))
+    if sections is not None:
+        moved = [
+            Collective(
+                CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} {sections} pieces: piece {i}'s blocks move"
+            )
+            for i in range(sections)
+        ]
+        return Placed(keep_placement(names, placement).placement, tuple(moved))
+    moved_unequal = Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} unequal pieces (moved as XLA chooses)")
+    return Placed(keep_placement(names, placement, (axis,)).placement, (moved_unequal,))
 
 
 def vmap_placement(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import DictExpr, Expression, IndexExpr, MemberExpr, StrExpr
+from mypy.nodes import DictExpr, Expression, IndexExpr, MemberExpr, OpExpr, StrExpr
 from mypy.types import Instance, LiteralType, Type, get_proper_type
 
 from ..._algebra import NamedShapeError, gather_placement, update_placement
@@ -53,7 +53,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         picked = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_scalar_index(ctx.api, v)]
         try:
             placements = [s.placement for s in indices]
-            operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
+            operation = f"{label(receiver_expr(ctx.context), 'x')}[{_key_text(key)}]"
             axes = _axes([receiver, *indices])
             found = gather_placement(
                 list(shape.named),
@@ -72,6 +72,19 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         return _placed_as(plugin, result, found)
 
     return placed
+
+
+def _key_text(key: DictExpr) -> str:
+    """How messages show a literal dict key: ``{'seq': i - 1}`` (an index shown by name, number or arithmetic
+    of those, else ``...``), so that two indexings of one value on one line read apart (mypy drops a repeated
+    note of one line)."""
+    return "{" + ", ".join(f"{k.value!r}: {_index_text(v)}" for k, v in key.items if isinstance(k, StrExpr)) + "}"
+
+
+def _index_text(value: Expression) -> str:
+    if isinstance(value, OpExpr):
+        return f"{_index_text(value.left)} {value.op} {_index_text(value.right)}"
+    return label(value, "...")
 
 
 def _is_index_array(api: Any, value: Expression) -> bool:
