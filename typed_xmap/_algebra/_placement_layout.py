@@ -153,6 +153,7 @@ def gather_placement(
         moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
     _checked(names, placement, operation)
     summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
+    apart = _indices_apart(operand, looked_up, indices, axes, operation=operation)
     whole = [
         Collective(
             CollectiveKind.ALL_GATHER,
@@ -162,7 +163,30 @@ def gather_placement(
         for n in dict.fromkeys(picked)
         if operand.get(n)
     ]
-    return Placed(placement, (*moved, *summed, *whole))
+    return Placed(placement, (*moved, *apart, *summed, *whole))
+
+
+def _indices_apart(
+    operand: Placement, looked_up: Iterable[str], indices: Sequence[Placement], axes: Axes, *, operation: str
+) -> list[Collective]:
+    """A lookup along an axis split over mesh axes that the index arrays split too (a table's rows over
+    ``(data, model)``, the tokens' batch over ``data``): the index arrays are made whole over the shared mesh axes
+    first, an all-gather over them (the runtime does so on an Explicit mesh; on an Auto one XLA may gather the
+    table's rows instead, its choice by the sizes). Not for a pointwise gather (indices sharing a named axis with
+    the operand) nor where the axes are not known."""
+    if axes is None or axes[0] is None or any(a is None or set(a) & set(axes[0]) for a in axes[1:]):
+        return []
+    split_by_indices = [a for p in indices for mesh_axes in p.values() for a in mesh_axes]
+    found = []
+    for name in dict.fromkeys(looked_up):
+        shared = tuple(a for a in operand.get(name, ()) if a in split_by_indices)
+        if shared:
+            why = (
+                f"{operation}'s indices are split over {format_mesh_axes(shared)}, as its rows along {name!r} are: "
+                "the indices made whole over it first"
+            )
+            found.append(Collective(CollectiveKind.ALL_GATHER, shared, why))
+    return found
 
 
 def _without(axes: Collection[str] | None, dropped: Collection[str]) -> Collection[str] | None:

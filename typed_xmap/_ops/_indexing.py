@@ -41,6 +41,7 @@ from .._value._layout import index_mapped
 from .._value._named_array import NamedArray, in_order, wrap
 from .._value._printing import shape_repr
 from .._value._tracebacks import entry_point
+from ._lookup_apart import indices_apart
 from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from ._tnp._mapped_axes import gather
 
@@ -232,9 +233,10 @@ def _has_arrays(index: tuple[Any, ...]) -> bool:
 
 def getitem(x: NamedArray, key: Any) -> NamedArray:
     """``x[{"batch": 0, "seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``, ``x[0]`` (positional dims only)."""
+    key, placed_back = indices_apart(x, key)  # a lookup's indices off its rows' mesh axes (_lookup_apart)
     ix = _prepare(x, key)
     data = ix.data.at[ix.index].get(out_sharding=_gather_spec(ix)) if _has_arrays(ix.index) else ix.data[ix.index]
-    return wrap(data, ix.result_axes, ix.mapped)
+    return placed_back(wrap(data, ix.result_axes, ix.mapped))
 
 
 def take(x: NamedArray, indices: Any, axis: str) -> NamedArray:
