@@ -19,6 +19,8 @@ from jax.sharding import AxisType
 from test_comm_hlo import _imported
 
 import typed_xmap as tx
+import typed_xmap.numpy as tnp
+from typed_xmap._algebra import CollectiveKind, gather_placement, segment_placement
 
 PROGRAM = ROOT / "tests" / "programs" / "split_axis_comm.py"
 SIZES = {"edge": 32, "out": 8, "node": 8, "hidden": 16, "batch": 8, "point": 8, "vocab": 16, "seq": 4, "embed": 8}
@@ -99,3 +101,59 @@ def test_listed_collectives_along_split_axes_equal_the_compiled_hlos(static, axi
     # the programs do communicate, and the Auto choices are XLA's own (the listing says otherwise)
     assert all(static.get(name) for name in names if name != "segment_whole") and not static.get("segment_whole")
     assert all(static[name] != found for name, (_, found) in AUTO_CHOICES.items())
+
+
+def test_segment_placement_keeps_the_data_axes_and_sums_the_split_segmented_axis():
+    both = segment_placement(["out", "node"], {"edge": ("data",), "out": ("model",)}, {}, "edge", "node", operation="s")
+    assert both.placement == {"out": ("model",), "node": ()}
+    assert [(c.kind, c.mesh_axes) for c in both.collectives] == [(CollectiveKind.ALL_REDUCE, ("data",))]
+    by_ids = segment_placement(
+        ["out", "node"], {"edge": ()}, {"edge": ("data", "model")}, "edge", "node", operation="s"
+    )
+    assert [(c.kind, c.mesh_axes) for c in by_ids.collectives] == [(CollectiveKind.ALL_REDUCE, ("data", "model"))]
+    assert not segment_placement(["node"], {"edge": ()}, {}, "edge", "node", operation="s").collectives
+    apart = segment_placement(["node"], {"edge": ("data",)}, {"edge": ("model",)}, "edge", "node", operation="s")
+    assert [(c.kind, c.mesh_axes) for c in apart.collectives] == [
+        (CollectiveKind.RESHARD, ("data", "model")),
+        (CollectiveKind.ALL_REDUCE, ("data",)),
+    ]
+
+
+def test_a_lookup_gathers_only_the_indices_that_share_the_rows_mesh_axes():
+    def lookup(operand, indices, axes):
+        found = gather_placement(
+            ["batch", "embed"], operand, ["vocab"], [indices], operation="g", looked_up=["vocab"], axes=axes
+        )
+        return [(c.kind, c.mesh_axes) for c in found.collectives]
+
+    table, tokens = [{"vocab", "embed"}, {"batch"}], {"batch": ("data",)}
+    assert lookup({"vocab": ("data", "model")}, tokens, table) == [
+        (CollectiveKind.ALL_GATHER, ("data",)),
+        (CollectiveKind.ALL_REDUCE, ("data", "model")),
+    ]
+    assert lookup({"vocab": ("model",)}, tokens, table) == [(CollectiveKind.ALL_REDUCE, ("model",))]
+    # a pointwise gather (the indices share 'embed' with the operand) and unknown axes: no gather of the indices
+    assert lookup({"vocab": ("data",)}, {"embed": ("data",)}, [{"vocab", "embed"}, {"embed"}])[0][0] is not (
+        CollectiveKind.ALL_GATHER
+    )
+    assert lookup({"vocab": ("data",)}, tokens, None) == [(CollectiveKind.ALL_REDUCE, ("data",))]
+
+
+@pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["Explicit", "Auto"])
+def test_lookups_and_segment_reductions_over_split_axes_compute_what_one_device_does(axis_type):
+    table = jnp.arange(64 * 4.0).reshape(64, 4)
+    tokens = (jnp.arange(8 * 3, dtype=jnp.int32).reshape(8, 3) * 7) % 64
+    msgs, dst = jnp.arange(32 * 4.0).reshape(32, 4), (jnp.arange(32, dtype=jnp.int32) * 5) % 8
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
+    with jax.set_mesh(mesh):
+        rows = tx.shard(tx.named(table, ["vocab", "embed"]), {"vocab": ("data", "model")})
+        ids = tx.shard(tx.named(tokens, ["batch", "seq"]), {"batch": "data"})
+        looked_up = jax.jit(lambda t, i: t[{"vocab": i}])(rows, ids)
+        edges = tx.shard(tx.named(msgs, ["edge", "out"]), {"edge": "data", "out": "model"})
+        ends = tx.shard(tx.named(dst, ["edge"]), {"edge": "data"})
+        summed = jax.jit(lambda m, d: tnp.segment_sum(m, d, 8, axis="edge", new_axis="node"))(edges, ends)
+        if axis_type == AxisType.Explicit:  # placed as the rules say: the indices' batch, the data's kept axis
+            assert tx.resources_of(looked_up) == {"batch": "data"}
+            assert tx.resources_of(summed) == {"out": "model"}
+    assert (tx.positional(looked_up, ["batch", "seq", "embed"]) == table[tokens]).all()
+    assert (tx.positional(summed, ["node", "out"]) == jax.ops.segment_sum(msgs, dst, 8)).all()
