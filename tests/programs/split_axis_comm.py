@@ -72,3 +72,8 @@ def take_rows_shared(
     table: NamedArray[f32, "vocab@(data,model) embed"], ids: NamedArray[i32, "batch@model"]
 ) -> NamedArray[f32, "batch@model embed"]:
     return tnp.take(table, ids, "vocab")
+
+
+def glu_sliced(h: NamedArray[f32, "node@data hidden@model"]) -> NamedArray[f32, "node@data hidden"]:
+    half = h.named_shape["hidden"] // 2
+    return h[{"hidden": slice(0, half)}] * tnp.sigmoid(h[{"hidden": slice(half, None)}])

@@ -120,6 +120,7 @@ def gather_placement(
     operation: str,
     looked_up: Iterable[str] = (),
     picked: Iterable[str] = (),
+    sliced: Iterable[str] = (),
     axes: Axes = None,
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
@@ -133,6 +134,10 @@ def gather_placement(
     are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
     an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
     in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice).
+    Each axis of ``sliced`` (cut by a slice short of the whole axis) split over mesh axes is one ``reshard``
+    over them: JAX keeps the cut split where its length divides into their parts, moving the blocks to the
+    devices that hold them (a collective-permute per slice, the two halves of a GLU's doubled axis two), and
+    gathers it whole first where it does not (sizes the checker does not know), so its placement is unknown.
     ``axes``: the operand's and each indices' axes, where known (``_meet``)."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
@@ -163,7 +168,16 @@ def gather_placement(
         for n in dict.fromkeys(picked)
         if operand.get(n)
     ]
-    return Placed(placement, (*moved, *apart, *summed, *whole))
+    cut = [
+        Collective(
+            CollectiveKind.RESHARD,
+            tuple(operand[n]),
+            f"{operation} slices {n!r}, split over {format_mesh_axes(operand[n])} (moved as JAX/XLA chooses)",
+        )
+        for n in dict.fromkeys(sliced)
+        if operand.get(n)
+    ]
+    return Placed(placement, (*moved, *apart, *summed, *whole, *cut))
 
 
 def _indices_apart(
