@@ -159,25 +159,23 @@ def gather_placement(
     _checked(names, placement, operation)
     summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
     apart = _indices_apart(operand, looked_up, indices, axes, operation=operation)
-    whole = [
-        Collective(
-            CollectiveKind.ALL_GATHER,
-            tuple(operand[n]),
-            f"{operation} picks one index of {n!r}, split over {format_mesh_axes(operand[n])}, made whole first",
-        )
-        for n in dict.fromkeys(picked)
-        if operand.get(n)
-    ]
-    cut = [
-        Collective(
-            CollectiveKind.RESHARD,
-            tuple(operand[n]),
-            f"{operation} slices {n!r}, split over {format_mesh_axes(operand[n])} (moved as JAX/XLA chooses)",
-        )
-        for n in dict.fromkeys(sliced)
-        if operand.get(n)
-    ]
+    whole = _each_split(
+        CollectiveKind.ALL_GATHER, picked, operand, f"{operation} picks one index of", ", made whole first"
+    )
+    cut = _each_split(CollectiveKind.RESHARD, sliced, operand, f"{operation} slices", " (moved as JAX/XLA chooses)")
     return Placed(placement, (*moved, *apart, *summed, *whole, *cut))
+
+
+def _each_split(
+    kind: CollectiveKind, axes: Iterable[str], operand: Placement, before: str, after: str
+) -> list[Collective]:
+    """One collective of ``kind`` over the mesh axes of each of ``axes`` split in ``operand``; why: ``before``,
+    the axis split over its mesh axes, ``after``."""
+    return [
+        Collective(kind, tuple(operand[n]), f"{before} {n!r}, split over {format_mesh_axes(operand[n])}{after}")
+        for n in dict.fromkeys(axes)
+        if operand.get(n)
+    ]
 
 
 def _indices_apart(
