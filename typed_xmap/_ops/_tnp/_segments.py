@@ -141,7 +141,7 @@ def _on_auto_axes(run: Callable[[Any, Any], Any], values: Any, ids: Any, dim: in
     kept = [partition_entry(a) for d, a in enumerate(assigned or ((),) * values.ndim) if d != dim]
     mesh = jax.typeof(values if assigned is not None else ids).sharding.mesh
     with jax.sharding.use_abstract_mesh(mesh):
-        return jax.sharding.auto_axes(run, out_sharding=PartitionSpec(*kept, None))(values, ids)
+        return jax.sharding.auto_axes(lambda both: run(*both), out_sharding=PartitionSpec(*kept, None))((values, ids))
 
 
 def _ids(segment_ids: Any, axis: str, operation: str) -> tuple[Any, Mapping[str, int | None]]:
