@@ -46,7 +46,7 @@ def _compiled(f, mesh, spec):
 
 
 def test_split_into_equal_pieces_keeps_the_split_axis_placed_and_permutes():
-    found = split_placement(["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", even=True, operation="s")
+    found = split_placement(["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", sections=2, operation="s")
     kinds, specs = _compiled(lambda x: jnp.split(x, 2, axis=1), _mesh(AxisType.Explicit), P("data", "model"))
     assert found.placement == {"batch": ("data",), "seq": ("model",)}
     assert specs == [P("data", "model"), P("data", "model")]
@@ -54,14 +54,16 @@ def test_split_into_equal_pieces_keeps_the_split_axis_placed_and_permutes():
 
 
 def test_split_along_an_axis_that_is_whole_needs_nothing():
-    found = split_placement(["batch", "seq"], {"batch": ("data",)}, "seq", even=True, operation="s")
+    found = split_placement(["batch", "seq"], {"batch": ("data",)}, "seq", sections=2, operation="s")
     kinds, specs = _compiled(lambda x: jnp.split(x, 2, axis=1), _mesh(AxisType.Explicit), P("data", None))
     assert found.placement == {"batch": ("data",)} and not found.collectives
     assert specs == [P("data", None), P("data", None)] and not kinds
 
 
 def test_split_into_unequal_pieces_is_a_reshard_and_leaves_the_axis_unknown():
-    found = split_placement(["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", even=False, operation="s")
+    found = split_placement(
+        ["batch", "seq"], {"batch": ("data",), "seq": ("model",)}, "seq", sections=None, operation="s"
+    )
     assert found.placement == {"batch": ("data",)}
     assert [c.kind for c in found.collectives] == [CollectiveKind.RESHARD]
     kinds, _ = _compiled(lambda x: jnp.split(x, [3], axis=1), _mesh(AxisType.Auto), P("data", "model"))

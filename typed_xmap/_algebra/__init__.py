@@ -176,6 +176,7 @@ from ._resources import (
     resource_name as resource_name,
     unknown_resource_keys as unknown_resource_keys,
 )
+from ._segment_placement import segment_placement as segment_placement
 from ._segments import segment_shape as segment_shape
 from ._selection import (
     float_logits as float_logits,

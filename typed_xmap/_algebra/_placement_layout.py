@@ -15,7 +15,7 @@
   and sort raise a ``ShardingTypeError``; XLA gathers it on an Auto one) (``select_placement``);
 - ``split`` along an axis into equal sections: each piece keeps every placement, the split axis's included
   (JAX keeps it split over the same mesh axes), and when that axis is split, each piece's blocks are moved to
-  the devices that hold them: ``collective-permute``s over its mesh axes; into unequal sections its placement
+  the devices that hold them: a ``collective-permute`` over its mesh axes per piece; into unequal sections its placement
   is unknown (JAX raises on an Explicit mesh, XLA gathers and moves on an Auto one: a ``reshard``)
   (``split_placement``);
 - a gather (``tnp.take``, indexing by a dict with an array of indices) along an axis: the result has the
@@ -120,6 +120,7 @@ def gather_placement(
     operation: str,
     looked_up: Iterable[str] = (),
     picked: Iterable[str] = (),
+    sliced: Iterable[str] = (),
     axes: Axes = None,
 ) -> Placed:
     """A gather of ``operand`` along the axes ``gathered`` (indexed, sliced) by indices placed ``indices`` (one
@@ -133,6 +134,10 @@ def gather_placement(
     are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
     an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
     in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice).
+    Each axis of ``sliced`` (cut by a slice short of the whole axis) split over mesh axes is one ``reshard``
+    over them: JAX keeps the cut split where its length divides into their parts, moving the blocks to the
+    devices that hold them (a collective-permute per slice, the two halves of a GLU's doubled axis two), and
+    gathers it whole first where it does not (sizes the checker does not know), so its placement is unknown.
     ``axes``: the operand's and each indices' axes, where known (``_meet``)."""
     dropped = set(gathered)
     kept = {n: m for n, m in operand.items() if n not in dropped and n in names}
@@ -153,16 +158,47 @@ def gather_placement(
         moved.append(Collective(CollectiveKind.RESHARD, (clash.resource,), why))
     _checked(names, placement, operation)
     summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
-    whole = [
-        Collective(
-            CollectiveKind.ALL_GATHER,
-            tuple(operand[n]),
-            f"{operation} picks one index of {n!r}, split over {format_mesh_axes(operand[n])}, made whole first",
-        )
-        for n in dict.fromkeys(picked)
+    apart = _indices_apart(operand, looked_up, indices, axes, operation=operation)
+    whole = _each_split(
+        CollectiveKind.ALL_GATHER, picked, operand, f"{operation} picks one index of", ", made whole first"
+    )
+    cut = _each_split(CollectiveKind.RESHARD, sliced, operand, f"{operation} slices", " (moved as JAX/XLA chooses)")
+    return Placed(placement, (*moved, *apart, *summed, *whole, *cut))
+
+
+def _each_split(
+    kind: CollectiveKind, axes: Iterable[str], operand: Placement, before: str, after: str
+) -> list[Collective]:
+    """One collective of ``kind`` over the mesh axes of each of ``axes`` split in ``operand``; why: ``before``,
+    the axis split over its mesh axes, ``after``."""
+    return [
+        Collective(kind, tuple(operand[n]), f"{before} {n!r}, split over {format_mesh_axes(operand[n])}{after}")
+        for n in dict.fromkeys(axes)
         if operand.get(n)
     ]
-    return Placed(placement, (*moved, *summed, *whole))
+
+
+def _indices_apart(
+    operand: Placement, looked_up: Iterable[str], indices: Sequence[Placement], axes: Axes, *, operation: str
+) -> list[Collective]:
+    """A lookup along an axis split over mesh axes that the index arrays split too (a table's rows over
+    ``(data, model)``, the tokens' batch over ``data``): the index arrays are made whole over the shared mesh axes
+    first, an all-gather over them (the runtime does so on an Explicit mesh; on an Auto one XLA may gather the
+    table's rows instead, its choice by the sizes). Not for a pointwise gather (indices sharing a named axis with
+    the operand) nor where the axes are not known."""
+    if axes is None or axes[0] is None or any(a is None or set(a) & set(axes[0]) for a in axes[1:]):
+        return []
+    split_by_indices = [a for p in indices for mesh_axes in p.values() for a in mesh_axes]
+    found = []
+    for name in dict.fromkeys(looked_up):
+        shared = tuple(a for a in operand.get(name, ()) if a in split_by_indices)
+        if shared:
+            why = (
+                f"{operation}'s indices are split over {format_mesh_axes(shared)}, as its rows along {name!r} are: "
+                "the indices made whole over it first"
+            )
+            found.append(Collective(CollectiveKind.ALL_GATHER, shared, why))
+    return found
 
 
 def _without(axes: Collection[str] | None, dropped: Collection[str]) -> Collection[str] | None:
@@ -203,21 +239,31 @@ def select_placement(names: Iterable[str], placement: Placement, selected: str, 
     return Placed(kept.placement, (Collective(CollectiveKind.ALL_GATHER, mesh_axes, why),))
 
 
-def split_placement(names: Iterable[str], placement: Placement, axis: str, *, even: bool, operation: str) -> Placed:
-    """``split`` of a value along ``axis`` into pieces with axes ``names``: into equal sections (``even``) each
-    piece keeps every placement, ``axis``'s too (JAX keeps a split axis split over the same mesh axes, and the
-    blocks of each piece are moved to the devices that hold them: ``collective-permute``s over them); into
-    unequal ones ``axis``'s placement is unknown (JAX raises on an Explicit mesh; XLA gathers and moves the
-    blocks on an Auto one: a ``reshard``)."""
+def split_placement(
+    names: Iterable[str], placement: Placement, axis: str, *, sections: int | None, operation: str
+) -> Placed:
+    """``split`` of a value along ``axis`` into pieces with axes ``names``: into ``sections`` equal sections each
+    piece keeps every placement, ``axis``'s too (JAX keeps a split axis split over the same mesh axes), and the
+    blocks of each piece are moved to the devices that hold them: one ``collective-permute`` over its mesh axes
+    per piece (none for one piece; where the mesh axes hold more than two devices, a piece's blocks come from
+    several devices and XLA sends them in more permutes, up to one fewer than the devices, which the checker,
+    knowing no mesh sizes, does not count; a piece never used is never moved); into unequal ones
+    (``sections``: ``None``) ``axis``'s placement is unknown (JAX raises on an Explicit mesh; XLA gathers and
+    moves the blocks on an Auto one: a ``reshard``)."""
     mesh_axes = placement.get(axis)
-    if not mesh_axes:
+    if not mesh_axes or sections == 1:
         return keep_placement(names, placement)
     why = f"{operation} cuts {axis!r}, split over {format_mesh_axes(mesh_axes)}, into"
-    if even:
-        moved = Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} pieces whose blocks move")
-        return Placed(keep_placement(names, placement).placement, (moved,))
-    moved = Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} unequal pieces (moved as XLA chooses)")
-    return Placed(keep_placement(names, placement, (axis,)).placement, (moved,))
+    if sections is not None:
+        moved = [
+            Collective(
+                CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} {sections} pieces: piece {i}'s blocks move"
+            )
+            for i in range(sections)
+        ]
+        return Placed(keep_placement(names, placement).placement, tuple(moved))
+    moved_unequal = Collective(CollectiveKind.RESHARD, mesh_axes, f"{why} unequal pieces (moved as XLA chooses)")
+    return Placed(keep_placement(names, placement, (axis,)).placement, (moved_unequal,))
 
 
 def vmap_placement(

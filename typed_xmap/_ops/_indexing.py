@@ -44,6 +44,7 @@ from .._value._named_array import NamedArray, in_order, wrap
 from .._value._printing import shape_repr
 from .._value._tracebacks import entry_point
 from ._batched_gather import Pointwise, batched_get, batched_update
+from ._lookup_apart import indices_apart
 from ._sharding import dim_resources, dividing, on_own_mesh, on_own_mesh_by_dim, partition_spec, split_count
 from ._tnp._mapped_axes import gather
 
@@ -296,6 +297,7 @@ def _pointwise(k: _Keyed) -> _PointwiseKey:
 
 def getitem(x: NamedArray, key: Any) -> NamedArray:
     """``x[{"batch": 0, "seq": slice(0, 4)}]``, ``emb[{"vocab": tokens}]``, ``x[0]`` (positional dims only)."""
+    key, placed_back = indices_apart(x, key)  # a lookup's indices off its rows' mesh axes (_lookup_apart)
     if not isinstance(key, Mapping):
         ix = _positional(x, key, "x")
     else:
@@ -303,12 +305,12 @@ def getitem(x: NamedArray, key: Any) -> NamedArray:
         if k.plan.pointwise:
             p = _pointwise(k)
             spec = _gather_spec(p.data, k.x.axes, p.index_resources, p.gather.result_axes)
-            return wrap(batched_get(p.gather, p.data, p.columns, spec), p.gather.result_axes, k.mapped)
+            return placed_back(wrap(batched_get(p.gather, p.data, p.columns, spec), p.gather.result_axes, k.mapped))
         ix = _numpy_style(k)
     if not _has_arrays(ix.index):
-        return wrap(ix.data[ix.index], ix.result_axes, ix.mapped)
+        return placed_back(wrap(ix.data[ix.index], ix.result_axes, ix.mapped))
     spec = _gather_spec(ix.data, ix.layout, ix.index_resources, ix.result_axes)
-    return wrap(ix.data.at[ix.index].get(out_sharding=spec), ix.result_axes, ix.mapped)
+    return placed_back(wrap(ix.data.at[ix.index].get(out_sharding=spec), ix.result_axes, ix.mapped))
 
 
 def take(x: NamedArray, indices: Any, axis: str) -> NamedArray:

@@ -34,6 +34,7 @@ from ._hooks._open_arguments import open_arguments_fit
 from ._hooks._placement import placing
 from ._hooks._placement_index import placing_index, placing_update
 from ._hooks._placement_rules import rule_key
+from ._hooks._placement_segments import placing_segment
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
@@ -162,7 +163,10 @@ class Routes:
     def _function(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         plugin = self._plugin
         if fullname in MOE_AND_SEGMENTS:
-            moe = placing_moved(plugin, MOE_AND_SEGMENTS[fullname], partial(moe_segments_hook, plugin, fullname))
+            name = MOE_AND_SEGMENTS[fullname]
+            moe = placing_segment(
+                plugin, name, placing_moved(plugin, name, partial(moe_segments_hook, plugin, fullname))
+            )
             return noting_unknowns(plugin, moe, MOE_AND_SEGMENTS[fullname])
         if fullname.startswith(TNP):
             operation = TNP_OPERATIONS.get(fullname[len(TNP) :])

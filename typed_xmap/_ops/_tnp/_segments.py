@@ -2,8 +2,11 @@
 
 The rule is ``_algebra/_segments.py``'s: ``axis`` of ``data`` is replaced by ``new_axis`` of size
 ``num_segments``. A mapped axis (an enclosing ``vmap`` level, inside ``xmap``) is gathered into the data first,
-and so are the ids'. On a mesh the value is gathered whole first (XLA's scatter takes no operand split over
-Explicit mesh axes) and the result has no placement. The work is one ``jax.ops.segment_sum``/``segment_max``.
+and so are the ids'. On a mesh the data stay where they are: each device reduces its block of ``axis`` into
+every segment and the partial results are combined (one all-reduce over the mesh axes ``axis`` is split over,
+as XLA compiles a scatter on Auto mesh axes). On Explicit mesh axes, where JAX's scatter takes no operand split
+along its scattered dim, the reduction runs with them made Auto (``jax.sharding.auto_axes``); the other axes of
+``data`` keep their placement and ``new_axis`` is whole. The work is one ``jax.ops.segment_sum``/``segment_max``.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import PartitionSpec
 
-from ..._algebra import ErrorKind, NamedShapeError, segment_shape
+from ..._algebra import ErrorKind, NamedShapeError, partition_entry, segment_shape, sorted_shape
 from ..._value._named_array import NamedArray, wrap
-from ._selection import along
-from ._structure import whole
+from ..._value._placement import dim_resources
+from ._mapped_axes import as_mapped, gather
 
 __all__ = ["segment_max", "segment_sum"]
 
@@ -104,16 +108,40 @@ def _segment(
     indices_are_sorted: bool,
 ) -> Any:
     operation = f"tnp.{name}(data, segment_ids, {num_segments!r}, axis={axis!r}, new_axis={new_axis!r})"
-    value, dim, _ = along(data, axis, operation=operation)  # new_axis takes no placement from axis
-    value, _ = whole(value, range(value.data.ndim))  # XLA's scatter takes no operand split over Explicit axes
+    value, dim = _located(data, axis, operation)
     ids, ids_shape = _ids(segment_ids, axis, operation)
     segment_shape(value.named_shape, ids_shape, num_segments, axis, new_axis, operation=operation)
-    summed = reduce(
-        jnp.moveaxis(value.data, dim, 0), ids, num_segments=num_segments, indices_are_sorted=indices_are_sorted
-    )
+
+    def run(values: Any, ids: Any) -> Any:
+        summed = reduce(
+            jnp.moveaxis(values, dim, 0), ids, num_segments=num_segments, indices_are_sorted=indices_are_sorted
+        )
+        return jnp.moveaxis(summed, 0, -1)
+
+    result = _on_auto_axes(run, value.data, ids, dim)
     axes = (*(a for a in value.axes if a != axis), new_axis)
-    result = jnp.moveaxis(summed, 0, -1)
     return wrap(result, axes, value.mapped) if isinstance(data, NamedArray) else result
+
+
+def _located(x: Any, axis: str, operation: str) -> tuple[NamedArray, int]:
+    """``x`` with ``axis`` (checked to be there) a dim of its data, left where it is placed, and that dim."""
+    value = x if isinstance(x, NamedArray) else as_mapped(x, [axis], operation=operation)
+    sorted_shape(value.named_shape, axis, operation=operation)  # the check along() makes
+    value = gather(value, [n for n, _ in value.mapped if n == axis], operation=operation)
+    return value, value.ndim + value.axes.index(axis)
+
+
+def _on_auto_axes(run: Callable[[Any, Any], Any], values: Any, ids: Any, dim: int) -> Any:
+    """``run(values, ids)``; where either is split over Explicit mesh axes, run with them made Auto (XLA reduces
+    each block and combines them), the result placed as ``values``'s dims other than ``dim`` and whole along
+    the segments' last dim."""
+    assigned, by_ids = dim_resources(values), dim_resources(ids) if ids is not None else None
+    if not any(assigned or ()) and not any(by_ids or ()):
+        return run(values, ids)
+    kept = [partition_entry(a) for d, a in enumerate(assigned or ((),) * values.ndim) if d != dim]
+    mesh = jax.typeof(values if assigned is not None else ids).sharding.mesh
+    with jax.sharding.use_abstract_mesh(mesh):
+        return jax.sharding.auto_axes(lambda both: run(*both), out_sharding=PartitionSpec(*kept, None))((values, ids))
 
 
 def _ids(segment_ids: Any, axis: str, operation: str) -> tuple[Any, Mapping[str, int | None]]:
@@ -127,12 +155,15 @@ def _ids(segment_ids: Any, axis: str, operation: str) -> tuple[Any, Mapping[str,
             )
         if axis not in segment_ids.named_shape:
             return None, dict(segment_ids.named_shape)
-        segment_ids, _, _ = along(segment_ids, axis, operation=operation)
-        ids, shape = segment_ids.data, dict(segment_ids.named_shape)
+        segment_ids = gather(segment_ids, [n for n, _ in segment_ids.mapped if n == axis], operation=operation)
+        ids, shape = (
+            jnp.moveaxis(segment_ids.data, segment_ids.ndim + segment_ids.axes.index(axis), 0),
+            dict(segment_ids.named_shape),
+        )
     else:
         ids = jnp.asarray(segment_ids)
         if ids.ndim == 0:  # per element inside xmap: one id per element of the mapped axis
-            ids = along(ids, axis, operation=operation)[0].data
+            ids = _located(ids, axis, operation)[0].data
         if ids.ndim != 1:
             raise NamedShapeError(
                 f"{operation}: segment_ids is an array of shape {ids.shape}; it must be 1-d along {axis!r}. Fix: "

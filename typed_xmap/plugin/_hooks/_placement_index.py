@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import DictExpr, Expression, IndexExpr, MemberExpr, StrExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, MemberExpr, NameExpr, OpExpr, StrExpr
 from mypy.types import Instance, LiteralType, Type, get_proper_type
 
 from ..._algebra import NamedShapeError, gather_placement, update_placement
@@ -51,9 +51,10 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         indexed = {k.value for k, _ in key.items if isinstance(k, StrExpr)}
         looked_up = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_index_array(ctx.api, v)]
         picked = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_scalar_index(ctx.api, v)]
+        sliced = [k.value for k, v in key.items if isinstance(k, StrExpr) and _is_part_slice(ctx.api, v)]
         try:
             placements = [s.placement for s in indices]
-            operation = f"{label(receiver_expr(ctx.context), 'x')}[...]"
+            operation = f"{label(receiver_expr(ctx.context), 'x')}[{_key_text(key)}]"
             axes = _axes([receiver, *indices])
             found = gather_placement(
                 list(shape.named),
@@ -63,6 +64,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
                 operation=operation,
                 looked_up=looked_up,
                 picked=picked,
+                sliced=sliced,
                 axes=axes,
             )
         except NamedShapeError as error:
@@ -78,12 +80,35 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     return placed
 
 
+def _key_text(key: DictExpr) -> str:
+    """How messages show a literal dict key: ``{'seq': i - 1}`` (an index shown by name, number, arithmetic or
+    slice of those, else ``...``), so that two indexings of one value on one line read apart (mypy drops a repeated
+    note of one line)."""
+    return "{" + ", ".join(f"{k.value!r}: {_index_text(v)}" for k, v in key.items if isinstance(k, StrExpr)) + "}"
+
+
+def _index_text(value: Expression) -> str:
+    if isinstance(value, OpExpr):
+        return f"{_index_text(value.left)} {value.op} {_index_text(value.right)}"
+    if isinstance(value, CallExpr) and isinstance(value.callee, NameExpr) and value.callee.name == "slice":
+        return f"slice({', '.join(_index_text(a) for a in value.args)})"
+    return label(value, "...")
+
+
 def _is_index_array(api: Any, value: Expression) -> bool:
     """Whether an index value is an array of indices with named axes (a gather), not an int, a slice or a
     scalar."""
     typ = api.lookup_type_or_none(value)
     shape = decode(typ) if typ is not None else None
     return shape is not None and bool(shape.named)
+
+
+def _is_part_slice(api: Any, value: Expression) -> bool:
+    """Whether an index value is a slice that may cut its axis short: not ``slice(None)`` (or ``slice()``)."""
+    proper = get_proper_type(api.lookup_type_or_none(value))
+    if not isinstance(proper, Instance) or proper.type.fullname != "builtins.slice":
+        return False
+    return not (isinstance(value, CallExpr) and all(isinstance(a, NameExpr) and a.name == "None" for a in value.args))
 
 
 def _is_scalar_index(api: Any, value: Expression) -> bool:

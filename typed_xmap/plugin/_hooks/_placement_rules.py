@@ -217,8 +217,8 @@ def _split(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -
     axis, sections = _literal(ctx, "axis", 1), _literal(ctx, "sections", 2)
     if not isinstance(axis, str):
         return keep_placement(result.named, {})
-    even = isinstance(sections, int) and not isinstance(sections, bool)
-    return split_placement(result.named, operands[0].placement, axis, even=even, operation=operation)
+    equal = sections if isinstance(sections, int) and not isinstance(sections, bool) else None
+    return split_placement(result.named, operands[0].placement, axis, sections=equal, operation=operation)
 
 
 def _per_axis(strides: object, windows: dict[str, int | None], *, pool: bool) -> dict[str, int | None]:
