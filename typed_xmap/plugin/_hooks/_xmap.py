@@ -35,6 +35,7 @@ from ..._algebra import (
 )
 from .._core._codes import NAMED_AXIS_MISSING, code_for, one_line
 from .._core._encoding import decode, describe
+from .._core._constants import constant_value
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg, arg_expr, fail
 
@@ -184,7 +185,7 @@ def xmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     resources_expr = arg_expr(ctx, "axis_resources")
     name = fun.name or "fun"
     try:
-        resources = normalize_axis_resources(_value_or_none(resources_expr))  # type: ignore[arg-type]
+        resources = normalize_axis_resources(_value_or_none(ctx.api, resources_expr))  # type: ignore[arg-type]
         params = [i for i, kind in enumerate(fun.arg_kinds) if kind.is_positional()]
         in_leaves = None if in_expr is None else _leaves(literal_value(in_expr), len(params), "in_axes")
         out_leaves = _leaves(literal_value(out_expr), 1, "out_axes")
@@ -200,8 +201,9 @@ def xmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     return _mapped_type(plugin, ctx, fun, in_expr is None)
 
 
-def _value_or_none(expr: Expression | None) -> object:
-    value = literal_value(expr)
+def _value_or_none(api: Any, expr: Expression | None) -> object:
+    """A literal or module-constant argument's value (``axis_resources=LOSS_PLACEMENT``), ``None`` if unknown."""
+    value = constant_value(api, expr)
     return None if value is UNKNOWN else value
 
 
