@@ -29,6 +29,7 @@ from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._lambdas import called_lambda_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._moves import placing_moved
+from ._hooks._named_collectives import LAX_COLLECTIVES, named_collective_hook
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
 from ._hooks._placement import placing
@@ -177,6 +178,8 @@ class Routes:
             return noting_unknowns(plugin, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, plugin)
+        if fullname in LAX_COLLECTIVES:
+            return partial(named_collective_hook, plugin, LAX_COLLECTIVES[fullname])
         if fullname in TX_FUNCTIONS:
             hook = placing(plugin, fullname.rsplit(".", 1)[1], partial(tx_hook, plugin, fullname))
             return noting_unknowns(plugin, hook, _short(fullname))

@@ -34,8 +34,8 @@ from ..._algebra import (
     unlisted_return_error,
 )
 from .._core._codes import NAMED_AXIS_MISSING, code_for, one_line
-from .._core._encoding import decode, describe
 from .._core._constants import constant_value
+from .._core._encoding import decode, describe
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg, arg_expr, fail
 
