@@ -37,6 +37,7 @@ from ._hooks._placement_index import placing_index, placing_update
 from ._hooks._placement_rules import rule_key
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
+from ._hooks._scan_slices import SCANNED_READS, scanned_read_hook
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
 from ._hooks._star_args import unreached_defaults
 from ._hooks._structure import (
@@ -248,6 +249,8 @@ class Routes:
             return checked(noting_unknowns(plugin, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return checked(partial(partial_call_hook, plugin))
+        if fullname in SCANNED_READS:
+            return checked(partial(scanned_read_hook, plugin))
         if fullname in POWERS:
             return checked(power_hook)
         if is_numpy_ufunc_call(fullname):
