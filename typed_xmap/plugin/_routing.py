@@ -14,7 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mypy.erasetype import erase_typevars
-from mypy.nodes import Decorator, FuncDef
+from mypy.nodes import Decorator, FuncDef, Var
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
 from .._algebra import TNP_OPERATIONS, OpKind
@@ -40,6 +40,7 @@ from ._hooks._scan import SCAN, scan_hook, scan_signature
 from ._hooks._scan_slices import SCANNED_READS, scanned_read_hook
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
 from ._hooks._star_args import unreached_defaults
+from ._hooks._stored_vmap import stored_vmap_hook
 from ._hooks._structure import (
     METHODS as STRUCTURE_METHODS,
     REDUCTION_METHODS,
@@ -205,7 +206,17 @@ class Routes:
             if callee is not None:
                 hook = meeting(plugin, partial(annotated_call_hook, plugin, callee))
                 return noting_unknowns(plugin, hook, fullname, declared=True)
-        return None
+        return partial(stored_vmap_hook, plugin) if self._variable(fullname) else None
+
+    def _variable(self, fullname: str) -> bool:
+        """Whether ``fullname`` names a variable (a local's full name is its name), which may hold a stored
+        ``tx.vmap`` (``_stored_vmap``)."""
+        if "." not in fullname:
+            return True
+        if fullname.startswith(SKIP_ALIAS_LOOKUP):
+            return False
+        symbol = self._plugin.lookup_fully_qualified(fullname)
+        return symbol is not None and isinstance(symbol.node, Var)
 
     def function_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname in ISINSTANCE:
