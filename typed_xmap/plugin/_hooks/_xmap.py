@@ -80,8 +80,8 @@ def _decorator_resources(decorator: Expression) -> Expression | None:
     return None
 
 
-def _resources(expr: Expression | None) -> AxisResources | None:
-    value = literal_value(expr)
+def _resources(api: Any, expr: Expression | None) -> AxisResources | None:
+    value = constant_value(api, expr)
     if value is UNKNOWN or value is None:
         return None
     try:
@@ -103,14 +103,14 @@ class Resources:
         if isinstance(fun, RefExpr) and isinstance(fun.node, (FuncDef, Decorator)) and fun.fullname:
             self.by_function[fun.fullname] = resources
 
-    def _for(self, fn: FuncDef) -> AxisResources | None:
+    def _for(self, api: Any, fn: FuncDef) -> AxisResources | None:
         cached = self._decorated.get(id(fn))
         if cached is None or cached[0] is not fn:
             found = None
             symbol = self._plugin.lookup_fully_qualified(fn.fullname) if fn.fullname else None
             if symbol is not None and isinstance(symbol.node, Decorator) and symbol.node.func is fn:
                 for decorator in symbol.node.decorators:
-                    found = _resources(_decorator_resources(decorator)) or found
+                    found = _resources(api, _decorator_resources(decorator)) or found
             cached = self._decorated[id(fn)] = (fn, found)
         return cached[1] or self.by_function.get(fn.fullname)
 
@@ -120,7 +120,7 @@ class Resources:
         fn = scope.top_level_function() if scope is not None else None
         if not isinstance(fn, FuncDef):
             return None
-        resources = self._for(fn)
+        resources = self._for(api, fn)
         return (fn, resources) if resources else None
 
     def body_placement(self, api: Any) -> dict[str, tuple[str, ...]]:
