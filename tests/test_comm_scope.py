@@ -26,6 +26,10 @@ PROGRAM = ROOT / "tests" / "programs" / "scope_comm.py"
 BODIES = {
     "entropy": ("_entropy",),
     "decorated_entropy": (),
+    "best": ("_best",),
+    "spread": ("_spread",),
+    "scores": ("_scores",),
+    "running": ("_running",),
     "shift": ("_shift",),
     "ring": ("_ring",),
     "totals": ("_totals",),
@@ -39,6 +43,12 @@ BODIES = {
     "layers": ("_layer",),
 }
 """Each jitted function -> the bodies whose listing its compiled program holds."""
+UNLISTED = {"running": Counter({("all-gather", ("model",)): 1})}
+"""What XLA compiles that ``--comm`` does not list, with why. ``running``: in an xmapped body an operation along a
+mapped axis that keeps it (``tnp.cumsum``; ``cumprod``, ``sort``, ``roll`` alike) works on the axis gathered into
+each element's value (the all-gather listed); where the result meets the mapped layout again (here the body's
+output) each element takes its own row back, which XLA compiles as one more all-gather. The types do not hold
+whether a value is gathered or mapped."""
 
 
 def _arguments() -> dict[str, tuple[object, ...]]:
@@ -49,6 +59,10 @@ def _arguments() -> dict[str, tuple[object, ...]]:
     return {
         "entropy": (jnp.ones((8, 16)),),
         "decorated_entropy": (value({"batch": 8, "vocab": 16}, {}),),
+        "best": (jnp.ones((8, 16)),),
+        "spread": (jnp.ones((8, 16)),),
+        "scores": (jnp.ones((8, 16)), jnp.ones((16, 4))),
+        "running": (jnp.ones((8, 16)),),
         "shift": blocks,
         "ring": blocks,
         "totals": blocks,
@@ -91,7 +105,10 @@ def test_listed_collectives_in_bodies_equal_the_compiled_hlos(program, static, a
     with jax.set_mesh(mesh):
         calls = _arguments()
         hlo = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
-    expected = {name: sum((static.get(f, Counter()) for f in (name, *BODIES[name])), Counter()) for name in calls}
+    expected = {
+        name: sum((static.get(f, Counter()) for f in (name, *BODIES[name])), UNLISTED.get(name, Counter()))
+        for name in calls
+    }
     assert hlo["ring"] == Counter({("all-gather", ("data",)): 3})  # the programs do communicate
     assert hlo["whole"] == Counter()
     assert expected == hlo

@@ -38,6 +38,43 @@ def decorated_entropy(logits: NamedArray[f32, "batch vocab"]) -> NamedArray[f32,
     return tnp.logsumexp(logits, "vocab")
 
 
+def _best(logits: NamedArray[f32, "batch vocab"]) -> NamedArray[f32, "batch"]:
+    """An index reduction over the split vocab: two all-gathers (values and indices)."""
+    return tnp.argmax(logits, "vocab").astype("float32")
+
+
+best = tx.xmap(_best, in_axes=(["batch", "vocab", ...],), out_axes=["batch", ...], axis_resources=PLACED)
+
+
+def _spread(logits: NamedArray[f32, "batch vocab"]) -> NamedArray[f32, ""]:
+    """The variance over the split vocab (its mean and its second pass), then the sum over the split batch."""
+    return tnp.var(logits, "vocab").sum("batch")
+
+
+spread = tx.xmap(_spread, in_axes=(["batch", "vocab", ...],), out_axes=[...], axis_resources=PLACED)
+
+
+def _scores(x: NamedArray[f32, "batch vocab"], w: NamedArray[f32, "vocab out"]) -> NamedArray[f32, "batch out"]:
+    """A contraction over the split vocab: an all-reduce over model."""
+    return tnp.einsum("{batch,vocab},{vocab,out}->{batch,out}", x, w)
+
+
+scores = tx.xmap(
+    _scores,
+    in_axes=(["batch", "vocab", ...], ["vocab", "out", ...]),
+    out_axes=["batch", "out", ...],
+    axis_resources=PLACED,
+)
+
+
+def _running(logits: NamedArray[f32, "batch vocab"]) -> NamedArray[f32, "batch vocab"]:
+    """A running sum along the split vocab, returned along it (see UNLISTED in tests/test_comm_scope.py)."""
+    return tnp.cumsum(logits, "vocab")
+
+
+running = tx.xmap(_running, in_axes=(["batch", "vocab", ...],), out_axes=["batch", "vocab", ...], axis_resources=PLACED)
+
+
 # ---- positional xmap bodies with jax.lax's collectives by axis name --------------------------------------------
 
 
