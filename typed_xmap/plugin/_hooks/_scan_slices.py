@@ -14,7 +14,7 @@ declared type: an item mypy has not typed yet (a value computed below the step's
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, FuncDef, IndexExpr, NameExpr, RefExpr, StrExpr, Var
 from mypy.types import Instance, LiteralType, Type, TypedDictType, get_proper_type
@@ -26,6 +26,11 @@ from .._core._encoding import NAMED_ARRAY, Shape, decode
 from .._core._tree import checked_function, expressions
 from ._declared_parts import scan_call_arguments, without_axis
 
+if TYPE_CHECKING:
+    from mypy.plugin import MethodContext
+
+    from ._protocols import TypedXmapPlugin
+
 __all__ = ["SCANNED_READS", "scanned_read_hook"]
 
 SCANNED_READS = frozenset({"builtins.dict.__getitem__", "typing.Mapping.__getitem__"})
@@ -35,7 +40,7 @@ _CALLS: dict[int, tuple[object, dict[int, list[CallExpr]]]] = {}
 """A module tree's id -> the tree and its ``tx.scan`` calls by the id of the function passed as ``f``."""
 
 
-def scanned_read_hook(plugin: Any, ctx: Any) -> Type:
+def scanned_read_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
     """``mb["x"]`` in a scanned step: the scanned item's type (above), else mypy's."""
     result = ctx.default_return_type
     read = ctx.context

@@ -58,7 +58,7 @@ def _mapped_names(api: Any, stored: CallExpr) -> tuple[str, ...]:
 def _resources(api: Any, stored: CallExpr) -> dict[str, tuple[str, ...]]:
     value = constant_value(api, _argument(stored, "axis_resources", None))
     try:
-        return mesh_axis_names(normalize_axis_resources(value)) if isinstance(value, dict) else {}  # type: ignore[arg-type]
+        return mesh_axis_names(normalize_axis_resources(value)) if isinstance(value, dict) else {}
     except NamedShapeError:
         return {}  # the runtime's check words it; gradual here
 
