@@ -7,7 +7,6 @@ and count. And the types behind them: an xmap's constant ``axis_resources``, a s
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from collections import Counter
 import jax
 import jax.numpy as jnp
 import pytest
+from example_programs import load
 from hlo_collectives import MESH, ROOT, compiled, listed
 from jax.sharding import AxisType
 
@@ -87,11 +87,7 @@ def _arguments() -> dict[str, tuple[object, ...]]:
 
 @pytest.fixture(scope="module")
 def program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        return importlib.import_module(PROGRAM.stem)
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
+    return load(PROGRAM, "scope_comm_program")
 
 
 @pytest.fixture(scope="module")
