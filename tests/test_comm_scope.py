@@ -45,7 +45,7 @@ BODIES = {
 """Each jitted function -> the bodies whose listing its compiled program holds."""
 UNLISTED = {"running": Counter({("all-gather", ("model",)): 1})}
 """What XLA compiles that ``--comm`` does not list, with why. ``running``: in an xmapped body an operation along a
-mapped axis that keeps it (``tnp.cumsum``; ``cumprod``, ``sort``, ``roll`` alike) works on the axis gathered into
+mapped axis that keeps it (``tnp.cumsum``; ``cumprod`` and ``sort`` alike) works on the axis gathered into
 each element's value (the all-gather listed); where the result meets the mapped layout again (here the body's
 output) each element takes its own row back, which XLA compiles as one more all-gather. The types do not hold
 whether a value is gathered or mapped."""
