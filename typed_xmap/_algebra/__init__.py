@@ -145,6 +145,7 @@ from ._placement_layout import (
     window_placement as window_placement,
 )
 from ._placement_moves import move_placement as move_placement
+from ._placement_named import NAMED_COLLECTIVES as NAMED_COLLECTIVES, named_collectives as named_collectives
 from ._placement_rules import (
     broadcast_placement as broadcast_placement,
     contract_placement as contract_placement,

@@ -14,7 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mypy.erasetype import erase_typevars
-from mypy.nodes import Decorator, FuncDef
+from mypy.nodes import Decorator, FuncDef, Var
 from mypy.types import CallableType, FunctionLike, Type, get_proper_type
 
 from .._algebra import TNP_OPERATIONS, OpKind
@@ -29,6 +29,7 @@ from ._hooks._isinstance import ISINSTANCE, isinstance_signature
 from ._hooks._lambdas import called_lambda_signature
 from ._hooks._moe_segments import MOE_AND_SEGMENTS, moe_segments_hook
 from ._hooks._moves import placing_moved
+from ._hooks._named_collectives import LAX_COLLECTIVES, named_collective_hook
 from ._hooks._named_vmap import NAMED_VMAP, named_vmap_hook
 from ._hooks._open_arguments import open_arguments_fit
 from ._hooks._placement import placing
@@ -37,8 +38,10 @@ from ._hooks._placement_rules import rule_key
 from ._hooks._placement_segments import placing_segment
 from ._hooks._reductions import reduction_hook
 from ._hooks._scan import SCAN, scan_hook, scan_signature
+from ._hooks._scan_slices import SCANNED_READS, scanned_read_hook
 from ._hooks._sharding import SHARDING_NAMES, sharding_hook
 from ._hooks._star_args import unreached_defaults
+from ._hooks._stored_vmap import stored_vmap_hook
 from ._hooks._structure import (
     METHODS as STRUCTURE_METHODS,
     REDUCTION_METHODS,
@@ -181,6 +184,8 @@ class Routes:
             return noting_unknowns(plugin, hook, f"tnp.{operation.name}")
         if fullname in XMAP_NAMES:
             return partial(xmap_hook, plugin)
+        if fullname in LAX_COLLECTIVES:
+            return partial(named_collective_hook, plugin, LAX_COLLECTIVES[fullname])
         if fullname in TX_FUNCTIONS:
             hook = placing(plugin, fullname.rsplit(".", 1)[1], partial(tx_hook, plugin, fullname))
             return noting_unknowns(plugin, hook, _short(fullname))
@@ -205,7 +210,17 @@ class Routes:
             if callee is not None:
                 hook = meeting(plugin, partial(annotated_call_hook, plugin, callee))
                 return noting_unknowns(plugin, hook, fullname, declared=True)
-        return None
+        return partial(stored_vmap_hook, plugin) if self._variable(fullname) else None
+
+    def _variable(self, fullname: str) -> bool:
+        """Whether ``fullname`` names a variable (a local's full name is its name), which may hold a stored
+        ``tx.vmap`` (``_stored_vmap``)."""
+        if "." not in fullname:
+            return True
+        if fullname.startswith(SKIP_ALIAS_LOOKUP):
+            return False
+        symbol = self._plugin.lookup_fully_qualified(fullname)
+        return symbol is not None and isinstance(symbol.node, Var)
 
     def function_signature(self, fullname: str) -> Callable[[FunctionSigContext], FunctionLike] | None:
         if fullname in ISINSTANCE:
@@ -249,6 +264,8 @@ class Routes:
             return checked(noting_unknowns(plugin, method, _short(fullname)))
         if fullname == "functools.partial.__call__":
             return checked(partial(partial_call_hook, plugin))
+        if fullname in SCANNED_READS:
+            return checked(partial(scanned_read_hook, plugin))
         if fullname in POWERS:
             return checked(power_hook)
         if is_numpy_ufunc_call(fullname):

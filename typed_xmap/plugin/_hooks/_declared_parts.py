@@ -33,6 +33,7 @@ __all__ = [
     "dict_fields",
     "known_shape",
     "scan_arguments",
+    "scan_call_arguments",
     "typed_dict_fields",
     "without_axis",
 ]
@@ -113,7 +114,7 @@ def scan_arguments(api: Any, call: CallExpr) -> list[ScanArgument]:
     ``f`` is a function of (at least) two positional parameters and whose ``axis`` is a literal."""
     if not isinstance(call.callee, RefExpr) or call.callee.fullname not in SCAN:
         return []
-    arguments = _scan_call_arguments(call)
+    arguments = scan_call_arguments(call)
     f, axis = arguments.get("f"), _literal_str(api, arguments.get("axis"))
     body = scanned_body(api.lookup_type_or_none(f)) if f is not None else None
     if body is None or not isinstance(axis, str):
@@ -128,7 +129,7 @@ def scan_arguments(api: Any, call: CallExpr) -> list[ScanArgument]:
     return found
 
 
-def _scan_call_arguments(call: CallExpr) -> dict[str, Expression]:
+def scan_call_arguments(call: CallExpr) -> dict[str, Expression]:
     """The arguments of a ``tx.scan`` call by parameter name (``f, init, xs`` by position or name)."""
     named: dict[str, Expression] = {}
     for position, (kind, name, argument) in enumerate(zip(call.arg_kinds, call.arg_names, call.args, strict=True)):

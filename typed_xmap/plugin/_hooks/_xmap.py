@@ -34,6 +34,7 @@ from ..._algebra import (
     unlisted_return_error,
 )
 from .._core._codes import NAMED_AXIS_MISSING, code_for, one_line
+from .._core._constants import constant_value
 from .._core._encoding import decode, describe
 from .._core._literals import UNKNOWN, literal_value
 from .._core._support import arg, arg_expr, fail
@@ -79,8 +80,8 @@ def _decorator_resources(decorator: Expression) -> Expression | None:
     return None
 
 
-def _resources(expr: Expression | None) -> AxisResources | None:
-    value = literal_value(expr)
+def _resources(api: Any, expr: Expression | None) -> AxisResources | None:
+    value = constant_value(api, expr)
     if value is UNKNOWN or value is None:
         return None
     try:
@@ -102,14 +103,14 @@ class Resources:
         if isinstance(fun, RefExpr) and isinstance(fun.node, (FuncDef, Decorator)) and fun.fullname:
             self.by_function[fun.fullname] = resources
 
-    def _for(self, fn: FuncDef) -> AxisResources | None:
+    def _for(self, api: Any, fn: FuncDef) -> AxisResources | None:
         cached = self._decorated.get(id(fn))
         if cached is None or cached[0] is not fn:
             found = None
             symbol = self._plugin.lookup_fully_qualified(fn.fullname) if fn.fullname else None
             if symbol is not None and isinstance(symbol.node, Decorator) and symbol.node.func is fn:
                 for decorator in symbol.node.decorators:
-                    found = _resources(_decorator_resources(decorator)) or found
+                    found = _resources(api, _decorator_resources(decorator)) or found
             cached = self._decorated[id(fn)] = (fn, found)
         return cached[1] or self.by_function.get(fn.fullname)
 
@@ -119,7 +120,7 @@ class Resources:
         fn = scope.top_level_function() if scope is not None else None
         if not isinstance(fn, FuncDef):
             return None
-        resources = self._for(fn)
+        resources = self._for(api, fn)
         return (fn, resources) if resources else None
 
     def body_placement(self, api: Any) -> dict[str, tuple[str, ...]]:
@@ -184,7 +185,7 @@ def xmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     resources_expr = arg_expr(ctx, "axis_resources")
     name = fun.name or "fun"
     try:
-        resources = normalize_axis_resources(_value_or_none(resources_expr))  # type: ignore[arg-type]
+        resources = normalize_axis_resources(_value_or_none(ctx.api, resources_expr))  # type: ignore[arg-type]
         params = [i for i, kind in enumerate(fun.arg_kinds) if kind.is_positional()]
         in_leaves = None if in_expr is None else _leaves(literal_value(in_expr), len(params), "in_axes")
         out_leaves = _leaves(literal_value(out_expr), 1, "out_axes")
@@ -200,8 +201,9 @@ def xmap_hook(plugin: TypedXmapPlugin, ctx: FunctionContext) -> Type:
     return _mapped_type(plugin, ctx, fun, in_expr is None)
 
 
-def _value_or_none(expr: Expression | None) -> object:
-    value = literal_value(expr)
+def _value_or_none(api: Any, expr: Expression | None) -> object:
+    """A literal or module-constant argument's value (``axis_resources=LOSS_PLACEMENT``), ``None`` if unknown."""
+    value = constant_value(api, expr)
     return None if value is UNKNOWN else value
 
 
