@@ -204,8 +204,7 @@ CALLS = {
     ("moe", "loss"): ("norm", "attention", "norm", "experts", "norm"),
 }
 """The model functions each calls (its HLO holds their collectives)."""
-UNLISTED = {
-}
+UNLISTED = {}
 """What XLA compiles that ``--comm`` does not list, per function, and why (the comments)."""
 COMBINED = {
     # The token losses' mean and tx.moe_route's balance loss (a mean, in experts) are independent sums of a
