@@ -45,11 +45,12 @@ def _operand_shapes(types: Sequence[Type]) -> list[Shape] | None:
     shapes = []
     for typ, shape in zip(types, decoded, strict=True):
         proper = get_proper_type(typ)
-        if shape is None and isinstance(proper, Instance) and proper.type.fullname in JAX_ARRAYS:
-            shape = Shape(AnyType(TypeOfAny.special_form), {}, None)
-        if shape is None:
+        if shape is not None:
+            shapes.append(shape)
+        elif isinstance(proper, Instance) and proper.type.fullname in JAX_ARRAYS:
+            shapes.append(Shape(AnyType(TypeOfAny.special_form), {}, None))
+        else:
             return None
-        shapes.append(shape)
     return shapes
 
 
