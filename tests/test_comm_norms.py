@@ -1,8 +1,8 @@
 """``typed-xmap check --comm`` against XLA for global norms, label-smoothed losses over a split vocabulary and
 values met with a ``jax.Array`` operand (tests/programs/norm_comm.py), on an 8-device mesh (data=4, model=2),
 Explicit and Auto: ``--comm`` lists one collective per value it reduces, and XLA's all-reduce combiner packs
-the independent all-reduces over the same devices into one tuple all-reduce, so the HLO's collectives are
-counted per operand (``compiled(combined=False)``)."""
+the independent all-reduces over the same devices into one tuple all-reduce and merges no two, so the HLO's
+collectives are counted per value they carry (``compiled(combined=False)``)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def test_norms_and_losses_list_one_collective_per_reduced_value(program, axis_ty
             "smoothed": (logits,),
             "tempered": (logits, jnp.float32(0.5)),
             "masked_heads": (_value(["batch", "kv", "heads"], {"batch": "data", "heads": "model"}), jnp.int32(3)),
+            "standardised": (logits.rename({"vocab": "embed"}),),
         }
         ops = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
         per_operand = {
@@ -68,4 +69,6 @@ def test_norms_and_losses_list_one_collective_per_reduced_value(program, axis_ty
     # a jax.Array operand keeps the placement: the softmax's two, the sums over both axes; the masked sum
     assert static["tempered"] == Counter({MODEL: 3, DATA: 1})
     assert static["masked_heads"] == Counter({MODEL: 1})
+    # the mean's sum, all-reduced twice by XLA (it merges no collectives), is one value: two values, two ops
+    assert static["standardised"] == ops["standardised"] == Counter({MODEL: 2})
     assert {name: static.get(name, Counter()) for name in calls} == per_operand

@@ -7,7 +7,8 @@ function to jit alone to its positional arguments. A function's compiled HLO hol
 its expected list is what ``--comm`` lists in it plus, transitively, in the module's functions it calls by name.
 A listed ``reshard`` stands for whichever block-moving collectives XLA picks over its mesh axes
 (``hlo_collectives.matched``). XLA's combiners pack independent collectives over the same devices into one
-(a tuple all-reduce): each of its operands counts as one, as ``--comm`` lists them (``compiled(combined=False)``).
+(a tuple all-reduce) and merge no two: each value an all-reduce, all-gather or reduce-scatter carries counts once,
+as ``--comm`` lists them (``compiled(combined=False)``).
 Each function is compiled on an Explicit mesh and on an Auto one.
 
 Usage: python comm_measure.py SET_DIR [--json OUT]   (prints a line per function, then the totals)

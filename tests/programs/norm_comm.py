@@ -46,3 +46,9 @@ def masked_heads(scores: Cache, length: jax.Array) -> NamedArray[f32, "batch@dat
     """A mask by a ``jax.Array`` length keeps the scores' placement: the sum over the split ``heads``."""
     seen = tnp.arange("kv", scores.named_shape["kv"]) < length
     return tnp.where(seen, scores, 0.0).sum(("kv", "heads"))
+
+
+def standardised(x: NamedArray[f32, "batch@data embed@model"]) -> NamedArray[f32, "batch@data embed@model"]:
+    """The mean's sum is the variance's own: listed once (XLA all-reduces it twice, the repeat packed with the
+    squared deviations' sum), then the squared deviations' sum."""
+    return (x - tnp.mean(x, "embed")) / tnp.sqrt(tnp.var(x, "embed") + 1e-5)
