@@ -74,7 +74,7 @@ def measure(program: Path, axis_types: tuple[AxisType, ...] = (AxisType.Explicit
             for name, args in module.example_arguments().items():
                 expected = sum((static.get(f, Counter()) for f in {name} | closure.get(name, set())), Counter())
                 try:
-                    hlo = compiled(jax.jit(getattr(module, name)), *args, combined=False)
+                    hlo = compiled(jax.jit(getattr(module, name)), *args)
                 except Exception as error:  # a program that does not compile on this mesh type is reported
                     rows.setdefault(name, {})[axis_type.name] = {"error": f"{type(error).__name__}: {error}"[:300]}
                     continue
