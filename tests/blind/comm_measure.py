@@ -8,7 +8,7 @@ its expected list is what ``--comm`` lists in it plus, transitively, in the modu
 A listed ``reshard`` stands for whichever block-moving collectives XLA picks over its mesh axes
 (``hlo_collectives.matched``). XLA's combiners pack independent collectives over the same devices into one
 (a tuple all-reduce) and merge no two: each value an all-reduce, all-gather or reduce-scatter carries counts once,
-as ``--comm`` lists them (``compiled(combined=False)``).
+as ``--comm`` lists them (``hlo_collectives.compiled``).
 Each function is compiled on an Explicit mesh and on an Auto one.
 
 Usage: python comm_measure.py SET_DIR [--json OUT]   (prints a line per function, then the totals)
