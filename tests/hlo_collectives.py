@@ -58,9 +58,9 @@ def _mesh_axes(size: int) -> tuple[str, ...]:
     return by_size[size]
 
 
-def compiled(function: object, *args: object, combined: bool = False) -> Listed:
-    """The collectives of ``function`` compiled for ``args``: the values its all-reduces, all-gathers and
-    reduce-scatters carry, each counted once (``combined=True``: each op once, as a profile shows them). XLA
+def compiled(function: object, *args: object, combined: bool = True) -> Listed:
+    """The collectives of ``function`` compiled for ``args``, each op once (as a profile shows them);
+    ``combined=False``: the values its all-reduces, all-gathers and reduce-scatters carry, each once. XLA
     merges no two collectives (each has its own channel), and its combiners pack independent ones over the same
     devices into one op of several operands (a tuple all-reduce): each operand counts as one, as before they
     were packed, and a value a function reduces twice over the same devices (``tnp.mean(x, "embed")`` next to

@@ -219,9 +219,8 @@ UNLISTED = {
     # tnp.einsum's out_sharding keeps batch's mesh axes (the first output dim's) and leaves expert whole, so XLA
     # gathers the router over model.
     ("moe", "experts"): Counter({("all-gather", ("model",)): 1}),
-    # log_probs[{"vocab": targets}], pointwise along batch (split over (data, model)), as in the transformer's
-    # (its sum packed with the mean's all-reduce in one op).
-    ("moe", "loss"): Counter({("all-gather", ("data", "model")): 1, ("all-reduce", ("data", "model")): 1}),
+    # log_probs[{"vocab": targets}], pointwise along batch (split over (data, model)), as in the transformer's.
+    ("moe", "loss"): Counter({("all-gather", ("data", "model")): 1}),
 }
 """What XLA compiles that ``--comm`` does not list, per function, and why (the comments)."""
 

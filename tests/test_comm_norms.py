@@ -2,7 +2,7 @@
 values met with a ``jax.Array`` operand (tests/programs/norm_comm.py), on an 8-device mesh (data=4, model=2),
 Explicit and Auto: ``--comm`` lists one collective per value it reduces, and XLA's all-reduce combiner packs
 the independent all-reduces over the same devices into one tuple all-reduce and merges no two, so the HLO's
-collectives are counted per value they carry (``hlo_collectives.compiled``)."""
+collectives are counted per value they carry (``compiled(combined=False)``)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,10 @@ def test_norms_and_losses_list_one_collective_per_reduced_value(program, axis_ty
             "masked_heads": (_value(["batch", "kv", "heads"], {"batch": "data", "heads": "model"}), jnp.int32(3)),
             "standardised": (logits.rename({"vocab": "embed"}),),
         }
-        ops = {name: compiled(jax.jit(getattr(program, name)), *args, combined=True) for name, args in calls.items()}
-        per_value = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
+        ops = {name: compiled(jax.jit(getattr(program, name)), *args) for name, args in calls.items()}
+        per_value = {
+            name: compiled(jax.jit(getattr(program, name)), *args, combined=False) for name, args in calls.items()
+        }
     # two sums over both mesh axes on one line: four notes, as four values are reduced (mypy would keep one of
     # two identical notes on a line); the sums' all-reduces over model are independent: XLA packs them into one,
     # while the second sum's over data waits for its own over model, so XLA runs three all-reduces
