@@ -18,6 +18,9 @@ COLLECTIVE = re.compile(r"\b(all-reduce|reduce-scatter|all-gather|all-to-all|col
 Listed = Counter[tuple[str, tuple[str, ...]]]
 MOVES = frozenset({"all-gather", "all-to-all", "collective-permute"})
 """What a listed ``reshard`` may compile to."""
+COMBINABLE = frozenset({"all-reduce", "all-gather", "reduce-scatter"})
+"""The kinds XLA's combiners pack into one op of several values (an all-to-all's tuple form holds the blocks of
+one value)."""
 
 
 def _permuted_axes(line: str) -> tuple[str, ...] | None:
@@ -56,16 +59,26 @@ def _mesh_axes(size: int) -> tuple[str, ...]:
 
 
 def compiled(function: object, *args: object, combined: bool = True) -> Listed:
-    """The collectives of ``function`` compiled for ``args``; ``combined=False``: each operand of a collective
-    that XLA's combiner made of several (a tuple all-reduce) counts as one, as before it combined them."""
+    """The collectives of ``function`` compiled for ``args``, each op once (as a profile shows them);
+    ``combined=False``: the values its all-reduces, all-gathers and reduce-scatters carry, each once. XLA
+    merges no two collectives (each has its own channel), and its combiners pack independent ones over the same
+    devices into one op of several operands (a tuple all-reduce): each operand counts as one, as before they
+    were packed, and a value a function reduces twice over the same devices (``tnp.mean(x, "embed")`` next to
+    ``tnp.var(x, "embed")``: the repeat packed with another sum) counts once, as ``--comm`` lists it once."""
     hlo = function.lower(*args).compile().as_text()  # type: ignore[attr-defined]
     found: Listed = Counter()
+    carried: set[tuple[str, tuple[str, ...], str]] = set()
     for line in hlo.splitlines():
         if match := COLLECTIVE.search(line):
-            operands = line[match.end() :].split(")", 1)[0].count("%")
-            found[match[1], _permuted_axes(line) or _mesh_axes(_group_size(line))] += (
-                1 if combined else max(operands, 1)
-            )
+            kind, axes = match[1], _permuted_axes(line) or _mesh_axes(_group_size(line))
+            operands = re.findall(r"%[\w.-]+", line[match.end() :].split(")", 1)[0])
+            if combined or kind not in COMBINABLE or not operands:
+                found[kind, axes] += 1
+                continue
+            for operand in operands:
+                if (kind, axes, operand) not in carried:
+                    carried.add((kind, axes, operand))
+                    found[kind, axes] += 1
     return found
 
 

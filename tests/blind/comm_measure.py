@@ -6,7 +6,10 @@ A set is a folder of programs (``*.py``; names starting with ``_`` are skipped),
 function to jit alone to its positional arguments. A function's compiled HLO holds its callees' collectives, so
 its expected list is what ``--comm`` lists in it plus, transitively, in the module's functions it calls by name.
 A listed ``reshard`` stands for whichever block-moving collectives XLA picks over its mesh axes
-(``hlo_collectives.matched``). Each function is compiled on an Explicit mesh and on an Auto one.
+(``hlo_collectives.matched``). XLA's combiners pack independent collectives over the same devices into one
+(a tuple all-reduce) and merge no two: each value an all-reduce, all-gather or reduce-scatter carries counts once,
+as ``--comm`` lists them (``hlo_collectives.compiled(combined=False)``).
+Each function is compiled on an Explicit mesh and on an Auto one.
 
 Usage: python comm_measure.py SET_DIR [--json OUT]   (prints a line per function, then the totals)
 """
@@ -71,7 +74,7 @@ def measure(program: Path, axis_types: tuple[AxisType, ...] = (AxisType.Explicit
             for name, args in module.example_arguments().items():
                 expected = sum((static.get(f, Counter()) for f in {name} | closure.get(name, set())), Counter())
                 try:
-                    hlo = compiled(jax.jit(getattr(module, name)), *args)
+                    hlo = compiled(jax.jit(getattr(module, name)), *args, combined=False)
                 except Exception as error:  # a program that does not compile on this mesh type is reported
                     rows.setdefault(name, {})[axis_type.name] = {"error": f"{type(error).__name__}: {error}"[:300]}
                     continue

@@ -2,8 +2,10 @@
 functions (``tnp.add``, ``tnp.exp``, ``tnp.where``, ``tnp.clip``, ...).
 
 The result carries the union of the operands' named axes (``union_named_shapes``: one name, one size) and
-the numpy broadcast of their positional dims (``broadcast_positional``). An operand the plugin does not
-understand (a plain jax array, ``Any``) makes the result's shape unknown, and nothing is reported.
+the numpy broadcast of their positional dims (``broadcast_positional``). A ``jax.Array`` next to a NamedArray
+is positional only, as at run time (no named axis; its dims broadcast with the positional ones, so the result's
+positional dims are unknown, its named axes and their placements the NamedArrays'). An operand the plugin does
+not understand (``Any``) makes the result's shape unknown, and nothing is reported.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mypy.nodes import OpExpr
-from mypy.types import AnyType, NoneType, Type, TypeVarType, get_proper_type
+from mypy.types import AnyType, Instance, NoneType, Type, TypeOfAny, TypeVarType, get_proper_type
 
 from ..._algebra import OPERATORS, NamedShapeError, OperatorKind, broadcast_positional, union_named_shapes
 from .._core._encoding import Shape, decode
@@ -39,6 +41,25 @@ SYMBOLS = {op.name: op.symbol for op in OPERATORS.values() if op.kind is not Ope
 COMPARISON_SYMBOLS = frozenset(op.symbol for op in OPERATORS.values() if op.kind is OperatorKind.COMPARISON)
 OPERATOR_METHODS = frozenset(dunder for name in SYMBOLS for dunder in OPERATORS[name].dunders)
 ELEMENTWISE_PARAMS = ("x", "x1", "x2", "condition", "y", "min", "max")
+JAX_ARRAYS = frozenset({"jax._src.basearray.Array", "jax.Array"})
+
+
+def _operand_shapes(types: Sequence[Type]) -> list[Shape] | None:
+    """The operands' shapes (``None`` when one is not understood), a ``jax.Array`` next to a NamedArray read as
+    positional only: no named axes, its dims (and dtype) unknown."""
+    decoded = [decode(typ) for typ in types]
+    if not any(shape is not None and not shape.scalar for shape in decoded):
+        return shapes_of(types)  # no NamedArray: a jax.Array stays as the stub types it
+    shapes = []
+    for typ, shape in zip(types, decoded, strict=True):
+        proper = get_proper_type(typ)
+        if shape is not None:
+            shapes.append(shape)
+        elif isinstance(proper, Instance) and proper.type.fullname in JAX_ARRAYS:
+            shapes.append(Shape(AnyType(TypeOfAny.special_form), {}, None))
+        else:
+            return None
+    return shapes
 
 
 def _declared_dtype(default: Type) -> Type | None:
@@ -137,7 +158,7 @@ def operator_hook(plugin: TypedXmapPlugin, method: str, ctx: MethodContext) -> T
     reflected = method.startswith("__r") and method[3:-2] in SYMBOLS
     symbol = SYMBOLS[method[3:-2] if reflected else method[2:-2]]
     variable, (ours, other) = bound_operands([ctx.type, ctx.arg_types[0][0]])
-    shapes = shapes_of([other, ours] if reflected else [ours, other])
+    shapes = _operand_shapes([other, ours] if reflected else [ours, other])
     if shapes is None:
         return ctx.default_return_type
     expr = ctx.context
@@ -167,8 +188,8 @@ def elementwise_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -
             types.append(typ)
             labels.append(label(expr, formal or f"operand {index}"))
     variable, resolved = bound_operands(types)
-    shapes = shapes_of(resolved)
-    values_only = shapes_of(resolved[1:]) if shapes is None and name == "where" else None
+    shapes = _operand_shapes(resolved)
+    values_only = _operand_shapes(resolved[1:]) if shapes is None and name == "where" else None
     if values_only and not all(s.scalar for s in values_only):
         # a condition the plugin cannot read (Any, a plain array): the values meet by name and decide the result
         result = broadcast(plugin, ctx.api, values_only, labels[1:], "tnp.where", ctx.context, ctx.default_return_type)

@@ -28,6 +28,7 @@ from .._core._encoding import Shape, carries_placement, decode
 from .._core._support import arg_expr, fail, label, operands, operation_text, receiver_expr, report
 from .._core._tree import checked_function
 from ._merges import one_value, rebound, settled
+from ._note_sites import at_site
 from ._placement_rules import RULES, _axes, _literal, _names_in_call
 
 if TYPE_CHECKING:
@@ -196,7 +197,8 @@ def note_collectives(ctx: Any, found: Placed, operand: Expression | None = None)
     if found.collectives and ctx.api.msg.errors.is_error_code_enabled(NAMED_COMM):
         for collective in found.collectives:
             if not _computed_before(ctx, collective, operand):
-                fail(ctx.api, f"collective: {collective}", ctx.context, NAMED_COMM, note=True)
+                text = at_site(ctx.api, f"collective: {collective}", ctx.context.line, ctx.context.column)
+                fail(ctx.api, text, ctx.context, NAMED_COMM, note=True)
 
 
 _FIRST_SITE: dict[tuple[int, int, str], tuple[str, int, int]] = {}
