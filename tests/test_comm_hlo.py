@@ -97,11 +97,11 @@ def test_listed_collectives_equal_the_compiled_hlos(program):
 # 8-device mesh, its inputs placed by the example's own mappings (which its annotations declare: see
 # test_the_examples_annotations_declare_their_mappings). Its compiled collectives must equal, by (kind, mesh axes):
 # what ``--comm`` lists in the function, plus what it lists in the model functions it calls (CALLS: a function's
-# HLO holds its callees'; a ``tx.scan``'s step compiles once, in the loop's body), plus UNLISTED: the collectives
-# XLA adds for operations the checker has no communication rule for, recorded here with why, so that a change
-# on either side (a new rule, another XLA choice) fails this test. Backward passes are compared below (the
-# examples' ``train_step`` differentiates ``loss`` with ``jax.value_and_grad``: ``--comm`` lists the backward
-# pass's collectives at that call).
+# HLO holds its callees'; a ``tx.scan``'s step compiles once, in the loop's body), each value a collective carries
+# counted once (``combined=False``: XLA's combiner packs independent all-reduces into one tuple op, as the
+# sharding guide says). Nothing is left over: every collective the examples compile is listed. Backward passes
+# are compared below (the examples' ``train_step`` differentiates ``loss`` with ``jax.value_and_grad``: ``--comm``
+# lists the backward pass's collectives at that call).
 
 EXAMPLE_MODELS = {name: ROOT / "examples" / f"{name}.py" for name in ("transformer", "vit", "moe")}
 
@@ -204,14 +204,6 @@ CALLS = {
     ("moe", "loss"): ("norm", "attention", "norm", "experts", "norm"),
 }
 """The model functions each calls (its HLO holds their collectives)."""
-UNLISTED = {}
-"""What XLA compiles that ``--comm`` does not list, per function, and why (the comments)."""
-COMBINED = {
-    # The token losses' mean and tx.moe_route's balance loss (a mean, in experts) are independent sums of a
-    # scalar over every device: XLA's all-reduce combiner makes them one tuple all-reduce (two operands).
-    ("moe", "loss"): Counter({("all-reduce", ("data", "model")): 1}),
-}
-"""Listed all-reduces that XLA's combiner merges into another one of the function's, per function."""
 
 
 @functools.cache
@@ -220,8 +212,8 @@ def _listed_example(name: str) -> dict[str, Listed]:
 
 
 def _expected(name: str, function: str) -> Listed:
-    """What ``--comm`` lists in ``function``, in the model functions it calls, and UNLISTED's for them."""
-    total = _listed_example(name).get(function, Counter()) + UNLISTED.get((name, function), Counter())
+    """What ``--comm`` lists in ``function`` and in the model functions it calls."""
+    total = _listed_example(name).get(function, Counter())
     for callee in CALLS.get((name, function), ()):
         total += _expected(name, callee)
     return total
@@ -231,7 +223,7 @@ def _expected(name: str, function: str) -> Listed:
 @pytest.mark.parametrize("name", list(EXAMPLE_MODELS))
 def test_the_examples_listed_collectives_equal_the_compiled_hlos(name, axis_type):
     """Per model function jitted alone: the compiled HLO's collectives equal the listed ones (its own and its
-    callees') plus UNLISTED's. On Auto axes XLA places the intermediate values itself; with every input placed
+    callees'), value by value. On Auto axes XLA places the intermediate values itself; with every input placed
     as the annotations say it makes the same choices as on Explicit axes here, and the test holds it so."""
     module = _example(name)
     mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
@@ -242,10 +234,9 @@ def test_the_examples_listed_collectives_equal_the_compiled_hlos(name, axis_type
             jitted = getattr(module, function)
             if "capacity" in inspect.signature(jitted).parameters:
                 jitted = functools.partial(jitted, capacity=module.Config().capacity)
-            hlo[function] = compiled(jax.jit(jitted), *args)
+            hlo[function] = compiled(jax.jit(jitted), *args, combined=False)
     assert any(hlo.values())  # the examples do communicate
-    expected = {function: _expected(name, function) - COMBINED.get((name, function), Counter()) for function in calls}
-    assert expected == hlo
+    assert {function: _expected(name, function) for function in calls} == hlo
     # every listing compared (train_step's, its backward pass, by test_the_examples_train_steps_...)
     assert {f for f, found in _listed_example(name).items() if found} <= {*calls, "train_step"}
 
@@ -264,7 +255,7 @@ def test_the_moe_examples_expert_layer_lists_its_moves_and_its_routings_mean():
 # At a ``jax.grad(f)``/``jax.value_and_grad(f)`` call ``--comm`` lists the collectives of ``f``'s backward pass
 # (the transposes of its placed operations and of the module functions it calls, for the operands whose cotangent
 # is needed), under the function that makes the call. A jitted training step compiles ``f``'s forward pass (its
-# listing, its callees', UNLISTED's) and that backward pass. XLA's all-reduce combiner merges the all-reduces of
+# listing and its callees') and that backward pass. XLA's all-reduce combiner merges the all-reduces of
 # one step over the same devices into one (a tuple all-reduce: the weights' gradients summed over data become one),
 # and under ``jax.grad`` it drops the forward collectives that only compute the value (a loss's final mean), so
 # counts differ: the test compares which (kind, mesh axes) occur. A listed reduce-scatter (a gradient summed into a
@@ -375,8 +366,6 @@ AUTO_PLACED = {
     "vit": {("all-gather", ("data",))},
 }
 """Listed backward collectives that XLA leaves out on Auto axes, where it places the cotangents itself."""
-BACKWARD_UNLISTED: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
-"""What the backward passes compile that ``--comm`` does not list, and why (the comments)."""
 
 
 def _train_step(name: str, module, calls: dict[str, tuple]):
@@ -403,5 +392,5 @@ def test_the_examples_train_steps_listed_collectives_equal_the_compiled_hlos(nam
     backward = _listed_example(name).get("train_step", Counter())
     assert _kinds(backward) == BACKWARD_KINDS[name]
     placed_by_xla = AUTO_PLACED.get(name, set()) if axis_type == AxisType.Auto else set()
-    expected = _kinds(_expected(name, "loss") + backward) - placed_by_xla | BACKWARD_UNLISTED.get(name, set())
+    expected = _kinds(_expected(name, "loss") + backward) - placed_by_xla
     assert expected == _kinds(hlo)
