@@ -77,7 +77,7 @@ def layer_norm(x: NamedArray[f32, "batch@data embed"], scale: NamedArray[f32, "e
 @tx.typed
 def mlp(p: Params, x: NamedArray[f32, "batch@data embed"]) -> NamedArray[f32, "batch@data out"]:
     w_in, w_out = gather_weights(p)
-    xn = layer_norm(x, p["scale"])
+    xn = layer_norm(x, p["scale"])  # plant[p6 resource runtime]: xn = layer_norm(x, tx.constrain(p["scale"], {"embed": "data"}))
     h = tnp.gelu(tnp.einsum("{batch,embed},{embed,mlp}->{batch,mlp}", xn, w_in) + p["b_in"])
     y = tnp.einsum("{batch,mlp},{mlp,out}->{batch,out}", h, w_out)
     return y  # plant[p4 resource static]: return tx.constrain(y, {"out": "model"})

@@ -82,7 +82,7 @@ def block(h: Hidden, p: Layer) -> tuple[Hidden, NamedArray[f32, ""]]:
 
 @tx.typed
 def forward(stack: Stack, x: Hidden) -> tuple[Hidden, NamedArray[f32, "layers"]]:
-    h, energies = tx.scan(block, x, stack, axis="layers")
+    h, energies = tx.scan(block, x, stack, axis="layers")  # plant[t6 resource static]: h, energies = tx.scan(block, tx.constrain(x, TENSOR_PARALLEL), stack, axis="layers")
     return h, energies  # plant[t4 resource static]: return tx.constrain(h, TENSOR_PARALLEL), energies
 
 

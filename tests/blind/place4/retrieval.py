@@ -57,8 +57,9 @@ def encode(
 ) -> NamedArray[f32, "query@data dim"]:
     pooled = tnp.segment_sum(tok_feats, segments, n_queries, axis="tok", new_axis="query")
     counts = tnp.segment_sum(tnp.ones_like(segments).astype(jnp.float32), segments, n_queries, axis="tok", new_axis="query")
-    pooled = tx.constrain(pooled / tnp.maximum(counts, 1.0), QUERIES)  # plant[u2 resource static]: pooled = tx.constrain(pooled / tnp.maximum(counts, 1.0), {"query": "model"})
-    q = tnp.einsum("{query,feat},{feat,dim}->{query,dim}", pooled, p.proj)
+    mean = pooled / tnp.maximum(counts, 1.0)
+    placed = tx.constrain(mean, QUERIES)  # plant[u2 resource static]: placed = tx.constrain(mean, {"query": "model"})
+    q = tnp.einsum("{query,feat},{feat,dim}->{query,dim}", placed, p.proj)  # plant[u6 resource runtime]: q = tnp.einsum("{query,feat},{feat,dim}->{query,dim}", mean, p.proj)
     return q * tnp.reciprocal(tnp.sqrt(tnp.sum(q * q, "dim") + 1e-6))
 
 
