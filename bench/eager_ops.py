@@ -1,9 +1,11 @@
 """Eager NamedArray operations against the same ``jnp`` operations on positional arrays.
 
 Rows: ``x + b`` and ``x * b`` with ``b`` broadcast (by name: ``b`` carries only ``out``), ``tnp.sum`` over a
-named axis, ``tnp.softmax`` over a named axis; each against the positional ``jnp`` call that computes the
-same values. Cases run interleaved in one process; the table prints each ratio to its ``jnp`` row
-(goal: ``x + b`` and ``tnp.sum`` <= 1.5x).
+named axis, ``tnp.softmax`` over a named axis, ``tnp.einsum`` of ``x`` and a weight ``w`` (``{out,hid}``), off a
+mesh and on an Explicit one (``batch`` split over all devices; against ``jnp.einsum`` with its ``out_sharding``
+written by hand); each against the positional ``jnp`` call that computes the same values. Cases run
+interleaved in one process; the table prints each ratio to its ``jnp`` row (goal: ``x + b`` and ``tnp.sum``
+<= 1.5x).
 
 Run: ``PYTHONPATH=. python bench/eager_ops.py``.
 """
@@ -17,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from _timing import interleaved
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -25,12 +28,24 @@ import typed_xmap.numpy as tnp
 def main() -> int:
     x = jnp.asarray(np.random.default_rng(0).normal(size=(64, 128)), jnp.float32)
     b = jnp.asarray(np.random.default_rng(1).normal(size=(128,)), jnp.float32)
-    nx, nb = tx.named(x, ["batch", "out"]), tx.named(b, ["out"])
+    w = jnp.asarray(np.random.default_rng(2).normal(size=(128, 32)), jnp.float32)
+    nx, nb, nw = tx.named(x, ["batch", "out"]), tx.named(b, ["out"]), tx.named(w, ["out", "hid"])
+    mesh = jax.make_mesh((len(jax.devices()),), ("x",), axis_types=(AxisType.Explicit,))
+    xs = jax.device_put(x, NamedSharding(mesh, P("x", None)))
+    ws = jax.device_put(w, NamedSharding(mesh, P()))
+    nxs, nws = tx.named(xs, ["batch", "out"]), tx.named(ws, ["out", "hid"])
+    out = NamedSharding(mesh, P("x", None))
+    spec = "{batch,out},{out,hid}->{batch,hid}"
     rows = {
         "x + b (broadcast)": (lambda: x + b, lambda: nx + nb),
         "x * b (broadcast)": (lambda: x * b, lambda: nx * nb),
         "tnp.sum(x, 'batch')": (lambda: jnp.sum(x, axis=0), lambda: tnp.sum(nx, "batch")),
         "tnp.softmax(x, 'out')": (lambda: jax.nn.softmax(x, axis=1), lambda: tnp.softmax(nx, "out")),
+        "tnp.einsum(x, w)": (lambda: jnp.einsum("bo,oh->bh", x, w), lambda: tnp.einsum(spec, nx, nw)),
+        "tnp.einsum(x, w) Explicit": (
+            lambda: jnp.einsum("bo,oh->bh", xs, ws, out_sharding=out),
+            lambda: tnp.einsum(spec, nxs, nws),
+        ),
     }
     cases = {}
     for name, (plain, named) in rows.items():
