@@ -1,4 +1,5 @@
-"""A contraction whose result puts two named axes on one mesh axis at run time (``tnp.einsum``, ``tnp.dot``).
+"""A contraction whose result puts two named axes on one mesh axis at run time (``tnp.einsum``, ``tnp.dot``,
+``tnp.conv``).
 
 On a mesh with Explicit axes JAX needs the result's sharding; the runtime asks the algebra's contraction rule
 (``contract_placement``, the one the checker applies to the same call) and raises its ``AxisResourceConflict``
@@ -92,3 +93,31 @@ def test_the_rules_other_cases_run_and_keep_their_placements(h_resources, w_reso
         out = jax.jit(CONTRACTIONS["einsum"])(h, w)
     assert tx.resources_of(out) == resources
     np.testing.assert_allclose(np.asarray(tx.positional(out, ["batch", "seq", "mlp"])), expected(), rtol=1e-6)
+
+
+def images(x_resources: dict, k_resources: dict) -> tuple[tx.NamedArray, tx.NamedArray]:
+    x = tx.named(jnp.ones((4, 8, 8, 3)), ["batch", "height", "width", "channels"])
+    k = tx.named(jnp.ones((3, 3, 3, 4)), ["kh", "kw", "channels", "out"])
+    return tx.shard(x, x_resources), tx.shard(k, k_resources)
+
+
+def conv(x, k):
+    return tnp.conv(x, k, {"height": "kh", "width": "kw"}, "channels", padding="SAME")
+
+
+@pytest.mark.parametrize(
+    ("x_resources", "pair"), [({"batch": "model"}, "'batch' and 'out'"), ({"height": "model"}, "'out' and 'height'")]
+)
+def test_a_conv_whose_result_puts_two_axes_on_one_explicit_mesh_axis_raises_the_checkers_conflict(x_resources, pair):
+    with jax.set_mesh(mesh(AxisType.Explicit)):
+        x, k = images(x_resources, {"out": "model"})
+        with pytest.raises(tx.AxisResourceConflict, match=f"axes {pair} are both assigned to mesh axis 'model'"):
+            jax.jit(conv)(x, k)
+
+
+def test_a_conv_on_distinct_mesh_axes_runs():
+    with jax.set_mesh(mesh(AxisType.Explicit)):
+        x, k = images({"batch": "data"}, {"out": "model"})
+        out = jax.jit(conv)(x, k)
+    assert tx.resources_of(out) == {"batch": "data", "out": "model"}
+    assert float(out[{"batch": 0, "height": 3, "width": 3, "out": 0}]) == 27.0
