@@ -173,15 +173,15 @@ def _contract(
         except TypeError:  # an unhashable precision: traced in place
             return _pair(subscripts, precision, preferred_element_type, *arrays)
         return pair(*arrays)
-    if explicit:
-        out_sharding = contraction_sharding(subscripts, arrays, named, where or f"tnp.einsum({spec!r})")
-    if not explicit or len(arrays) <= 2:
+    operation = where or f"tnp.einsum({spec!r})"
+    out_sharding = contraction_sharding(subscripts, arrays, named, operation) if explicit else None
+    if out_sharding is None or len(arrays) <= 2:
         return jnp.einsum(
             subscripts,
             *arrays,
             precision=precision,
             preferred_element_type=preferred_element_type,
-            out_sharding=out_sharding if explicit else None,
+            out_sharding=out_sharding,
         )
     _, info = opt_einsum.contract_path(subscripts, *[a.shape for a in arrays], shapes=True)
     for indices, _, step, *_ in info.contraction_list:
