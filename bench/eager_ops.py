@@ -2,9 +2,11 @@
 
 Rows: ``x + b`` and ``x * b`` with ``b`` broadcast (by name: ``b`` carries only ``out``), ``tnp.sum`` over a
 named axis, ``tnp.softmax`` over a named axis, a pointwise gather ``x[{'out': t}]`` (``t`` over ``batch``: one
-element per batch row, against ``jnp.take_along_axis``) and its scatter-add; each against the positional
-``jnp`` call that computes the same values. Cases run interleaved in one process; the table prints each
-ratio to its ``jnp`` row (goal: ``x + b`` and ``tnp.sum`` <= 1.5x).
+element per batch row, against ``jnp.take_along_axis``) and its scatter-add, ``tnp.einsum`` of ``x`` and a weight
+``w`` (``{out,hid}``), off a mesh and on an Explicit one (``batch`` split over all devices; against
+``jnp.einsum`` with its ``out_sharding`` written by hand); each against the positional ``jnp`` call that computes
+the same values. Cases run interleaved in one process; the table prints each ratio to its ``jnp`` row (goal:
+``x + b`` and ``tnp.sum`` <= 1.5x).
 
 Run: ``PYTHONPATH=. python bench/eager_ops.py``.
 """
@@ -18,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from _timing import interleaved
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
@@ -28,6 +31,14 @@ def main() -> int:
     b = jnp.asarray(np.random.default_rng(1).normal(size=(128,)), jnp.float32)
     t = jnp.asarray(np.random.default_rng(2).integers(0, 128, size=(64,)), jnp.int32)
     nx, nb, nt = tx.named(x, ["batch", "out"]), tx.named(b, ["out"]), tx.named(t, ["batch"])
+    w = jnp.asarray(np.random.default_rng(3).normal(size=(128, 32)), jnp.float32)
+    nw = tx.named(w, ["out", "hid"])
+    mesh = jax.make_mesh((len(jax.devices()),), ("x",), axis_types=(AxisType.Explicit,))
+    xs = jax.device_put(x, NamedSharding(mesh, P("x", None)))
+    ws = jax.device_put(w, NamedSharding(mesh, P()))
+    nxs, nws = tx.named(xs, ["batch", "out"]), tx.named(ws, ["out", "hid"])
+    out = NamedSharding(mesh, P("x", None))
+    spec = "{batch,out},{out,hid}->{batch,hid}"
     rows = {
         "x + b (broadcast)": (lambda: x + b, lambda: nx + nb),
         "x * b (broadcast)": (lambda: x * b, lambda: nx * nb),
@@ -40,6 +51,11 @@ def main() -> int:
         "x.at[{'out': t}].add(1)": (
             lambda: x.at[jnp.arange(64), t].add(1.0),
             lambda: nx.at[{"out": nt}].add(1.0),
+        ),
+        "tnp.einsum(x, w)": (lambda: jnp.einsum("bo,oh->bh", x, w), lambda: tnp.einsum(spec, nx, nw)),
+        "tnp.einsum(x, w) Explicit": (
+            lambda: jnp.einsum("bo,oh->bh", xs, ws, out_sharding=out),
+            lambda: tnp.einsum(spec, nxs, nws),
         ),
     }
     cases = {}

@@ -67,6 +67,15 @@ def x():
     return tx.named(jnp.ones((8, 4)), ["batch", "feat"])
 
 
+def placed_contraction(contract):
+    """A contraction on an Explicit mesh whose result puts ``seq`` and ``mlp`` on one mesh axis (the runtime
+    raises the checker's conflict rather than leave one whole)."""
+    with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+        h = tx.shard(tx.named(jnp.ones((4, 8, 6)), ["batch", "seq", "embed"]), {"seq": "y"})
+        w = tx.shard(tx.named(jnp.ones((6, 10)), ["embed", "mlp"]), {"mlp": "y"})
+        return contract(h, w)
+
+
 def typed_call():
     @tx.typed
     def f(a: NamedArray[f32, "batch feat"], b: NamedArray[f32, "feat"]) -> NamedArray[f32, "batch"]:
@@ -643,6 +652,16 @@ CASES = {
     "resources: two axes on one serial loop": (two_axes_on_a_named_loop, C, K.RESOURCE_CONFLICT),
     "placement: two axes on one mesh axis in a result": (
         lambda: broadcast_placement(["batch", "heads"], [{"batch": ("x",)}, {"heads": ("x",)}], operation="x * y"),
+        C,
+        K.RESOURCE_CONFLICT,
+    ),
+    "placement: a contraction's result on an Explicit mesh": (
+        lambda: placed_contraction(lambda h, w: tnp.einsum("{batch,seq,embed},{embed,mlp}->{batch,seq,mlp}", h, w)),
+        C,
+        K.RESOURCE_CONFLICT,
+    ),
+    "placement: a dot's result on an Explicit mesh": (
+        lambda: placed_contraction(lambda h, w: jax.jit(lambda a, b: tnp.dot(a, b, axis="embed"))(h, w)),
         C,
         K.RESOURCE_CONFLICT,
     ),
@@ -1521,6 +1540,18 @@ MESSAGES = {
         "value with axes 'batch@x heads@x'): one value cannot be split over one mesh axis along two of its axes. "
         "Fix: assign 'heads' to another mesh axis, or keep the two axes in separate values (reduce one of them "
         "first)"
+    ),
+    "placement: a contraction's result on an Explicit mesh": (
+        "axes 'seq' and 'mlp' are both assigned to mesh axis 'y', but they meet in the result of "
+        "tnp.einsum('{batch,seq,embed},{embed,mlp}->{batch,seq,mlp}') (a value with axes 'batch seq@y mlp@y'): "
+        "one value cannot be split over one mesh axis along two of its axes. Fix: assign 'mlp' to another mesh "
+        "axis, or keep the two axes in separate values (reduce one of them first)"
+    ),
+    "placement: a dot's result on an Explicit mesh": (
+        "axes 'seq' and 'mlp' are both assigned to mesh axis 'y', but they meet in the result of "
+        "tnp.dot(x, y, axis='embed') (a value with axes 'batch seq@y mlp@y'): one value cannot be split over one "
+        "mesh axis along two of its axes. Fix: assign 'mlp' to another mesh axis, or keep the two axes in "
+        "separate values (reduce one of them first)"
     ),
     "placement: known placement against a declared one": (
         "the return value of f is placed other than its annotation says: axis 'batch' is split over mesh axis 'y' "

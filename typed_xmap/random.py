@@ -85,7 +85,9 @@ def normal(
         Standard normal samples of that named shape.
 
     Raises:
-        NamedShapeError: a size that is not a non-negative int, or a sharding for an axis not in ``shape``.
+        NamedShapeError: a size that is not a non-negative int, or a ``sharding`` that does not normalise.
+        AxisResourceConflict: a ``sharding`` putting two axes on one mesh axis (a key naming no axis of
+            ``shape`` is ignored, as ``tx.shard`` ignores it).
 
     Examples:
         >>> w = tx.random.normal(jax.random.key(0), {"embed": 4, "mlp": 8})
@@ -119,7 +121,9 @@ def uniform(
         Uniform samples of that named shape.
 
     Raises:
-        NamedShapeError: a size that is not a non-negative int, or a sharding for an axis not in ``shape``.
+        NamedShapeError: a size that is not a non-negative int, or a ``sharding`` that does not normalise.
+        AxisResourceConflict: a ``sharding`` putting two axes on one mesh axis (a key naming no axis of
+            ``shape`` is ignored, as ``tx.shard`` ignores it).
 
     Examples:
         >>> u = tx.random.uniform(jax.random.key(0), {"batch": 3})

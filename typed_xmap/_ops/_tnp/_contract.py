@@ -21,12 +21,13 @@ import jax
 import jax.numpy as jnp
 import opt_einsum
 from jax.core import Tracer
-from jax.sharding import AxisType, NamedSharding, PartitionSpec
+from jax.sharding import AxisType
 
 from ..._algebra import dot_operation, dot_spec, einsum_result, parse_einsum, positional_einsum
 from ..._value._flat import SORTED_AUX, canonical_order
 from ..._value._layout import apply_elementwise, index_mapped
 from ..._value._named_array import NamedArray, wrap
+from ._contract_sharding import Named, contraction_sharding
 from ._mapped_axes import as_mapped, gather
 
 __all__ = ["dot", "einsum"]
@@ -75,11 +76,11 @@ def _einsum(
     key = _layout_key(spec, operands)
     planned = _PLANS.get(key) if key is not None else None
     if planned is not None:  # checked before for these layouts: the subscripts and the result's axes
-        subscripts, out_axes = planned
+        subscripts, out_axes, named = planned
         arrays = [v.data for v in operands]
         if SORTED_AUX.get(out_axes) is None and not any(isinstance(a, Tracer) for a in arrays):
             subscripts, out_axes = _name_ordered(subscripts, out_axes)  # a concrete result: in name order
-        return wrap(_contract(subscripts, arrays, precision, preferred_element_type), out_axes)
+        return wrap(_contract(subscripts, arrays, precision, preferred_element_type, named, spec, where), out_axes)
     parsed = parse_einsum(spec)
     operation = where or f"tnp.einsum({spec!r})"
     labels = list(labels) if labels is not None else [f"operand {i}" for i in range(len(operands))]
@@ -107,21 +108,22 @@ def _einsum(
         result, named_shape={n: result.named_shape[n] for n in first_seen if n in result.named_shape}
     )
     subscripts, out_axes = positional_einsum(parsed, [v.axes for v in values], in_data)
+    named = (tuple(v.axes for v in values), tuple(result.named_shape))
     if key is not None:
         if len(_PLANS) > _CACHE_SIZE:
             _PLANS.clear()
-        _PLANS[key] = (subscripts, out_axes)
+        _PLANS[key] = (subscripts, out_axes, named)
     arrays = [v.data for v in values]
     if any(isinstance(v, NamedArray) for v in operands) and not any(isinstance(a, Tracer) for a in arrays):
         subscripts, out_axes = _name_ordered(subscripts, out_axes)  # a concrete result: in name order
-    data = _contract(subscripts, arrays, precision, preferred_element_type)
+    data = _contract(subscripts, arrays, precision, preferred_element_type, named, spec, where)
     if not any(isinstance(v, NamedArray) for v in operands):
         return data
     sizes = {n: s for v in values for n, s in v.mapped}
     return wrap(data, out_axes, tuple((n, sizes[n]) for n in result.named_shape if n in kept_mapped))
 
 
-_PLANS: dict[Any, tuple[str, tuple[str, ...]]] = {}
+_PLANS: dict[Any, tuple[str, tuple[str, ...], Named]] = {}
 _CACHE_SIZE = 4096
 
 
@@ -149,9 +151,20 @@ def _layout_key(spec: str, operands: Sequence[Any]) -> tuple[Any, ...] | None:
     return tuple(key)
 
 
-def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_element_type: Any) -> Any:
+def _contract(
+    subscripts: str,
+    arrays: Sequence[Any],
+    precision: Any,
+    preferred_element_type: Any,
+    named: Named,
+    spec: str,
+    where: str | None,
+) -> Any:
     """Two operands off an Explicit mesh: ``_pair`` under one cached jit; else ``jnp.einsum``, pair by pair
-    along opt_einsum's path, each step with its own Explicit-mesh sharding."""
+    along opt_einsum's path, each step with its own Explicit-mesh sharding. On an Explicit mesh the whole
+    contraction's result is checked first (``contraction_sharding``: two of its named axes on one mesh axis
+    raise ``AxisResourceConflict``, as the checker does for the call); ``named``: the operands' named axes and
+    the result's, ``spec`` and ``where`` name the call."""
     arrays = [a if isinstance(a, jax.Array) else jnp.asarray(a) for a in arrays]
     explicit = explicit_mesh(arrays)
     if not explicit and len(arrays) == 2:
@@ -160,8 +173,9 @@ def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_
         except TypeError:  # an unhashable precision: traced in place
             return _pair(subscripts, precision, preferred_element_type, *arrays)
         return pair(*arrays)
-    if not explicit or len(arrays) <= 2:
-        out_sharding = _out_sharding(subscripts, arrays) if explicit else None
+    operation = where or f"tnp.einsum({spec!r})"
+    out_sharding = contraction_sharding(subscripts, arrays, named, operation) if explicit else None
+    if out_sharding is None or len(arrays) <= 2:
         return jnp.einsum(
             subscripts,
             *arrays,
@@ -178,7 +192,7 @@ def _contract(subscripts: str, arrays: Sequence[Any], precision: Any, preferred_
                 *picked,
                 precision=precision,
                 preferred_element_type=preferred_element_type,
-                out_sharding=_out_sharding(step, picked),
+                out_sharding=contraction_sharding(step, picked),
             )
         )
     return arrays[0]
@@ -235,30 +249,6 @@ def explicit_mesh(arrays: Sequence[Any]) -> bool:
     meshes = [getattr(getattr(jax.typeof(a), "sharding", None), "mesh", None) for a in arrays]
     meshes.append(jax.sharding.get_abstract_mesh())
     return any(m is not None and not m.empty and AxisType.Explicit in m.axis_types for m in meshes)
-
-
-def _out_sharding(subscripts: str, arrays: Sequence[Any]) -> NamedSharding:
-    """Each output dim keeps the mesh axes an operand's same-letter dim has (each mesh axis used once)."""
-    inputs, output = subscripts.split("->")
-    spec_of: dict[str, Any] = {}
-    for term, array in zip(inputs.split(","), arrays, strict=True):
-        spec = tuple(getattr(jax.typeof(array).sharding, "spec", ()))
-        for letter, entry in zip(term, spec + (None,) * (len(term) - len(spec)), strict=False):
-            if entry is not None:
-                spec_of.setdefault(letter, entry)
-    used: set[Any] = set()
-    parts: list[Any] = []
-    for letter in output:
-        entry = spec_of.get(letter)
-        axes = set(entry) if isinstance(entry, tuple) else {entry}
-        if entry is None or axes & used:
-            parts.append(None)
-        else:
-            used |= axes
-            parts.append(entry)
-    own = [m for m in (getattr(jax.typeof(a).sharding, "mesh", None) for a in arrays) if m is not None and not m.empty]
-    mesh = own[0] if own else jax.sharding.get_abstract_mesh()
-    return NamedSharding(mesh, PartitionSpec(*parts))  # on the operands' mesh: also outside jax.set_mesh
 
 
 def dot(

@@ -26,6 +26,7 @@ from ..._algebra import (
     ConvPlan,
     ErrorKind,
     NamedShapeError,
+    contract_placement,
     conv_plan,
     conv_transpose_plan,
     pool_plan,
@@ -33,6 +34,7 @@ from ..._algebra import (
 )
 from ..._value._layout import index_mapped
 from ..._value._named_array import NamedArray, wrap
+from ..._value._placement import known_placement
 from .._memory import allocatable
 from .._sharding import dim_resources, split_count
 from ._contract import explicit_mesh
@@ -69,6 +71,15 @@ def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequenc
         features = None
     mesh = jax.typeof(lhs).sharding.mesh
     return NamedSharding(mesh, PartitionSpec(batch, *([None] * (len(lhs_spec) - 2)), features))  # NHWC
+
+
+def _check_placed(lhs: NamedArray, rhs: NamedArray, plan: ConvPlan, operation: str) -> None:
+    """The checker's rule for a convolution on an Explicit mesh, where JAX needs its result's sharding: the
+    contraction's (``contract_placement``) over the operands' placements, two of the result's axes on one mesh
+    axis an ``AxisResourceConflict``, not one of them left whole in silence (``_out_sharding``)."""
+    placements = [known_placement(lhs) or {}, known_placement(rhs) or {}]
+    contracted = [n for n in dict.fromkeys((*lhs.axes, *rhs.axes)) if n not in plan.named_shape]
+    contract_placement(list(plan.named_shape), contracted, placements, operation=operation)
 
 
 def _split_first(data: Any, dims: Sequence[int]) -> list[int]:
@@ -269,6 +280,8 @@ def _convolved(
             f"contracted and output axes). Fix: tx.named(kernel, ...) names every dim",
             kind=ErrorKind.POSITIONAL,
         )
+    if explicit_mesh([lhs.data, rhs.data]):
+        _check_placed(lhs, rhs, plan, operation)
     common = jnp.result_type(lhs.data, rhs.data)  # promoted as tnp.einsum and the elementwise functions do
     allocatable(plan.named_shape, common, operation=operation, positional=lhs.shape)
     lhs, rhs = (v if v.dtype == common else wrap(v.data.astype(common), v.axes, v.mapped) for v in (lhs, rhs))

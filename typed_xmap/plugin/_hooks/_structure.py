@@ -58,6 +58,7 @@ from .._core._encoding import Shape, decode, has_group
 from .._core._names_first import NAME_KINDS, Arguments, Unreadable, rerun, run
 from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
 from .._core._support import arg, arg_expr, certain_error, label as operand_label, report, result_dtype
+from ._constructor_sharding import sharding_placed
 from ._reductions import reduction_hook
 
 if TYPE_CHECKING:
@@ -460,7 +461,8 @@ def _constructor(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Ty
         return _checked_sizes(sizes("shape", 0), f"tnp.{name}"), ()
 
     position = {"zeros": 1, "ones": 1, "full": 2}.get(name)  # arange: keyword-only; causal_mask: always bool
-    return _result(plugin, ctx, None if name == "causal_mask" else dtype_argument(plugin, ctx, position), rule, args)
+    dtype = None if name == "causal_mask" else dtype_argument(plugin, ctx, position)
+    return sharding_placed(plugin, ctx, f"tnp.{name}", _result(plugin, ctx, dtype, rule, args))
 
 
 def random_shape(
@@ -469,7 +471,8 @@ def random_shape(
     """A draw of ``tx.random`` whose ``shape`` argument (at ``position``) is its named shape."""
     args = Arguments(ctx)
     sizes = _sizes_reader(ctx, args.read)
-    return _result(plugin, ctx, dtype, lambda: (_checked_sizes(sizes("shape", position), operation), ()), args)
+    result = _result(plugin, ctx, dtype, lambda: (_checked_sizes(sizes("shape", position), operation), ()), args)
+    return sharding_placed(plugin, ctx, operation, result)
 
 
 def _random(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
