@@ -213,7 +213,7 @@ def _listed_example(name: str) -> dict[str, Listed]:
 
 def _expected(name: str, function: str) -> Listed:
     """What ``--comm`` lists in ``function`` and in the model functions it calls."""
-    total = _listed_example(name).get(function, Counter())
+    total = Counter(_listed_example(name).get(function, Counter()))  # a copy: the listing is cached
     for callee in CALLS.get((name, function), ()):
         total += _expected(name, callee)
     return total
