@@ -6,7 +6,8 @@
   its neighbours' edge rows: a halo exchange, two ``collective-permute``s over its mesh axes
   (``window_placement``);
 - a conv is a contraction (its features and the kernel's window), placed by ``contract_placement``, whose
-  spatial axes end whole (``conv_placement``: ``tnp.conv`` asks for its result placed by the batch's and the
+  spatial axes end whole (``conv_contraction``: the operand's split spatial axes leave no conflict, as they are
+  made whole; ``conv_placement``: ``tnp.conv`` asks for its result placed by the batch's and the
   features' mesh axes only on an Explicit mesh, XLA places it on an Auto one, so unknown); a split spatial axis
   of its operand is moved as XLA chooses (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 - selection (``top_k``) along an axis: the kept axes keep their placements, the new axis (the ``k`` selected)
@@ -40,11 +41,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ._placement import Collective, CollectiveKind, Placed, Placement
-from ._placement_rules import Axes, _checked, _meet, _split_over, _summed, keep_placement
+from ._placement_rules import Axes, _checked, _meet, _split_over, _summed, contract_placement, keep_placement
 from ._resources import resource_conflicts
 from ._spec import format_mesh_axes
 
 __all__ = [
+    "conv_contraction",
     "conv_placement",
     "gather_placement",
     "rename_placement",
@@ -81,6 +83,24 @@ def window_placement(
                 Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
             ]
     return Placed(dict(placement), tuple(collectives))
+
+
+def conv_contraction(
+    names: Sequence[str],
+    contracted: Sequence[str],
+    placements: Sequence[Placement],
+    windows: Iterable[str],
+    *,
+    operation: str,
+    axes: Axes = None,
+) -> Placed:
+    """``tnp.conv``'s contraction (result axes ``names``, summed ``contracted``; ``placements``: the input's,
+    then the kernel's), the input's spatial axes ``windows`` taken as whole: the conv makes them whole in its
+    result (``conv_placement``), so one of them and an output feature on one mesh axis is no conflict."""
+    whole = set(windows)
+    lhs, *rest = placements
+    kept = {n: m for n, m in lhs.items() if n not in whole}
+    return contract_placement(names, contracted, [kept, *rest], operation=operation, axes=axes)
 
 
 def conv_placement(

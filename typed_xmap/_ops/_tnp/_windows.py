@@ -26,7 +26,7 @@ from ..._algebra import (
     ConvPlan,
     ErrorKind,
     NamedShapeError,
-    contract_placement,
+    conv_contraction,
     conv_plan,
     conv_transpose_plan,
     pool_plan,
@@ -75,11 +75,13 @@ def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequenc
 
 def _check_placed(lhs: NamedArray, rhs: NamedArray, plan: ConvPlan, operation: str) -> None:
     """The checker's rule for a convolution on an Explicit mesh, where JAX needs its result's sharding: the
-    contraction's (``contract_placement``) over the operands' placements, two of the result's axes on one mesh
-    axis an ``AxisResourceConflict``, not one of them left whole in silence (``_out_sharding``)."""
+    contraction's (``conv_contraction``: the spatial axes made whole) over the operands' placements, two of the
+    result's axes on one mesh axis an ``AxisResourceConflict``, not one of them left whole in silence
+    (``_out_sharding``)."""
     placements = [known_placement(lhs) or {}, known_placement(rhs) or {}]
     contracted = [n for n in dict.fromkeys((*lhs.axes, *rhs.axes)) if n not in plan.named_shape]
-    contract_placement(list(plan.named_shape), contracted, placements, operation=operation)
+    windows = [a for a, _ in plan.spatial]
+    conv_contraction(list(plan.named_shape), contracted, placements, windows, operation=operation)
 
 
 def _split_first(data: Any, dims: Sequence[int]) -> list[int]:
