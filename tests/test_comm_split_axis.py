@@ -22,6 +22,7 @@ from test_comm_hlo import _imported
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap._algebra import CollectiveKind, gather_placement, segment_placement
+from typed_xmap._value._placement import known_placement
 
 PROGRAM = ROOT / "tests" / "programs" / "split_axis_comm.py"
 SIZES = {"edge": 32, "out": 8, "node": 8, "hidden": 16, "batch": 8, "point": 8, "vocab": 16, "seq": 4, "embed": 8}
@@ -140,6 +141,43 @@ def test_a_lookup_gathers_only_the_indices_that_share_the_rows_mesh_axes():
         CollectiveKind.ALL_GATHER
     )
     assert lookup({"vocab": ("data",)}, tokens, None) == [(CollectiveKind.ALL_REDUCE, ("data",))]
+
+
+LOOKUP_PLACEMENTS = [
+    ({"batch": ("data", "model")}, {"vocab": ("data",)}),
+    ({"batch": ("data", "model")}, {"vocab": ("data", "model")}),
+    ({"batch": ("data",)}, {"vocab": ("data", "model")}),
+    ({"batch": ("model", "data")}, {"vocab": ("model",)}),
+    ({"batch": ("data",), "seq": ("model",)}, {"vocab": ("data", "model")}),
+    ({"seq": ("model",)}, {"vocab": ("model",), "embed": ("data",)}),
+    ({"batch": ("data",)}, {"vocab": ("model",)}),
+]
+
+
+@pytest.mark.parametrize(("indices", "rows"), LOOKUP_PLACEMENTS, ids=str)
+def test_a_lookups_result_is_placed_as_the_checker_places_it(indices, rows):
+    """On an Explicit mesh the runtime's lookup (the index array made whole over the rows' mesh axes, then split
+    back) places its result as ``gather_placement`` does, the values those of one device. (An index axis and a
+    kept table axis on one mesh axis: JAX chooses, the checker's placement unknown; not here.)"""
+    table = jnp.arange(64 * 4.0).reshape(64, 4)
+    tokens = (jnp.arange(8 * 2, dtype=jnp.int32).reshape(8, 2) * 7) % 64
+    checker = gather_placement(
+        ["batch", "seq", "embed"],
+        rows,
+        ["vocab"],
+        [indices],
+        operation="g",
+        looked_up=["vocab"],
+        axes=[{"vocab", "embed"}, {"batch", "seq"}],
+    ).placement
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(AxisType.Explicit,) * len(MESH))
+    with jax.set_mesh(mesh):
+        table_ = tx.shard(tx.named(table, ["vocab", "embed"]), rows)
+        ids = tx.shard(tx.named(tokens, ["batch", "seq"]), indices)
+        for run in (lambda t, i: t[{"vocab": i}], jax.jit(lambda t, i: t[{"vocab": i}])):
+            looked_up = run(table_, ids)
+            assert known_placement(looked_up) == checker
+            assert (tx.positional(looked_up, ["batch", "seq", "embed"]) == table[tokens]).all()
 
 
 @pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["Explicit", "Auto"])
