@@ -8,7 +8,6 @@ moves blocks over (some of) its mesh axes. Where XLA chooses otherwise, the diff
 from __future__ import annotations
 
 import functools
-import importlib
 import subprocess
 import sys
 from collections import Counter
@@ -16,6 +15,7 @@ from collections import Counter
 import jax
 import jax.numpy as jnp
 import pytest
+from example_programs import load
 from hlo_collectives import MESH, MOVES, ROOT, Listed, compiled, listed
 from jax.sharding import AxisType
 
@@ -77,11 +77,7 @@ def _listed() -> dict[str, Listed]:
 
 @pytest.fixture(scope="module")
 def program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        return importlib.import_module(PROGRAM.stem)
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
+    return load(PROGRAM, PROGRAM.stem)
 
 
 def _arguments() -> dict[str, tuple]:

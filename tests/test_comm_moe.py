@@ -9,12 +9,11 @@ contraction over the tokens and a move, ``tx.moe_combine`` a move and a contract
 from __future__ import annotations
 
 import functools
-import importlib
-import sys
 from collections import Counter
 
 import jax
 import pytest
+from example_programs import load
 from hlo_collectives import MESH, ROOT, compiled, listed
 from jax.sharding import AxisType
 
@@ -59,11 +58,7 @@ def _listed():
 
 @functools.cache
 def _program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        return importlib.import_module(PROGRAM.stem)
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
+    return load(PROGRAM, PROGRAM.stem)
 
 
 def _compiled(axis_type: AxisType) -> dict[str, Counter]:
