@@ -73,6 +73,6 @@ def _through_lambda(fun: LambdaExpr, indices: tuple[int, ...]) -> tuple[FuncDef,
     return function, frozenset(found)
 
 
-def _reads(arg: Expression, wanted: set[str]) -> bool:
+def _reads(arg: Expression, wanted: set[str | None]) -> bool:
     """Whether ``arg`` reads a name of ``wanted`` (a lambda's parameter) anywhere within it."""
     return any(isinstance(e, NameExpr) and e.name in wanted for e in expressions([arg]))
