@@ -153,7 +153,8 @@ def gather_placement(
     all-reduce over them: each device gathers the indices that fall in its block (zeros elsewhere), and the blocks
     are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
     an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
-    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice).
+    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice);
+    two picks of one value along one axis gather it whole once (``Collective.computes``: ``"whole 'seq'"``).
     Each axis of ``sliced`` (cut by a slice short of the whole axis) split over mesh axes is one ``reshard``
     over them: JAX keeps the cut split where its length divides into their parts, moving the blocks to the
     devices that hold them (a collective-permute per slice, the two halves of a GLU's doubled axis two), and
@@ -180,19 +181,25 @@ def gather_placement(
     summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
     apart = _indices_apart(operand, looked_up, indices, axes, operation=operation)
     whole = _each_split(
-        CollectiveKind.ALL_GATHER, picked, operand, f"{operation} picks one index of", ", made whole first"
+        CollectiveKind.ALL_GATHER, picked, operand, f"{operation} picks one index of", ", made whole first", "whole"
     )
     cut = _each_split(CollectiveKind.RESHARD, sliced, operand, f"{operation} slices", " (moved as JAX/XLA chooses)")
     return Placed(placement, (*moved, *apart, *summed, *whole, *cut))
 
 
 def _each_split(
-    kind: CollectiveKind, axes: Iterable[str], operand: Placement, before: str, after: str
+    kind: CollectiveKind, axes: Iterable[str], operand: Placement, before: str, after: str, computes: str = ""
 ) -> list[Collective]:
     """One collective of ``kind`` over the mesh axes of each of ``axes`` split in ``operand``; why: ``before``,
-    the axis split over its mesh axes, ``after``."""
+    the axis split over its mesh axes, ``after``; ``computes``: what it makes of the operand along the axis
+    (``Collective.computes``), if that alone."""
     return [
-        Collective(kind, tuple(operand[n]), f"{before} {n!r}, split over {format_mesh_axes(operand[n])}{after}")
+        Collective(
+            kind,
+            tuple(operand[n]),
+            f"{before} {n!r}, split over {format_mesh_axes(operand[n])}{after}",
+            f"{computes} {n!r}" if computes else "",
+        )
         for n in dict.fromkeys(axes)
         if operand.get(n)
     ]

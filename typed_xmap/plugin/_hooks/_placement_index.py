@@ -70,7 +70,7 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
-        note_collectives(ctx, found)
+        note_collectives(ctx, found, receiver_expr(ctx.context))
         cut = any(receiver.placement.get(n) for n in sliced)  # a split axis cut short: no transpose known
         exprs, labels = [receiver_expr(ctx.context)], [label(receiver_expr(ctx.context), "x")]
         rule = "slice" if cut else "index"
