@@ -4,9 +4,9 @@ axes) and count, each value a collective carries once (a tuple all-reduce XLA's 
 operand). ``tx.moe_route`` per split axis of its logits: a token axis is an all-gather (the running count of the
 slots taken) and an all-reduce per value summed along it (each choice's tokens per expert for the tables, the
 tokens each expert takes and the gates for the balance loss, each later token axis's sum under an earlier one for
-the running count), a group axis the balance loss's all-reduce, the expert axis the softmax's two all-reduces, the top-k's
-all-gather and the balance loss's sum; results the function never reads compile away. ``tx.moe_dispatch`` is a
-contraction over the tokens and a move, ``tx.moe_combine`` a move and a contraction."""
+the running count), a group axis the balance loss's all-reduce, the expert axis the softmax's two all-reduces,
+the top-k's all-gather and the balance loss's sum; results the function never reads compile away.
+``tx.moe_dispatch`` is a contraction over the tokens and a move, ``tx.moe_combine`` a move and a contraction."""
 
 from __future__ import annotations
 
