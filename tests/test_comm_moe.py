@@ -1,20 +1,21 @@
 """``typed-xmap check --comm`` against XLA for the MoE helpers (tests/programs/moe_comm.py): the collectives listed
 per function equal the compiled HLO's on the 8-device mesh (data=4, model=2), Explicit and Auto, by (kind, mesh
-axes) and count. ``tx.moe_route`` per split axis of its logits: a token axis is an all-gather (the running count
-of the slots taken) and an all-reduce (the experts' tokens summed, combined by XLA with the balance loss's means
-along it), a group axis the balance loss's all-reduce, the expert axis the softmax's two all-reduces, the top-k's
-all-gather and the balance loss's sum; results the function never reads compile away. ``tx.moe_dispatch`` is a
-contraction over the tokens and a move, ``tx.moe_combine`` a move and a contraction."""
+axes) and count, each value a collective carries once (a tuple all-reduce XLA's combiner packs counts once per
+operand). ``tx.moe_route`` per split axis of its logits: a token axis is an all-gather (the running count of the
+slots taken) and an all-reduce per value summed along it (each choice's tokens per expert for the tables, the
+tokens each expert takes and the gates for the balance loss, each later token axis's sum under an earlier one for
+the running count), a group axis the balance loss's all-reduce, the expert axis the softmax's two all-reduces,
+the top-k's all-gather and the balance loss's sum; results the function never reads compile away.
+``tx.moe_dispatch`` is a contraction over the tokens and a move, ``tx.moe_combine`` a move and a contraction."""
 
 from __future__ import annotations
 
 import functools
-import importlib
-import sys
 from collections import Counter
 
 import jax
 import pytest
+from example_programs import load
 from hlo_collectives import MESH, ROOT, compiled, listed
 from jax.sharding import AxisType
 
@@ -59,11 +60,7 @@ def _listed():
 
 @functools.cache
 def _program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        return importlib.import_module(PROGRAM.stem)
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
+    return load(PROGRAM, PROGRAM.stem)
 
 
 def _compiled(axis_type: AxisType) -> dict[str, Counter]:
@@ -76,21 +73,25 @@ def _compiled(axis_type: AxisType) -> dict[str, Counter]:
                 tx.shard(tx.random.uniform(next(keys), {a: SIZES[a] for a in axes.split()}), placement)
                 for axes, placement in arguments
             ]
-            found[name] = compiled(jax.jit(getattr(_program(), name)), *args)
+            found[name] = compiled(jax.jit(getattr(_program(), name)), *args, combined=False)
     return found
 
 
 def test_moe_route_lists_per_split_axis_and_leaves_out_unused_results():
-    """The listing itself: a token axis's running count and sum, a group axis's balance-loss mean, the expert
-    axis's softmax, top-k and balance sum; the unused tables drop the running count, the unused balance loss its
-    mean over the groups (the tokens' sum stays: the other results need it)."""
+    """The listing itself: a token axis's running count and its three sums (one for the tables, two for the
+    balance loss), a group axis's balance-loss mean, the expert axis's softmax, top-k and balance sum; the unused
+    tables drop the running count and their sum, the unused balance loss its sums; a second token axis adds the
+    running count's sum of it under the first."""
     static = _listed()
     model, data = ("model",), ("data",)
     assert static["route_sequences"] == Counter(
-        {("all-gather", model): 1, ("all-reduce", model): 1, ("all-reduce", data): 1}
+        {("all-gather", model): 1, ("all-reduce", model): 3, ("all-reduce", data): 1}
     )
     assert static["route_tables"] == Counter({("all-gather", model): 1, ("all-reduce", model): 1})
-    assert static["route_balance"] == Counter({("all-reduce", model): 1, ("all-reduce", data): 1})
+    assert static["route_balance"] == Counter({("all-reduce", model): 2, ("all-reduce", data): 1})
+    assert static["route_two_token_axes"] == Counter(
+        {("all-gather", model): 1, ("all-reduce", model): 3, ("all-gather", data): 1, ("all-reduce", data): 4}
+    )
     assert static["route_split_experts"] == Counter(
         {("all-reduce", model): 3, ("all-gather", model): 1, ("all-reduce", data): 1}
     )

@@ -167,6 +167,24 @@ def test_a_scan_steps_dict_read_has_its_slices_type(tmp_path):
     assert 'Revealed type is "NamedArray[f32, "batch embed@model"]"' in out, out
 
 
+def test_a_scan_steps_dict_read_after_the_parameter_is_rebound_keeps_its_declared_type(tmp_path):
+    """``mb = {...}`` in the body: a later ``mb["x"]`` reads the new dict, not the scanned item."""
+    out = _check(
+        HEADER
+        + """
+    def scanned(xs: NamedArray[f32, "micro batch@data embed"], other: NamedArray[f32, "batch embed"]) -> None:
+        def step(total: Scalar, mb: dict[str, NamedArray[f32, "batch *rest"]]) -> tuple[Scalar, None]:
+            mb = {"x": other}
+            reveal_type(mb["x"])
+            return total, None
+
+        tx.scan(step, tnp.zeros({}), {"x": xs}, axis="micro")
+    """,
+        tmp_path,
+    )
+    assert "Revealed type is" in out and "batch@data" not in out, out
+
+
 def test_a_stored_vmaps_result_conflicting_with_its_own_axes_is_reported_at_the_call(tmp_path):
     """The mapped axis placed by the argument (data) meets the result's own embed@data: the conflict, on the
     line of the call."""

@@ -4,7 +4,8 @@ splits into equal pieces (a collective-permute per piece), sorts, picks, selecti
 slices of a split axis (a reshard: the blocks moved as XLA chooses), lookups from a table split by row (an
 all-reduce over the rows' mesh axes, the indices all-gathered first over those they share). Each function is
 jitted alone on an 8-device (data=4, model=2) mesh, Explicit and again Auto, its inputs placed as its
-annotations say; the collectives of its compiled HLO must equal the listed ones, except where XLA chooses
+annotations say; the collectives of its compiled HLO (each value a collective carries once: two picks of one
+sorted value gather it whole once) must equal the listed ones, except where XLA chooses
 otherwise on an Auto mesh (AUTO_CHOICES, with why: what the checker cannot know)."""
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from test_comm_hlo import _imported
 import typed_xmap as tx
 import typed_xmap.numpy as tnp
 from typed_xmap._algebra import CollectiveKind, gather_placement, segment_placement
+from typed_xmap._value._placement import known_placement
 
 PROGRAM = ROOT / "tests" / "programs" / "split_axis_comm.py"
 SIZES = {"edge": 32, "out": 8, "node": 8, "hidden": 16, "batch": 8, "point": 8, "vocab": 16, "seq": 4, "embed": 8}
 
 AUTO_CHOICES: dict[str, tuple[str, Listed]] = {
     # A sort along a split axis on Auto axes: XLA sorts across the devices (all-to-alls), where the runtime
-    # gathers the axis on an Explicit mesh; and it picks an index by summing the owning block's row.
+    # gathers the axis on an Explicit mesh; and it picks an index by summing the owning block's row (a value per
+    # pick, the two packed into one tuple all-reduce).
     "sorted_middle": (
         "XLA sorts across devices and picks by an all-reduce",
         Counter(
@@ -36,7 +39,7 @@ AUTO_CHOICES: dict[str, tuple[str, Listed]] = {
                 ("all-gather", ("model",)): 1,
                 ("all-to-all", ("model",)): 3,
                 ("collective-permute", ("model",)): 1,
-                ("all-reduce", ("model",)): 1,
+                ("all-reduce", ("model",)): 2,
             }
         ),
     ),
@@ -93,7 +96,10 @@ def test_listed_collectives_along_split_axes_equal_the_compiled_hlos(static, axi
     ]
     mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(axis_type,) * len(MESH))
     with jax.set_mesh(mesh):
-        hlo = {name: compiled(jax.jit(getattr(program, name)), *_arguments(getattr(program, name))) for name in names}
+        hlo = {
+            name: compiled(jax.jit(getattr(program, name)), *_arguments(getattr(program, name)), combined=False)
+            for name in names
+        }
     expected = {name: static.get(name, Counter()) for name in names}
     if axis_type == AxisType.Auto:
         expected |= {name: found for name, (_, found) in AUTO_CHOICES.items()}
@@ -140,6 +146,43 @@ def test_a_lookup_gathers_only_the_indices_that_share_the_rows_mesh_axes():
         CollectiveKind.ALL_GATHER
     )
     assert lookup({"vocab": ("data",)}, tokens, None) == [(CollectiveKind.ALL_REDUCE, ("data",))]
+
+
+LOOKUP_PLACEMENTS = [
+    ({"batch": ("data", "model")}, {"vocab": ("data",)}),
+    ({"batch": ("data", "model")}, {"vocab": ("data", "model")}),
+    ({"batch": ("data",)}, {"vocab": ("data", "model")}),
+    ({"batch": ("model", "data")}, {"vocab": ("model",)}),
+    ({"batch": ("data",), "seq": ("model",)}, {"vocab": ("data", "model")}),
+    ({"seq": ("model",)}, {"vocab": ("model",), "embed": ("data",)}),
+    ({"batch": ("data",)}, {"vocab": ("model",)}),
+]
+
+
+@pytest.mark.parametrize(("indices", "rows"), LOOKUP_PLACEMENTS, ids=str)
+def test_a_lookups_result_is_placed_as_the_checker_places_it(indices, rows):
+    """On an Explicit mesh the runtime's lookup (the index array made whole over the rows' mesh axes, then split
+    back) places its result as ``gather_placement`` does, the values those of one device. (An index axis and a
+    kept table axis on one mesh axis: JAX chooses, the checker's placement unknown; not here.)"""
+    table = jnp.arange(64 * 4.0).reshape(64, 4)
+    tokens = (jnp.arange(8 * 2, dtype=jnp.int32).reshape(8, 2) * 7) % 64
+    checker = gather_placement(
+        ["batch", "seq", "embed"],
+        rows,
+        ["vocab"],
+        [indices],
+        operation="g",
+        looked_up=["vocab"],
+        axes=[{"vocab", "embed"}, {"batch", "seq"}],
+    ).placement
+    mesh = jax.make_mesh(tuple(MESH.values()), tuple(MESH), axis_types=(AxisType.Explicit,) * len(MESH))
+    with jax.set_mesh(mesh):
+        table_ = tx.shard(tx.named(table, ["vocab", "embed"]), rows)
+        ids = tx.shard(tx.named(tokens, ["batch", "seq"]), indices)
+        for run in (lambda t, i: t[{"vocab": i}], jax.jit(lambda t, i: t[{"vocab": i}])):
+            looked_up = run(table_, ids)
+            assert known_placement(looked_up) == checker
+            assert (tx.positional(looked_up, ["batch", "seq", "embed"]) == table[tokens]).all()
 
 
 @pytest.mark.parametrize("axis_type", [AxisType.Explicit, AxisType.Auto], ids=["Explicit", "Auto"])

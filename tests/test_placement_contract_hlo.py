@@ -11,14 +11,13 @@ alike, but for XLA_CHOICE's."""
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
-import sys
 from collections import Counter
 
 import jax
 import jax.numpy as jnp
 import pytest
+from example_programs import load
 from hlo_collectives import MESH, ROOT, compiled, listed, matched
 from jax.sharding import AxisType
 
@@ -54,11 +53,7 @@ def _arguments(function: object) -> list[tx.NamedArray]:
 
 @pytest.fixture(scope="module")
 def program():
-    sys.path.insert(0, str(PROGRAM.parent))
-    try:
-        return importlib.import_module(PROGRAM.stem)
-    finally:
-        sys.path.remove(str(PROGRAM.parent))
+    return load(PROGRAM, PROGRAM.stem)
 
 
 @pytest.fixture(scope="module")

@@ -440,6 +440,8 @@ CONV_PLACEMENTS = [
     {"batch": "model", "group": "data"},
     {"group": "data"},
     {"channels": "model", "batch": "data"},
+    {"height": "model"},
+    {"height": "model", "batch": "data"},
 ]
 
 
@@ -449,8 +451,9 @@ CONV_PLACEMENTS = [
 def test_conv_on_every_explicit_mesh_layout_equals_off_mesh(layout, placement, kernel_placement):
     """A second batch axis split (alone or with the first, in any order of the dims), the output features split:
     the same values as off the mesh (JAX refuses to merge a split dim minor to a whole one: split ones go first).
-    A batch axis and an output feature on one mesh axis is the checker's conflict, raised (not resolved)."""
-    values = normal(4, 4, 7, 4)
+    A batch axis and an output feature on one mesh axis is the checker's conflict, raised (not resolved); the
+    spatial axis and an output feature on one is none (the conv makes the spatial axis whole)."""
+    values = normal(4, 4, 8, 4)
     weights = normal(3, 4, 4, 2)
     kernel_axes = ["kh", "channels", "out", "extra"]
     expected = tnp.conv(tx.named(values, CONV_LAYOUTS[0]), tx.named(weights, kernel_axes), {"height": "kh"}, "channels")
@@ -459,7 +462,7 @@ def test_conv_on_every_explicit_mesh_layout_equals_off_mesh(layout, placement, k
         x = tx.named(np.transpose(values, [CONV_LAYOUTS[0].index(a) for a in layout]), layout)
         x = tx.shard(x, placement)
         kernel = tx.shard(tx.named(weights, kernel_axes), kernel_placement)
-        if {m for a, m in placement.items() if a != "channels"} & set(kernel_placement.values()):
+        if {m for a, m in placement.items() if a not in ("channels", "height")} & set(kernel_placement.values()):
             conv = lambda a, b: tnp.conv(a, b, {"height": "kh"}, "channels")
             for run in (conv, jax.jit(conv)):
                 with pytest.raises(tx.AxisResourceConflict, match="are both assigned to mesh axis"):

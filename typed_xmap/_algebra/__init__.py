@@ -135,6 +135,7 @@ from ._placement_declared import (
     placement_mismatch as placement_mismatch,
 )
 from ._placement_layout import (
+    conv_contraction as conv_contraction,
     conv_placement as conv_placement,
     gather_placement as gather_placement,
     rename_placement as rename_placement,

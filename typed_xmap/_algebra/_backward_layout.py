@@ -11,9 +11,10 @@ contract them (``_backward_placement`` dispatches to these; its ``_into`` gives 
   collective-permutes over the same mesh axes; windows that do not overlap, or an axis not split, none;
 - a conv over a split spatial axis: the forward moves the operand's blocks (``conv_placement``'s ``reshard``)
   and contracts the features and the window with the spatial axes whole; its transpose contracts the same way
-  (``_backward_placement``'s ``_conv``: the split spatial axes read as whole) and moves blocks over their mesh
-  axes again for each cotangent needed (the operand's: the halo of its cotangent; the kernel's: the operand
-  regathered), one ``reshard`` each (``spatial_moves``).
+  (``_backward_placement``'s ``_conv``: the split spatial axes read as whole); the operand's cotangent moves its
+  blocks back over their mesh axes, one ``reshard`` (``spatial_moves``), and the kernel's contracts the operand
+  the forward made whole, moving nothing (on an Explicit mesh: on an Auto one XLA keeps the forward's halo
+  exchange and sends it again, which the test suite records).
 """
 
 from __future__ import annotations

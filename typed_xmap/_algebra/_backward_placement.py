@@ -153,14 +153,15 @@ def _moved(operand: BackwardOperand, result: BackwardOperand) -> bool:
 
 def _conv(index: int, result: BackwardOperand, operands: Sequence[BackwardOperand], what: str) -> list[Collective]:
     """A conv's transpose into operand ``index``: the contraction with the operand's split spatial axes read as
-    whole (the forward moved them), and the blocks moved over their mesh axes (``_backward_layout``)."""
+    whole (the forward moved them); into the operand (index 0), its cotangent's blocks moved back over their mesh
+    axes (``_backward_layout``); the kernel's contracts the operand the forward already holds whole."""
     spatial = spatial_axes(dict(operands[0].placement), result.names, dict(result.placement))
     whole = [
         BackwardOperand(o.names, {n: () if n in spatial else m for n, m in o.placement.items()}, o.label, o.needed)
         for o in operands
     ]
     sums = _into(whole[index], [result, *whole[:index], *whole[index + 1 :]], what)
-    return [*sums, *spatial_moves(dict(operands[0].placement), spatial, what)]
+    return [*sums, *(spatial_moves(dict(operands[0].placement), spatial, what) if index == 0 else [])]
 
 
 def _into(target: BackwardOperand, sources: Sequence[BackwardOperand], what: str) -> list[Collective]:

@@ -7,8 +7,10 @@ group (a sum along ``tokens``) and the balance loss (means along ``tokens`` and 
 collectives XLA compiles per split axis of the logits, over its mesh axes M:
 
 - a token axis: the running count needs the blocks before each one, an ``all-gather`` over M; the tokens
-  each expert takes are summed along it, an ``all-reduce`` over M, which XLA's combiner merges with the balance
-  loss's mean along the same axis into one (one all-reduce, for the tables, the balance loss or both);
+  each expert takes at each choice are summed along it (for the tables), and so are the tokens each expert
+  takes and the gates (for the balance loss): an ``all-reduce`` over M per value, three values that XLA's
+  combiner packs into one tuple all-reduce; the running count over several token axes sums each later one
+  (each block's total under every earlier token axis), one more all-reduce over M per earlier token axis;
 - the ``expert`` axis (on an Explicit mesh): the softmax's two passes, two ``all-reduce``s over M; the top-k
   needs the axis whole, an ``all-gather`` over M; the balance loss's sum over the experts, one more
   ``all-reduce``;
@@ -45,9 +47,10 @@ def route_placement(
 ) -> Placed:
     """``moe_route`` of logits with axes ``names`` placed ``placement``: the tables' placement (the logits' group
     and token axes as placed, ``expert`` and ``slot`` whole) and the collectives the routing and its balance loss
-    force, per split axis (a token axis: an all-gather and an all-reduce; ``expert``: two all-reduces, an
-    all-gather and an all-reduce; a group axis: an all-reduce). ``tables=False``/``balance=False``: that result
-    is not used (XLA removes what computes only it: the running count, the balance loss's own reductions)."""
+    force, one per value they carry, per split axis (a token axis: an all-gather and three all-reduces, one more
+    per earlier token axis; ``expert``: two all-reduces, an all-gather and an all-reduce; a group axis: an
+    all-reduce). ``tables=False``/``balance=False``: that result is not used (XLA removes what computes only it:
+    the running count and its sums, the balance loss's own reductions)."""
     placed = {n: tuple(placement[n]) for n in names if n in placement and n != expert}
     placed.update({expert: (), slot: ()})
     collectives: list[Collective] = []
@@ -64,7 +67,13 @@ def route_placement(
         elif name in tokens:
             steps = [
                 (tables, CollectiveKind.ALL_GATHER, f"{operation} counts the slots taken along {where}"),
-                (tables or balance, CollectiveKind.ALL_REDUCE, f"{operation} sums the experts' tokens along {where}"),
+                (tables, CollectiveKind.ALL_REDUCE, f"{operation} sums each choice's tokens per expert along {where}"),
+                *(
+                    (tables, CollectiveKind.ALL_REDUCE, f"{operation}'s running count sums {where} under {outer!r}")
+                    for outer in tokens[: list(tokens).index(name)]
+                ),
+                (balance, CollectiveKind.ALL_REDUCE, f"{operation}'s balance loss counts the tokens along {where}"),
+                (balance, CollectiveKind.ALL_REDUCE, f"{operation}'s balance loss averages the gates along {where}"),
             ]
         else:
             steps = [(balance, CollectiveKind.ALL_REDUCE, f"{operation}'s balance loss reduces {where}")]

@@ -59,8 +59,10 @@ class Collective:
     mesh_axes: tuple[str, ...]
     why: str
     computes: str = ""
-    """For an all-reduce that combines one reduction of its operand along one axis (``"sum 'embed'"``): XLA
-    computes the same reduction of one value once, so a second one is no second collective."""
+    """For a collective that computes one thing of its operand along one axis (an all-reduce combining one
+    reduction, ``"sum 'embed'"``; an all-gather making the axis whole, ``"whole 'seq'"``): XLA computes it
+    once per value (the same reduction once, the same whole value once), so a second one is no second
+    collective."""
 
     def __str__(self) -> str:
         return f"{self.kind.value} over {format_mesh_axes(self.mesh_axes)}: {self.why}"

@@ -6,7 +6,8 @@
   its neighbours' edge rows: a halo exchange, two ``collective-permute``s over its mesh axes
   (``window_placement``);
 - a conv is a contraction (its features and the kernel's window), placed by ``contract_placement``, whose
-  spatial axes end whole (``conv_placement``: ``tnp.conv`` asks for its result placed by the batch's and the
+  spatial axes end whole (``conv_contraction``: the operand's split spatial axes leave no conflict, as they are
+  made whole; ``conv_placement``: ``tnp.conv`` asks for its result placed by the batch's and the
   features' mesh axes only on an Explicit mesh, XLA places it on an Auto one, so unknown); a split spatial axis
   of its operand is moved as XLA chooses (an all-gather of the operand on 8 CPU devices): a ``reshard``.
 - selection (``top_k``) along an axis: the kept axes keep their placements, the new axis (the ``k`` selected)
@@ -40,11 +41,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ._placement import Collective, CollectiveKind, Placed, Placement
-from ._placement_rules import Axes, _checked, _meet, _split_over, _summed, keep_placement
+from ._placement_rules import Axes, _checked, _meet, _split_over, _summed, contract_placement, keep_placement
 from ._resources import resource_conflicts
 from ._spec import format_mesh_axes
 
 __all__ = [
+    "conv_contraction",
     "conv_placement",
     "gather_placement",
     "rename_placement",
@@ -81,6 +83,24 @@ def window_placement(
                 Collective(CollectiveKind.COLLECTIVE_PERMUTE, mesh_axes, f"{why} (edges to the previous block)"),
             ]
     return Placed(dict(placement), tuple(collectives))
+
+
+def conv_contraction(
+    names: Sequence[str],
+    contracted: Sequence[str],
+    placements: Sequence[Placement],
+    windows: Iterable[str],
+    *,
+    operation: str,
+    axes: Axes = None,
+) -> Placed:
+    """``tnp.conv``'s contraction (result axes ``names``, summed ``contracted``; ``placements``: the input's,
+    then the kernel's), the input's spatial axes ``windows`` taken as whole: the conv makes them whole in its
+    result (``conv_placement``), so one of them and an output feature on one mesh axis is no conflict."""
+    whole = set(windows)
+    lhs, *rest = placements
+    kept = {n: m for n, m in lhs.items() if n not in whole}
+    return contract_placement(names, contracted, [kept, *rest], operation=operation, axes=axes)
 
 
 def conv_placement(
@@ -133,7 +153,8 @@ def gather_placement(
     all-reduce over them: each device gathers the indices that fall in its block (zeros elsewhere), and the blocks
     are summed. Each axis of ``picked`` (indexed by an int or a scalar) split over mesh axes is made whole first:
     an all-gather over them (the runtime replicates it on an Explicit mesh, where JAX indexes a split dim only
-    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice).
+    in place; on an Auto one XLA sends the owning block's row instead, an all-reduce and permutes: its choice);
+    two picks of one value along one axis gather it whole once (``Collective.computes``: ``"whole 'seq'"``).
     Each axis of ``sliced`` (cut by a slice short of the whole axis) split over mesh axes is one ``reshard``
     over them: JAX keeps the cut split where its length divides into their parts, moving the blocks to the
     devices that hold them (a collective-permute per slice, the two halves of a GLU's doubled axis two), and
@@ -160,19 +181,25 @@ def gather_placement(
     summed = _summed([n for n in dict.fromkeys(looked_up) if operand.get(n)], operand, f"{operation} looks up along")
     apart = _indices_apart(operand, looked_up, indices, axes, operation=operation)
     whole = _each_split(
-        CollectiveKind.ALL_GATHER, picked, operand, f"{operation} picks one index of", ", made whole first"
+        CollectiveKind.ALL_GATHER, picked, operand, f"{operation} picks one index of", ", made whole first", "whole"
     )
     cut = _each_split(CollectiveKind.RESHARD, sliced, operand, f"{operation} slices", " (moved as JAX/XLA chooses)")
     return Placed(placement, (*moved, *apart, *summed, *whole, *cut))
 
 
 def _each_split(
-    kind: CollectiveKind, axes: Iterable[str], operand: Placement, before: str, after: str
+    kind: CollectiveKind, axes: Iterable[str], operand: Placement, before: str, after: str, computes: str = ""
 ) -> list[Collective]:
     """One collective of ``kind`` over the mesh axes of each of ``axes`` split in ``operand``; why: ``before``,
-    the axis split over its mesh axes, ``after``."""
+    the axis split over its mesh axes, ``after``; ``computes``: what it makes of the operand along the axis
+    (``Collective.computes``), if that alone."""
     return [
-        Collective(kind, tuple(operand[n]), f"{before} {n!r}, split over {format_mesh_axes(operand[n])}{after}")
+        Collective(
+            kind,
+            tuple(operand[n]),
+            f"{before} {n!r}, split over {format_mesh_axes(operand[n])}{after}",
+            f"{computes} {n!r}" if computes else "",
+        )
         for n in dict.fromkeys(axes)
         if operand.get(n)
     ]

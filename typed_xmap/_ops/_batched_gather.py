@@ -32,6 +32,8 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 
+from ._sharding import on_auto_axes
+
 __all__ = ["Pointwise", "batched_get", "batched_update"]
 
 _SCATTERS: dict[str, Callable[..., Any]] = {
@@ -121,15 +123,6 @@ def _wrapped(index: Any, size: int) -> Any:
     return lax.select(index < 0, lax.add(index, lax.full_like(index, size)), index)
 
 
-def _on_auto_axes(fn: Callable[..., Any], spec: NamedSharding | None) -> Callable[..., Any]:
-    """``fn`` run with the mesh's Explicit axes made Auto and its result placed by ``spec`` (as jnp's indexing
-    runs its gathers and scatters), or as is off Explicit meshes."""
-    if spec is None:
-        return fn
-    auto: Callable[..., Any] = jax.sharding.auto_axes(fn, out_sharding=spec, axes=spec.mesh.explicit_axes)
-    return auto
-
-
 @functools.lru_cache(maxsize=512)
 def _reader(gather: Pointwise) -> Callable[..., Any]:
     """The gather as one jitted function of the data and the columns (one dispatch when called eagerly)."""
@@ -162,7 +155,7 @@ def batched_get(gather: Pointwise, data: Any, columns: Sequence[Any], spec: Name
     shape = gather.result_shape(data.shape[: gather.rank])
     if 0 in shape:
         return jnp.zeros(shape, data.dtype, out_sharding=spec)
-    return _on_auto_axes(_reader(gather), spec)(data, *columns)
+    return on_auto_axes(_reader(gather), spec)(data, *columns)
 
 
 def batched_update(
@@ -188,4 +181,4 @@ def batched_update(
             FutureWarning,
             stacklevel=5,
         )
-    return _on_auto_axes(_writer(gather, method), spec)(data, update, *columns)
+    return on_auto_axes(_writer(gather, method), spec)(data, update, *columns)

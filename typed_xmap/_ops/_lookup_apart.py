@@ -45,13 +45,14 @@ def indices_apart(x: NamedArray, key: Any) -> tuple[Any, Callable[[NamedArray], 
         return key, _same
 
     def back(result: NamedArray) -> NamedArray:
+        """Each index axis placed as its index array was, where the result's dim holds less (nothing, or what
+        is left of the entry once the rows' mesh axes went) and no other dim holds those mesh axes."""
         assigned = list(dim_resources(result.data) or ((),) * result.data.ndim)
-        taken = {a for entry in assigned for a in entry}
         for i, name in enumerate(result.axes):
-            entry = placed.get(name, ())
-            if entry and not assigned[result.ndim + i] and not taken & set(entry):
-                assigned[result.ndim + i] = entry
-                taken |= set(entry)
+            entry, dim = placed.get(name, ()), result.ndim + i
+            others = {a for d, held in enumerate(assigned) if d != dim for a in held}
+            if entry and assigned[dim] != entry and not others & set(entry):
+                assigned[dim] = entry
         return wrap(jax.reshard(result.data, on_own_mesh_by_dim(result.data, assigned)), result.axes, result.mapped)
 
     return changed, back

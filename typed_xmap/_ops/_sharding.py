@@ -101,6 +101,16 @@ def on_own_mesh_by_dim(data: Any, assigned: Sequence[tuple[str, ...]]) -> NamedS
     return on_own_mesh(data, PartitionSpec(*(partition_entry(a) for a in assigned)))
 
 
+def on_auto_axes(fn: Callable[..., Any], sharding: NamedSharding | None) -> Callable[..., Any]:
+    """``fn`` run with the Explicit axes of ``sharding``'s mesh made Auto (XLA partitions what runs inside, as
+    jnp's indexing runs its gathers and scatters) and its result placed by ``sharding``; ``fn`` as it is where
+    ``sharding`` is ``None`` (off Explicit meshes)."""
+    if sharding is None:
+        return fn
+    auto: Callable[..., Any] = jax.sharding.auto_axes(fn, out_sharding=sharding, axes=sharding.mesh.explicit_axes)
+    return auto
+
+
 def split_count(data: Any, assigned: tuple[str, ...]) -> int:
     """Into how many parts a dim of ``data`` split over the mesh axes ``assigned`` is cut, on its own mesh."""
     shape = jax.typeof(data).sharding.mesh.shape

@@ -16,11 +16,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._algebra import ErrorKind, NamedShapeError, partition_entry, segment_shape, sorted_shape
 from ..._value._named_array import NamedArray, wrap
 from ..._value._placement import dim_resources
+from .._sharding import on_auto_axes
 from ._mapped_axes import as_mapped, gather
 
 __all__ = ["segment_max", "segment_sum"]
@@ -141,7 +142,7 @@ def _on_auto_axes(run: Callable[[Any, Any], Any], values: Any, ids: Any, dim: in
     kept = [partition_entry(a) for d, a in enumerate(assigned or ((),) * values.ndim) if d != dim]
     mesh = jax.typeof(values if assigned is not None else ids).sharding.mesh
     with jax.sharding.use_abstract_mesh(mesh):
-        return jax.sharding.auto_axes(lambda both: run(*both), out_sharding=PartitionSpec(*kept, None))((values, ids))
+        return on_auto_axes(lambda both: run(*both), NamedSharding(mesh, PartitionSpec(*kept, None)))((values, ids))
 
 
 def _ids(segment_ids: Any, axis: str, operation: str) -> tuple[Any, Mapping[str, int | None]]:

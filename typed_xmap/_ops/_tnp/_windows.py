@@ -26,7 +26,7 @@ from ..._algebra import (
     ConvPlan,
     ErrorKind,
     NamedShapeError,
-    contract_placement,
+    conv_contraction,
     conv_plan,
     conv_transpose_plan,
     pool_plan,
@@ -36,7 +36,7 @@ from ..._value._layout import index_mapped
 from ..._value._named_array import NamedArray, wrap
 from ..._value._placement import known_placement
 from .._memory import allocatable
-from .._sharding import dim_resources, split_count
+from .._sharding import dim_resources, on_own_mesh_by_dim, split_count
 from ._contract import explicit_mesh
 from ._mapped_axes import as_mapped, gather
 
@@ -75,11 +75,28 @@ def _out_sharding(lhs: Any, rhs: Any, lhs_spec: Sequence[int], rhs_spec: Sequenc
 
 def _check_placed(lhs: NamedArray, rhs: NamedArray, plan: ConvPlan, operation: str) -> None:
     """The checker's rule for a convolution on an Explicit mesh, where JAX needs its result's sharding: the
-    contraction's (``contract_placement``) over the operands' placements, two of the result's axes on one mesh
-    axis an ``AxisResourceConflict``, not one of them left whole in silence (``_out_sharding``)."""
+    contraction's (``conv_contraction``: the spatial axes made whole) over the operands' placements, two of the
+    result's axes on one mesh axis an ``AxisResourceConflict``, not one of them left whole in silence
+    (``_out_sharding``)."""
     placements = [known_placement(lhs) or {}, known_placement(rhs) or {}]
     contracted = [n for n in dict.fromkeys((*lhs.axes, *rhs.axes)) if n not in plan.named_shape]
-    contract_placement(list(plan.named_shape), contracted, placements, operation=operation)
+    windows = [a for a, _ in plan.spatial]
+    conv_contraction(list(plan.named_shape), contracted, placements, windows, operation=operation)
+
+
+def _spatial_apart(lhs: NamedArray, rhs: NamedArray, plan: ConvPlan) -> NamedArray:
+    """``lhs`` with its spatial dims made whole where they share a mesh axis with the kernel's output features
+    (the conv's result has them whole anyway, the move ``conv_placement`` lists): left split there, JAX 0.10.2's
+    conv computes wrong values (each output summed once per device along that mesh axis)."""
+    assigned, kernel = dim_resources(lhs.data), dim_resources(rhs.data)
+    if assigned is None or kernel is None:
+        return lhs
+    features = {m for f in plan.features if f in rhs.axes for m in kernel[rhs.ndim + rhs.axes.index(f)]}
+    dims = {lhs.ndim + lhs.axes.index(a) for a, _ in plan.spatial if a in lhs.axes}
+    if not any(set(assigned[d]) & features for d in dims):
+        return lhs
+    whole = [() if d in dims and set(held) & features else held for d, held in enumerate(assigned)]
+    return wrap(jax.reshard(lhs.data, on_own_mesh_by_dim(lhs.data, whole)), lhs.axes, lhs.mapped)
 
 
 def _split_first(data: Any, dims: Sequence[int]) -> list[int]:
@@ -282,6 +299,7 @@ def _convolved(
         )
     if explicit_mesh([lhs.data, rhs.data]):
         _check_placed(lhs, rhs, plan, operation)
+        lhs = _spatial_apart(lhs, rhs, plan)
     common = jnp.result_type(lhs.data, rhs.data)  # promoted as tnp.einsum and the elementwise functions do
     allocatable(plan.named_shape, common, operation=operation, positional=lhs.shape)
     lhs, rhs = (v if v.dtype == common else wrap(v.data.astype(common), v.axes, v.mapped) for v in (lhs, rhs))

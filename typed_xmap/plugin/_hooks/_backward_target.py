@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from mypy.nodes import ARG_NAMED, ARG_POS, CallExpr, Decorator, Expression, FuncDef, LambdaExpr, NameExpr, Node, RefExpr
 
+from .._core._tree import expressions
+
 __all__ = ["differentiated", "function_of"]
 
 
@@ -46,7 +48,8 @@ def differentiated(fun: Expression, argnums: int | tuple[int, ...]) -> tuple[Fun
 
 def _through_lambda(fun: LambdaExpr, indices: tuple[int, ...]) -> tuple[FuncDef, frozenset[str]] | None:
     """``lambda a, b: f(...)``: ``f`` with the parameters its call passes a differentiated lambda parameter
-    (directly, as a positional or keyword argument)."""
+    (directly, as a positional or keyword argument); ``None`` where an argument reads one otherwise
+    (``loss(p["w"], batch)``, ``loss(tx.shard(p, ...))``): what it reaches is not known."""
     body = fun.expr()
     function = function_of(body.callee) if isinstance(body, CallExpr) else None
     params = [n for n, k in zip(fun.arg_names, fun.arg_kinds, strict=True) if k.is_positional()]
@@ -57,6 +60,8 @@ def _through_lambda(fun: LambdaExpr, indices: tuple[int, ...]) -> tuple[FuncDef,
     position = 0
     for arg, kind, name in zip(body.args, body.arg_kinds, body.arg_names, strict=True):
         passes = isinstance(arg, NameExpr) and arg.name in wanted
+        if not passes and _reads(arg, wanted):
+            return None
         if kind == ARG_POS:
             if passes and position < len(function.arg_names) and (formal := function.arg_names[position]):
                 found.add(formal)
@@ -66,3 +71,8 @@ def _through_lambda(fun: LambdaExpr, indices: tuple[int, ...]) -> tuple[FuncDef,
         elif passes:
             return None  # a star argument: the parameters it fills not known
     return function, frozenset(found)
+
+
+def _reads(arg: Expression, wanted: set[str | None]) -> bool:
+    """Whether ``arg`` reads a name of ``wanted`` (a lambda's parameter) anywhere within it."""
+    return any(isinstance(e, NameExpr) and e.name in wanted for e in expressions([arg]))

@@ -139,7 +139,8 @@ def known_clash(
 ) -> None:
     """Where one operand's named shape is unknown (``Any``, a plain array, ``tx.AnyNamedArray``), the result's
     is too, but the operands whose named shapes are known still meet by name: two of them giving one axis two
-    sizes is reported (an unknown operand adds axes, it never reconciles two sizes)."""
+    sizes is reported (an unknown operand adds axes, it never reconciles two sizes; nor does a ``*rest`` group:
+    it stands for axes not listed, whose sizes are unknown, so only two listed sizes can clash)."""
     if len(labels) != len(shapes):  # operands passed as ``*args``: named by position
         labels = [f"operand {i}" for i in range(len(shapes))]
     known = [(s.named, name) for s, name in zip(shapes, labels, strict=True) if s is not None and s.named is not None]

@@ -25,6 +25,7 @@ from mypy.types import Instance, TupleType, Type, get_proper_type
 from ..._algebra import WHOLE, Collective, NamedShapeError, OpKind, Placed, Placement, stack_placement
 from .._core._codes import NAMED_COMM
 from .._core._encoding import Shape, carries_placement, decode
+from .._core._per_check import PerCheck
 from .._core._support import arg_expr, fail, label, operands, operation_text, receiver_expr, report
 from .._core._tree import checked_function
 from ._merges import one_value, rebound, settled
@@ -201,8 +202,8 @@ def note_collectives(ctx: Any, found: Placed, operand: Expression | None = None)
                 fail(ctx.api, text, ctx.context, NAMED_COMM, note=True)
 
 
-_FIRST_SITE: dict[tuple[int, int, str], tuple[str, int, int]] = {}
-"""(function node, variable, reduction) -> the function's name and the line and column of the first site that
+_FIRST_SITE: PerCheck[dict[tuple[object, object, str], tuple[int, int]]] = PerCheck(dict)
+"""Per check of a module: (function node, variable, reduction) -> the line and column of the first site that
 computes it (a check of the same function again, as mypy's deferral does, finds its own site there)."""
 
 
@@ -211,13 +212,8 @@ def _computed_before(ctx: Any, collective: Collective, operand: Expression | Non
     function = checked_function(ctx.api)
     if var is None or function is None:
         return False
-    if len(_FIRST_SITE) > 4096:
-        _FIRST_SITE.clear()
-    site = (function.fullname, ctx.context.line, ctx.context.column)
-    first = _FIRST_SITE.setdefault((id(function), id(var), collective.computes), site)
-    if first[0] != site[0]:  # a stale entry (a function since freed, its id reused)
-        _FIRST_SITE[id(function), id(var), collective.computes] = first = site
-    return first != site
+    site = (ctx.context.line, ctx.context.column)
+    return _FIRST_SITE.of(ctx.api).setdefault((function, var, collective.computes), site) != site
 
 
 def ordered(placement: Placement, shape: Shape) -> dict[str, tuple[str, ...]]:

@@ -70,8 +70,8 @@ def placing_index(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
         except NamedShapeError as error:
             report(ctx.api, error, ctx.context)
             return result
-        note_collectives(ctx, found)
-        cut = any(receiver.placement.get(n) for n in indexed - {*looked_up, *picked})  # sliced: no transpose known
+        note_collectives(ctx, found, receiver_expr(ctx.context))
+        cut = any(receiver.placement.get(n) for n in sliced)  # a split axis cut short: no transpose known
         exprs, labels = [receiver_expr(ctx.context)], [label(receiver_expr(ctx.context), "x")]
         rule = "slice" if cut else "index"
         plugin.backward.record(ctx, rule, shape, [receiver], labels, exprs, found.placement, operation)

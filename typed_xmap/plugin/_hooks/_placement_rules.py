@@ -16,6 +16,7 @@ from ..._algebra import (
     Placed,
     broadcast_placement,
     contract_placement,
+    conv_contraction,
     conv_placement,
     gather_placement,
     index_reduce_placement,
@@ -149,15 +150,21 @@ def _reshaped(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any
 
 
 def _conv(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:
-    """``tnp.conv``: a contraction (the features, the kernel's window) whose spatial axes end whole."""
-    contracted = _contract(result, operands, operation, ctx)
+    """``tnp.conv``: a contraction (the features, the kernel's window) whose spatial axes end whole
+    (``conv_contraction``, then ``conv_placement``)."""
     spatial, strides = _literal(ctx, "spatial", 2), _literal(ctx, "strides", None)
     kernel = operands[1].named if len(operands) > 1 else None
     if not isinstance(spatial, dict) or kernel is None:
-        return contracted
+        return _contract(result, operands, operation, ctx)
+    assert result.named is not None
     windows = {x_axis: kernel.get(k_axis) for x_axis, k_axis in spatial.items() if isinstance(k_axis, str)}
+    contracted = [n for n in dict.fromkeys(n for s in operands for n in s.named or ()) if n not in result.named]
+    placements = [s.placement for s in operands]
+    contraction = conv_contraction(
+        list(result.named), contracted, placements, windows, operation=operation, axes=_axes(operands)
+    )
     strides_by_axis = _per_axis(strides, windows, pool=False)
-    return conv_placement(contracted, operands[0].placement, windows, strides_by_axis, operation=operation)
+    return conv_placement(contraction, operands[0].placement, windows, strides_by_axis, operation=operation)
 
 
 def _pool(result: Shape, operands: Sequence[Shape], operation: str, ctx: Any) -> Placed:

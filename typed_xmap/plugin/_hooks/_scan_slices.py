@@ -8,7 +8,7 @@ literal whose item at the key has a known type, and all agree, the read has the 
 dropped for ``xs``), placed as the item is and as the declared type places it (the declared placement first),
 when the item fits the declared type (the axes it lists; all of them without a group). Anything else leaves the
 declared type: an item mypy has not typed yet (a value computed below the step's definition), another kind of
-``xs``, a read by another key.
+``xs``, a read by another key, a parameter the step rebinds (``mb = {...}``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ from ..._algebra import Placement, parse_placed_text
 from .._core._callables import SCAN
 from .._core._constants import constant_value
 from .._core._encoding import NAMED_ARRAY, Shape, decode
+from .._core._per_check import PerCheck
 from .._core._tree import checked_function, expressions
+from ._backward_target import function_of
 from ._declared_parts import scan_call_arguments, without_axis
+from ._merges import one_value
 
 if TYPE_CHECKING:
     from mypy.plugin import MethodContext
@@ -36,8 +39,8 @@ __all__ = ["SCANNED_READS", "scanned_read_hook"]
 SCANNED_READS = frozenset({"builtins.dict.__getitem__", "typing.Mapping.__getitem__"})
 """The reads by key whose type a scan's dict literal may make known."""
 
-_CALLS: dict[int, tuple[object, dict[int, list[CallExpr]]]] = {}
-"""A module tree's id -> the tree and its ``tx.scan`` calls by the id of the function passed as ``f``."""
+_CALLS: PerCheck[dict[FuncDef, list[CallExpr]] | None] = PerCheck(lambda: None)
+"""Per check of a module: its ``tx.scan`` calls by the function passed as ``f`` (``None``: not read yet)."""
 
 
 def scanned_read_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
@@ -52,7 +55,7 @@ def scanned_read_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
     if declared is None or not isinstance(key, str) or not isinstance(function, FuncDef):
         return result
     parameters = [a.variable for a in function.arguments[:2]]
-    if read.base.node not in parameters:
+    if read.base.node not in parameters or one_value(ctx.api, read.base) is None:  # ``mb = {...}`` in the body
         return result
     found = _handed(ctx.api, function, parameters.index(read.base.node), key)
     if found is None or not _fits(found, declared):
@@ -63,7 +66,7 @@ def scanned_read_hook(plugin: TypedXmapPlugin, ctx: MethodContext) -> Type:
 def _handed(api: Any, function: FuncDef, index: int, key: str) -> Shape | None:
     """The shape every scan of ``function`` hands its parameter ``index`` (0: ``init``, 1: a slice of ``xs``) at
     ``key``; ``None`` where a scan hands something else or they differ."""
-    calls = _scan_calls(api).get(id(function), [])
+    calls = _scan_calls(api).get(function, [])
     shapes = [_item(api, call, index, key) for call in calls]
     first = shapes[0] if shapes else None
     return first if first is not None and all(s == first for s in shapes) else None
@@ -123,30 +126,22 @@ def _fits(found: Shape, declared: Declared) -> bool:
     return all(found.placement.get(n, m) == m for n, m in placement.items())
 
 
-def _function_of(ref: RefExpr) -> object:
-    """The function a name refers to (a decorated one's ``FuncDef``)."""
-    return getattr(ref.node, "func", ref.node)
-
-
-def _scan_calls(api: Any) -> dict[int, list[CallExpr]]:
-    """The module's ``tx.scan`` calls by the id of the function they pass as ``f``, for a function the module
-    uses only so (a direct call elsewhere is typed by the same body: its reads keep their declared types); read
-    once per module."""
-    tree = getattr(api, "tree", None)
-    cached = _CALLS.get(id(tree))
-    if cached is not None and cached[0] is tree:
-        return cached[1]
-    calls: dict[int, list[CallExpr]] = {}
-    uses: dict[int, int] = {}
-    for expr in expressions(getattr(tree, "defs", [])):
-        if isinstance(expr, RefExpr) and isinstance(function := _function_of(expr), FuncDef):
-            uses[id(function)] = uses.get(id(function), 0) + 1
+def _scan_calls(api: Any) -> dict[FuncDef, list[CallExpr]]:
+    """The module's ``tx.scan`` calls by the function they pass as ``f``, for a function the module uses only so
+    (a direct call elsewhere is typed by the same body: its reads keep their declared types); read once per check
+    of the module."""
+    cached = _CALLS.of(api)
+    if cached is not None:
+        return cached
+    calls: dict[FuncDef, list[CallExpr]] = {}
+    uses: dict[FuncDef, int] = {}
+    for expr in expressions(getattr(getattr(api, "tree", None), "defs", [])):
+        if isinstance(expr, RefExpr) and (function := function_of(expr)) is not None:
+            uses[function] = uses.get(function, 0) + 1
         if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.fullname in SCAN:
             f = scan_call_arguments(expr).get("f")
-            if isinstance(f, RefExpr) and isinstance(function := _function_of(f), FuncDef):
-                calls.setdefault(id(function), []).append(expr)
+            if isinstance(f, RefExpr) and (function := function_of(f)) is not None:
+                calls.setdefault(function, []).append(expr)
     calls = {f: found for f, found in calls.items() if uses.get(f) == len(found)}  # used by its scans alone
-    if len(_CALLS) > 64:
-        _CALLS.clear()
-    _CALLS[id(tree)] = (tree, calls)
+    _CALLS.set(api, calls)
     return calls

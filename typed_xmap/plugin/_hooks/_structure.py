@@ -54,7 +54,7 @@ from ..._algebra import (
     two_axes,
 )
 from .._core._constants import resolved
-from .._core._encoding import Shape, decode, has_group
+from .._core._encoding import Shape, decode
 from .._core._names_first import NAME_KINDS, Arguments, Unreadable, rerun, run
 from .._core._sizes import erased, read_sizes, static_size, symbols_of, with_symbols
 from .._core._support import arg, arg_expr, certain_error, label as operand_label, report, result_dtype
@@ -382,13 +382,14 @@ def _many(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> Type:
 def _known_items_meet(name: str, ctx: FunctionContext) -> None:
     """A literal list of ``xs`` with an item the plugin cannot read (``Any``, a plain array): the result is
     unknown, but the items it reads still meet by name (all their axes for ``tnp.stack``, all but ``axis`` for
-    ``tnp.concatenate``): sizes that certainly differ are reported (an unread item never reconciles them)."""
+    ``tnp.concatenate``): sizes that certainly differ are reported (an unread item never reconciles them; nor does
+    a ``*rest`` group, whose axes' sizes are unknown)."""
     expr, axis = arg_expr(ctx, "xs", 0), arg_expr(ctx, "axis", 1)
     if not isinstance(expr, (ListExpr, TupleExpr)) or not isinstance(axis, StrExpr):
         return
     shapes = [_stackable(ctx.api.get_expression_type(item)) for item in expr.items]
     known = [(s, operand_label(e, f"xs[{i}]")) for i, (s, e) in enumerate(zip(shapes, expr.items, strict=True)) if s]
-    if len(known) < 2 or any(has_group(s.named or {}) for s, _ in known):
+    if len(known) < 2:  # an item's ``*rest`` group: its listed axes meet all the same (``known_clash``)
         return
     try:
         meet_sizes(

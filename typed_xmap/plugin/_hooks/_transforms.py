@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mypy.argmap import map_actuals_to_formals
-from mypy.nodes import ARG_POS, CallExpr, Decorator, Expression, RefExpr
+from mypy.nodes import ARG_POS, CallExpr, Decorator, Expression, LambdaExpr, RefExpr
 from mypy.plugin import FunctionContext
 from mypy.plugins.functools import partial_call_callback, partial_new_callback
 from mypy.types import AnyType, CallableType, Instance, LiteralType, TupleType, Type, TypeOfAny, get_proper_type
@@ -30,6 +30,7 @@ from .._core._encoding import decode, has_group, is_named_array, map_items, open
 from .._core._literals import literal_value
 from .._core._support import arg_expr
 from ._backward import note_backward
+from ._backward_target import function_of
 from ._calls import bind_arguments, has_named_params
 
 if TYPE_CHECKING:
@@ -73,6 +74,14 @@ def _callable(typ: Type | None) -> CallableType | None:
 
 def _mentions_named(fun: CallableType) -> bool:
     return has_named_params(fun) or any(is_named_array(t) for t in [*fun.arg_types, fun.ret_type])
+
+
+def _calls_named(fun: Expression) -> bool:
+    """Whether ``fun`` is a lambda calling a function whose signature mentions NamedArrays (the lambda's own type
+    may not: ``lambda p: loss(p["w"], batch)`` takes ``p`` as ``Any``)."""
+    body = fun.expr() if isinstance(fun, LambdaExpr) else None
+    function = function_of(body.callee) if isinstance(body, CallExpr) else None
+    return function is not None and isinstance(function.type, CallableType) and _mentions_named(function.type)
 
 
 def _fallback(default: Type, fun: CallableType) -> Instance:
@@ -185,7 +194,8 @@ def transform_hook(plugin: TypedXmapPlugin, kind: str, ctx: FunctionContext) -> 
     fun = _callable(ctx.arg_types[0][0])
     named = fun is not None and _mentions_named(fun)
     if kind in (GRAD, VALUE_AND_GRAD) and (argnums := _argnums(arg_expr(ctx, "argnums"))) is not None:
-        note_backward(plugin.backward, ctx, ctx.args[0][0], argnums, unread=named)  # a partial's type may be lost
+        unread = named or _calls_named(ctx.args[0][0])  # a partial's type may be lost
+        note_backward(plugin.backward, ctx, ctx.args[0][0], argnums, unread=unread)
     if fun is None or not named:
         return ctx.default_return_type
     return transformed(plugin, kind, fun, ctx.default_return_type, lambda name: arg_expr(ctx, name))
