@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from mypy.nodes import CallExpr, DictExpr, Expression, IndexExpr, NameExpr, OpExpr, StrExpr
-from mypy.types import AnyType, Type, get_proper_type
+from mypy.types import Type
 
 from ..._algebra import NamedShapeError, StaticSize, SymbolicSize, meet_sizes, size_add
 from .._core._encoding import Shape, carries_symbols, decode
@@ -78,7 +78,7 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
             shown = [{**with_symbols(s), **b} for s, b in zip(shapes, built, strict=True)]
             meet_sizes(static, operation=operation_text(ctx, labels), operands=labels, shown=shown)
         except NamedShapeError as error:
-            if not _found_by_the_hook(ctx, error, shapes):
+            if not _found_by_the_hook(error, shapes):
                 report(ctx.api, error, ctx.context)
             return hook(ctx)
         kept = _kept_sizes(shapes, built)  # the operands' own symbols (a field's as built), not their names'
@@ -87,16 +87,11 @@ def meeting(plugin: TypedXmapPlugin, hook: Hook) -> Hook:
     return symbolic
 
 
-def _found_by_the_hook(ctx: Any, error: NamedShapeError, shapes: list[Shape]) -> bool:
+def _found_by_the_hook(error: NamedShapeError, shapes: list[Shape]) -> bool:
     """Whether the clash ``error`` is on is one the wrapped hook's own rule finds and reports: the operands'
-    types give its axis two different int sizes, and the rule sees every operand (none is ``Any`` or of unknown
-    named shape, where it gives up): one clash, one report. The symbolic check reports the rest: a symbol that
-    differs whatever the config, a size known from how a container's field was built."""
-    receiver = getattr(ctx, "type", None)
-    for typ in [*([receiver] if receiver is not None else []), *(t for group in ctx.arg_types for t in group)]:
-        shape = decode(typ)
-        if isinstance(get_proper_type(typ), AnyType) or (shape is not None and not shape.scalar and not shape.known):
-            return False
+    types give its axis two different int sizes (the rule meets the operands it reads, next to one it cannot
+    read too: ``known_clash``, a call's binding): one clash, one report. The symbolic check reports the rest: a
+    symbol that differs whatever the config, a size known from how a container's field was built."""
     for name in error.axes:
         sizes = {s.named.get(name) for s in shapes if s.named is not None}
         if len({size for size in sizes if isinstance(size, int)}) > 1:
