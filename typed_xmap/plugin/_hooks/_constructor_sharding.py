@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from mypy.types import Type
 
-from ..._algebra import NamedShapeError, conflict_error, normalize_axis_resources, resource_conflicts
 from .._core._constants import constant_value
-from .._core._encoding import decode, describe, has_group
-from .._core._support import arg_expr, report
-from ._sharding import _placed
+from .._core._encoding import decode, has_group
+from .._core._support import arg_expr
+from ._sharding import _placed, checked_mapping, mapping_conflict
 
 if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
@@ -30,14 +29,7 @@ def sharding_placed(plugin: TypedXmapPlugin, ctx: Any, operation: str, result: T
     shape = decode(result)
     if not isinstance(value, dict) or shape is None or shape.scalar or shape.named is None or has_group(shape.named):
         return result
-    try:
-        resources = normalize_axis_resources(value)
-    except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
-        return result
-    conflicts = resource_conflicts(list(shape.named), resources)
-    if conflicts:
-        where = f"{operation}(..., sharding=...) (a value with axes {describe(shape.named)})"
-        report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
+    resources = checked_mapping(ctx, value)
+    if resources is None or mapping_conflict(ctx, shape.named, resources, f"{operation}(..., sharding=...)"):
         return result
     return _placed(plugin, result, resources, 0) or result

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mypy.nodes import Expression
 from mypy.types import Type
 
 from ..._algebra import (
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ._protocols import TypedXmapPlugin
 
 __all__ = [
+    "constant_resources",
     "literal_resources",
     "vmap_resources",
     "vmapped_leaf",
@@ -35,7 +37,13 @@ __all__ = [
 
 def literal_resources(ctx: Any, name: str) -> dict[str, tuple[str, ...]] | None:
     """A literal or module-constant ``axis -> mesh axes`` argument, normalised; ``None``: absent or unreadable."""
-    value = constant_value(ctx.api, arg_expr(ctx, name))
+    return constant_resources(ctx.api, arg_expr(ctx, name))
+
+
+def constant_resources(api: Any, expr: Expression | None) -> dict[str, tuple[str, ...]] | None:
+    """``expr`` read as a literal or module-constant ``axis -> mesh axes`` mapping, normalised; ``None``: absent
+    or unreadable."""
+    value = constant_value(api, expr)
     if not isinstance(value, dict):
         return None
     try:

@@ -9,9 +9,9 @@ is known whole there (``mapped_placement``: ``seq@()``, shown as ``seq``), as th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mypy.maptype import map_instance_to_supertype
 from mypy.nodes import Var
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     Resources = dict[str, tuple[Resource, ...]]
 
-__all__ = ["SHARDING_NAMES", "sharding_hook"]
+__all__ = ["SHARDING_NAMES", "checked_mapping", "mapping_conflict", "sharding_hook"]
 
 SHARDING_NAMES = {
     "typed_xmap._ops._sharding.shard": "tx.shard",
@@ -60,22 +60,36 @@ def sharding_hook(plugin: TypedXmapPlugin, name: str, ctx: FunctionContext) -> T
     leaves = list(_named_leaves(types[0], "", DEPTH))
     if not leaves:
         return ctx.default_return_type
-    try:
-        resources = normalize_axis_resources(value)
-    except NamedShapeError as error:
-        report(ctx.api, error, ctx.context)
+    resources = checked_mapping(ctx, value)
+    if resources is None:
         return ctx.default_return_type
     operand = label(arg_expr(ctx, "x", 0), "...")
     for path, shape in leaves:
         assert shape.named is not None  # _named_leaves yields known named shapes only
-        conflicts = resource_conflicts(list(shape.named), resources)
-        if conflicts:
-            where = f"{name}({operand}, ...){' at ' + path if path else ''} (a value with axes {describe(shape.named)})"
-            report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
+        if mapping_conflict(ctx, shape.named, resources, f"{name}({operand}, ...){' at ' + path if path else ''}"):
             return ctx.default_return_type
     if len(leaves) == 1 and not leaves[0][0]:
         _note_move(plugin, ctx, name, leaves[0][1], resources)
     return _placed(plugin, types[0], resources, DEPTH) or ctx.default_return_type
+
+
+def checked_mapping(ctx: Any, value: dict[Any, Any]) -> Resources | None:
+    """A literal ``axis -> mesh axes`` mapping normalised; ``None``, its error reported, where it does not."""
+    try:
+        return normalize_axis_resources(value)
+    except NamedShapeError as error:
+        report(ctx.api, error, ctx.context)
+        return None
+
+
+def mapping_conflict(ctx: Any, named: Mapping[str, Any], resources: Resources, where: str) -> bool:
+    """Whether ``resources`` puts two axes of a value (axes ``named``) on one mesh axis; reported at the call,
+    named by ``where``, if so."""
+    conflicts = resource_conflicts(list(named), resources)
+    if conflicts:
+        where = f"{where} (a value with axes {describe(named)})"
+        report(ctx.api, conflict_error(conflicts[0], where), ctx.context)
+    return bool(conflicts)
 
 
 def _note_move(plugin: TypedXmapPlugin, ctx: FunctionContext, name: str, shape: Shape, resources: Resources) -> None:

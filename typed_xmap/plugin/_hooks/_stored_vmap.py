@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from mypy.nodes import ARG_NAMED, ARG_POS, CallExpr, NameExpr, RefExpr
 from mypy.types import Instance, Type, get_proper_type
 
-from ..._algebra import NamedShapeError, mesh_axis_names, normalize_axis_resources, vmap_placement
+from ..._algebra import vmap_placement
 from .._core._constants import constant_value, resolved
 from .._core._encoding import NAMED_ARRAY, decode
 from ._named_vmap import DEPTH, NAMED_VMAP, _carried, leaves
-from ._placement_vmap import vmapped_leaf
+from ._placement_vmap import constant_resources, vmapped_leaf
 
 if TYPE_CHECKING:
     from ..._algebra import Placement
@@ -41,7 +41,8 @@ def stored_vmap_hook(plugin: TypedXmapPlugin, ctx: Any) -> Type:
     if not names or any(kind not in (ARG_POS, ARG_NAMED) for kind in call.arg_kinds):
         return ctx.default_return_type  # type: ignore[no-any-return]
     arguments = [leaf for group in ctx.arg_types for t in group for leaf in _carried(t, names, DEPTH)]
-    mapped = vmap_placement(names, _resources(ctx.api, stored), arguments)
+    resources = constant_resources(ctx.api, _argument(stored, "axis_resources", None)) or {}
+    mapped = vmap_placement(names, resources, arguments)
     if not mapped:
         return ctx.default_return_type  # type: ignore[no-any-return]
     change = partial(_placed, plugin, ctx, names, mapped)
@@ -53,14 +54,6 @@ def _mapped_names(api: Any, stored: CallExpr) -> tuple[str, ...]:
     axis = constant_value(api, _argument(stored, "axis", 1))
     listed = [axis] if isinstance(axis, str) else list(axis) if isinstance(axis, (list, tuple)) else []
     return tuple(listed) if listed and all(isinstance(n, str) for n in listed) else ()
-
-
-def _resources(api: Any, stored: CallExpr) -> dict[str, tuple[str, ...]]:
-    value = constant_value(api, _argument(stored, "axis_resources", None))
-    try:
-        return mesh_axis_names(normalize_axis_resources(value)) if isinstance(value, dict) else {}
-    except NamedShapeError:
-        return {}  # the runtime's check words it; gradual here
 
 
 def _argument(call: CallExpr, name: str, position: int | None) -> Any:
