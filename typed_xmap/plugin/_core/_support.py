@@ -5,7 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mypy.nodes import CallExpr, Expression, IndexExpr, IntExpr, MemberExpr, NameExpr, OpExpr, StrExpr, UnaryExpr
+from mypy.nodes import (
+    ARG_POS,
+    CallExpr,
+    Expression,
+    IndexExpr,
+    IntExpr,
+    MemberExpr,
+    NameExpr,
+    OpExpr,
+    StrExpr,
+    UnaryExpr,
+)
 from mypy.types import AnyType, Type, TypeOfAny, get_proper_type
 
 from ..._algebra import GROUP_PREFIX, MARKERS, ErrorKind, NamedShapeError, promote_dtypes
@@ -23,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "arg",
     "arg_expr",
+    "call_argument",
     "certain_error",
     "fail",
     "fallback",
@@ -54,6 +66,14 @@ def arg_expr(ctx: CallContext, name: str, position: int | None = None) -> Expres
     else:
         return None
     return exprs[0] if len(exprs) == 1 else None
+
+
+def call_argument(call: CallExpr, name: str, position: int | None = None) -> Expression | None:
+    """The argument a call expression passes as ``name``: by keyword, or at ``position`` (positional)."""
+    for index, (kind, arg_name, value) in enumerate(zip(call.arg_kinds, call.arg_names, call.args, strict=True)):
+        if arg_name == name or (kind == ARG_POS and index == position):
+            return value
+    return None
 
 
 def label(expr: Expression | None, default: str) -> str:

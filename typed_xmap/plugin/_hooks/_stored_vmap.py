@@ -17,6 +17,7 @@ from mypy.types import Instance, Type, get_proper_type
 from ..._algebra import vmap_placement
 from .._core._constants import constant_value, resolved
 from .._core._encoding import NAMED_ARRAY, decode
+from .._core._support import call_argument
 from ._named_vmap import DEPTH, NAMED_VMAP, _carried, leaves
 from ._placement_vmap import constant_resources, vmapped_leaf
 
@@ -41,7 +42,7 @@ def stored_vmap_hook(plugin: TypedXmapPlugin, ctx: Any) -> Type:
     if not names or any(kind not in (ARG_POS, ARG_NAMED) for kind in call.arg_kinds):
         return ctx.default_return_type  # type: ignore[no-any-return]
     arguments = [leaf for group in ctx.arg_types for t in group for leaf in _carried(t, names, DEPTH)]
-    resources = constant_resources(ctx.api, _argument(stored, "axis_resources", None)) or {}
+    resources = constant_resources(ctx.api, call_argument(stored, "axis_resources", None)) or {}
     mapped = vmap_placement(names, resources, arguments)
     if not mapped:
         return ctx.default_return_type  # type: ignore[no-any-return]
@@ -51,16 +52,9 @@ def stored_vmap_hook(plugin: TypedXmapPlugin, ctx: Any) -> Type:
 
 def _mapped_names(api: Any, stored: CallExpr) -> tuple[str, ...]:
     """The literal or constant ``axis`` of the stored ``tx.vmap`` call, as a tuple of names (empty: unknown)."""
-    axis = constant_value(api, _argument(stored, "axis", 1))
+    axis = constant_value(api, call_argument(stored, "axis", 1))
     listed = [axis] if isinstance(axis, str) else list(axis) if isinstance(axis, (list, tuple)) else []
     return tuple(listed) if listed and all(isinstance(n, str) for n in listed) else ()
-
-
-def _argument(call: CallExpr, name: str, position: int | None) -> Any:
-    for index, (kind, arg_name, value) in enumerate(zip(call.arg_kinds, call.arg_names, call.args, strict=True)):
-        if arg_name == name or (kind == ARG_POS and index == position):
-            return value
-    return None
 
 
 def _placed(plugin: TypedXmapPlugin, ctx: Any, names: tuple[str, ...], mapped: Placement, typ: Type) -> Type | None:

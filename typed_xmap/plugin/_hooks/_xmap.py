@@ -37,7 +37,7 @@ from .._core._codes import NAMED_AXIS_MISSING, code_for, one_line
 from .._core._constants import constant_value
 from .._core._encoding import decode, describe
 from .._core._literals import UNKNOWN, literal_value
-from .._core._support import arg, arg_expr, fail
+from .._core._support import arg, arg_expr, call_argument, fail
 
 if TYPE_CHECKING:
     from mypy.nodes import Context, Expression
@@ -58,13 +58,6 @@ def _is_xmap(expr: Expression) -> bool:
     return isinstance(expr, RefExpr) and expr.fullname in XMAP_NAMES
 
 
-def _keyword(call: CallExpr, name: str) -> Expression | None:
-    for arg_name, value in zip(call.arg_names, call.args, strict=False):
-        if arg_name == name:
-            return value
-    return None
-
-
 def _decorator_resources(decorator: Expression) -> Expression | None:
     """``axis_resources=`` of ``@partial(tx.xmap, ...)`` (or ``@functools.partial``)."""
     if not isinstance(decorator, CallExpr):
@@ -76,7 +69,7 @@ def _decorator_resources(decorator: Expression) -> Expression | None:
         and decorator.args
         and _is_xmap(decorator.args[0])
     ):
-        return _keyword(decorator, "axis_resources")
+        return call_argument(decorator, "axis_resources")
     return None
 
 
